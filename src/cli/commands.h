@@ -1,0 +1,37 @@
+#pragma once
+/// The subcommands: each has an options struct, a setup function that binds it to CLI11, and a
+/// run function. Run functions throw nwreg errors; main maps them to messages and exit codes.
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "cli/common.h"
+
+namespace nwreg::cli {
+
+struct FitCommand {
+  InputOptions input;
+  BandwidthOptions bandwidth;
+  std::string output;            //!< -o: model JSON file, "-" = stdout; empty = none
+  std::string format = "text";   //!< --format of the stdout report: text or json
+};
+CLI::App* setup_fit(CLI::App& app, FitCommand& cmd);
+void run_fit(const FitCommand& cmd);
+
+struct PredictCommand {
+  InputOptions input;
+  BandwidthOptions bandwidth;
+  std::string model;             //!< --model: a file written by fit -o
+  std::string grid;              //!< --grid START:STOP:STEP
+  std::size_t grid_n = 0;        //!< --grid-n N
+  std::string query;             //!< --query FILE ("-" = stdin)
+  std::string output = "-";      //!< -o
+  std::string format;            //!< --format csv|json; empty = from the -o name, else csv
+  std::string weights;           //!< --weights FILE
+  std::string weights_layout = "wide";  //!< --weights-layout wide|long
+};
+CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
+void run_predict(const PredictCommand& cmd);
+
+}  // namespace nwreg::cli

@@ -1,0 +1,156 @@
+#include "cli/common.h"
+
+#include <cmath>
+#include <ostream>
+
+#include "nwreg/attention.h"
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg::cli {
+namespace {
+
+// A value such as --bandwidth: a number > 0 or one of the words; `option` names it in errors.
+std::optional<double> positive_number(const std::string& text, const std::string& option) {
+  ParseFailure why{};
+  auto v = parse_double(text, &why);
+  if (!v) {
+    if (why == ParseFailure::not_a_number) return std::nullopt;
+    throw UsageError(option + ": " + describe(why, text));
+  }
+  check_bandwidth({*v}, 1, option);
+  return v;
+}
+
+std::string join(const std::vector<double>& v) {
+  std::string s;
+  for (double a : v) s += (s.empty() ? "" : " ") + format_double(a);
+  return s;
+}
+
+FitOptions fit_options(const Dataset& data, const BandwidthOptions& o) {
+  FitOptions f;
+  if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
+  else if (o.optimizer != "auto")
+    throw UsageError("--optimizer: unknown optimizer \"" + o.optimizer + "\" (known: auto, sgd)");
+  if (o.param == "w") f.parameter = Parameter::w;
+  else if (o.param != "log-h")
+    throw UsageError("--param: unknown parameter \"" + o.param + "\" (known: log-h, w)");
+  if (f.parameter == Parameter::w && f.optimizer != Optimizer::sgd)
+    throw UsageError("--param w: only with --optimizer sgd (auto always steps in log h)");
+  if (o.loss == "sum") f.loss = Loss::sum;
+  else if (o.loss != "mean")
+    throw UsageError("--loss: unknown loss \"" + o.loss + "\" (known: mean, sum)");
+  f.epochs = o.epochs;
+  f.lr = o.lr;
+  f.tol = o.tol;
+  if (o.init_w != 0) {
+    if (!std::isfinite(o.init_w) || !std::isfinite(1 / o.init_w))
+      throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
+    f.init = std::vector<double>(data.d, 1 / std::abs(o.init_w));
+  } else if (o.init == "silverman") {
+    f.init = silverman_bandwidth(data);
+  } else if (o.init == "scott") {
+    f.init = scott_bandwidth(data);
+  } else if (!o.init.empty()) {
+    auto v = positive_number(o.init, "--init");
+    if (!v) throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got \"" + o.init + "\"");
+    f.init = std::vector<double>(data.d, *v);
+  }
+  if (f.optimizer == Optimizer::sgd && !f.init)
+    throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
+  return f;
+}
+
+}  // namespace
+
+void add_input_options(CLI::App& app, InputOptions& o) {
+  app.add_option("TRAIN", o.train, "Training data: a CSV file, or - for standard input")->required();
+  app.add_option("-x,--x", o.x, "x column: header name or 1-based index (default: the first)");
+  app.add_option("-y,--y", o.y, "y column: header name or 1-based index (default: the second)");
+  app.add_flag("--no-header", o.no_header,
+               "The first row is data (default: a first row that is not all numbers is a header)");
+  app.add_option("--delimiter", o.delimiter, "Field separator: one character, or tab")
+      ->capture_default_str();
+}
+
+void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
+  app.add_option("-b,--bandwidth", o.bandwidth,
+                 "H (fixed, > 0), auto (learn it), silverman or scott (rules of thumb); default auto");
+  app.add_option("--init", o.init,
+                 "Start the descent at H (or silverman, scott) instead of scanning for the basin");
+  app.add_option("--init-w", o.init_w, "Start at w = 1/h (the d2l textbook's parameter)");
+  app.add_option("--optimizer", o.optimizer,
+                 "auto: scan, then gradient descent with line search; sgd: fixed-rate steps")
+      ->capture_default_str();
+  app.add_option("--param", o.param, "What sgd steps in: log-h or w = 1/h")->capture_default_str();
+  app.add_option("--loss", o.loss, "LOO objective: mean or sum of squared errors")
+      ->capture_default_str();
+  app.add_option("--epochs", o.epochs, "auto: most descent steps; sgd: number of steps")
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "auto: first step length in log h; sgd: learning rate")
+      ->capture_default_str();
+  app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L")->capture_default_str();
+  app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
+}
+
+std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
+                                    std::istream& stdin_stream) {
+  CsvOptions opts;
+  opts.delimiter = parse_delimiter(o.delimiter);
+  opts.header = o.no_header ? HeaderMode::absent : HeaderMode::detect;
+  if (path == "-") return std::make_unique<CsvReader>(stdin_stream, "<stdin>", opts);
+  return std::make_unique<CsvReader>(path, opts);
+}
+
+Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model) {
+  ColumnChoice c;
+  const bool by_model = model && reader.has_header();
+  if (!o.x.empty()) c.x = {o.x};
+  else if (by_model) c.x = model->x_columns;
+  if (!o.y.empty()) c.y = o.y;
+  else if (by_model) c.y = model->y_column;
+  return read_dataset(reader, c);
+}
+
+Model choose_bandwidth(const Dataset& data, const BandwidthOptions& o, bool need_loo,
+                       std::ostream& log) {
+  Model m;
+  m.x_columns = data.x_names;
+  m.y_column = data.y_name;
+  m.n = data.n;
+  m.checksum = checksum(data);
+  const std::string& b = o.bandwidth;
+  if (b.empty() || b == "auto") {
+    const FitOptions f = fit_options(data, o);
+    auto on_epoch = [&](const Epoch& e) {
+      if (!o.verbose) return;
+      log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth) << "  loss "
+          << format_double(e.loss) << '\n';
+    };
+    FitResult r = fit_bandwidth(data, f, on_epoch);
+    if (o.verbose)
+      log << "nwreg: stopped after " << r.history.size() - 1 << " epochs (" << r.stop_reason
+          << "), " << r.evaluations << " leave-one-out passes\n";
+    m.bandwidth = r.bandwidth;
+    m.bandwidth_source = "learned";
+    m.loo_mse = r.loo_mse;
+    m.history = std::move(r.history);
+    m.stop_reason = r.stop_reason;
+    return m;
+  }
+  if (b == "silverman" || b == "scott") {
+    m.bandwidth = b == "silverman" ? silverman_bandwidth(data) : scott_bandwidth(data);
+    m.bandwidth_source = b;
+  } else {
+    auto v = positive_number(b, "--bandwidth");
+    if (!v)
+      throw UsageError("--bandwidth: expected a number > 0, auto, silverman or scott, got \"" + b + "\"");
+    m.bandwidth.assign(data.d, *v);
+    m.bandwidth_source = "fixed";
+  }
+  if (need_loo && data.n >= 2) m.loo_mse = Attention(data, m.bandwidth).loo(false).mse;
+  return m;
+}
+
+}  // namespace nwreg::cli

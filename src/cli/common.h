@@ -1,0 +1,58 @@
+#pragma once
+/// Options and steps shared by `fit` and `predict`: reading the training set and choosing the
+/// bandwidth (fixed, rule of thumb, or learned).
+
+#include <CLI/CLI.hpp>
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nwreg/bandwidth.h"
+#include "nwreg/csv.h"
+#include "nwreg/dataset.h"
+#include "nwreg/model.h"
+
+namespace nwreg::cli {
+
+/// Where the training data come from and which columns to use.
+struct InputOptions {
+  std::string train;             //!< CSV path, or "-" for stdin
+  std::string x;                 //!< -x: name or 1-based index; empty = first column
+  std::string y;                 //!< -y: name or 1-based index; empty = second column
+  bool no_header = false;        //!< --no-header: the first row is data
+  std::string delimiter = ",";   //!< --delimiter: one character, or "tab"
+};
+
+/// How the bandwidth is chosen and, when learned, how.
+struct BandwidthOptions {
+  std::string bandwidth;        //!< H, auto, silverman, scott; empty = auto (or the model's)
+  std::string init;             //!< --init: start bandwidth H, silverman or scott; empty = scan
+  double init_w = 0;            //!< --init-w: start at w = 1/h (0 = not given)
+  std::string optimizer = "auto";  //!< auto | sgd
+  std::string param = "log-h";  //!< log-h | w: what sgd steps in
+  std::string loss = "mean";    //!< mean | sum
+  int epochs = 100;             //!< step cap (auto) or exact step count (sgd)
+  double lr = 0.5;              //!< first step in log h (auto) or learning rate (sgd)
+  double tol = 1e-9;            //!< auto stops when |dL/dlog h| <= tol * L
+  bool verbose = false;         //!< loss after each epoch on stderr
+};
+
+void add_input_options(CLI::App& app, InputOptions& o);
+void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
+
+/// Opens the training CSV (stdin for "-").
+std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
+                                    std::istream& stdin_stream);
+
+/// Reads the training set; when -x/-y are not given, `model_columns` (from a model file) pick
+/// the columns by name if the file has a header, else the first and second columns are used.
+Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns);
+
+/// Chooses the bandwidth per the options and returns the model. `need_loo` computes the LOO
+/// error for a fixed bandwidth too. Progress goes to `log` when verbose.
+Model choose_bandwidth(const Dataset& data, const BandwidthOptions& o, bool need_loo,
+                       std::ostream& log);
+
+}  // namespace nwreg::cli

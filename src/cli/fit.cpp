@@ -1,0 +1,57 @@
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg::cli {
+
+CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
+  CLI::App* sub = app.add_subcommand("fit", "Learn the bandwidth and report it with its leave-one-out error");
+  add_input_options(*sub, cmd.input);
+  add_bandwidth_options(*sub, cmd.bandwidth);
+  sub->add_option("-o,--output", cmd.output, "Write the model (JSON) to this file; - for stdout");
+  sub->add_option("--format", cmd.format, "Report on stdout: text or json (the model)")
+      ->capture_default_str();
+  sub->footer(R"(Examples:
+  nwreg fit data/synthetic.csv                       learn h, print h and the LOO error
+  nwreg fit data/mcycle.csv -o mcycle.json           ... and save the model for predict --model
+  nwreg fit data/faithful.csv -x waiting -y eruptions --verbose
+  nwreg fit data.csv --bandwidth 0.3                 LOO error at a fixed h
+  nwreg fit data/synthetic.csv --optimizer sgd --param w --init-w 0.3 --loss sum --lr 0.5 --epochs 5
+                                                     the d2l textbook's training run)");
+  return sub;
+}
+
+void run_fit(const FitCommand& cmd) {
+  if (cmd.format != "text" && cmd.format != "json")
+    throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json)");
+  auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
+  const Dataset data = load_training(*reader, cmd.input, nullptr);
+  const Model m = choose_bandwidth(data, cmd.bandwidth, true, std::cerr);
+
+  const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
+  if (!cmd.output.empty() && cmd.output != "-") {
+    OutputFile file(cmd.output, "-o");
+    write_model(file.stream(), m);
+    file.commit();
+  }
+  OutputFile out("-", "stdout");
+  if (json_to_stdout) {
+    write_model(out.stream(), m);
+  } else {
+    std::string bw;
+    for (double h : m.bandwidth) bw += (bw.empty() ? "" : " ") + format_double(h);
+    std::ostream& s = out.stream();
+    s << "bandwidth: " << bw << '\n'
+      << "loo_mse: " << (m.loo_mse ? format_double(*m.loo_mse) : "none") << '\n'
+      << "n: " << m.n << '\n'
+      << "source: " << m.bandwidth_source << '\n';
+    if (!m.history.empty())
+      s << "epochs: " << m.history.back().epoch << " (" << m.stop_reason << ")\n";
+  }
+  out.commit();
+}
+
+}  // namespace nwreg::cli

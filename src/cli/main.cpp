@@ -1,0 +1,78 @@
+// nwreg: Nadaraya-Watson kernel regression as attention pooling, from the command line.
+// Errors are caught here, once: one line on stderr and the exit code (README, "Exit codes").
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "nwreg/errors.h"
+
+#ifndef NWREG_VERSION
+#define NWREG_VERSION "unknown"
+#endif
+
+namespace {
+
+constexpr int exit_data = 1;
+constexpr int exit_usage = 2;
+
+int fail(int code, const std::string& what) {
+  std::cerr << "nwreg: error: " << what << '\n';
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  // A closed pipe shows up as EPIPE on write, so temporary files are removed before exiting.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"nwreg: Nadaraya-Watson kernel regression as attention pooling.\n"
+               "Each query attends to the training x through a softmax over Gaussian kernel\n"
+               "scores; its prediction is the attention-weighted mean of the training y."};
+  app.name("nwreg");
+  app.set_version_flag("--version", "nwreg " NWREG_VERSION);
+  app.require_subcommand(1);
+  app.footer("Run nwreg <command> --help for a command's options and examples.\n"
+             "Exit codes: 0 ok, 1 data or runtime error, 2 usage error.");
+  nwreg::cli::FitCommand fit;
+  nwreg::cli::PredictCommand predict;
+  CLI::App* fit_app = nwreg::cli::setup_fit(app, fit);
+  CLI::App* predict_app = nwreg::cli::setup_predict(app, predict);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(exit_usage, e.what());
+  }
+
+  try {
+    if (fit_app->parsed()) nwreg::cli::run_fit(fit);
+    if (predict_app->parsed()) nwreg::cli::run_predict(predict);
+  } catch (const nwreg::OutputError& e) {
+    if (e.broken_pipe()) {
+      // The reader went away (| head): end quietly, as if by SIGPIPE, like other filters.
+      std::signal(SIGPIPE, SIG_DFL);
+      std::raise(SIGPIPE);
+    }
+    return fail(exit_data, e.what());
+  } catch (const nwreg::UsageError& e) {
+    return fail(exit_usage, e.what());
+  } catch (const nwreg::Error& e) {
+    return fail(exit_data, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(exit_data, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(exit_data, e.what());
+  }
+  return 0;
+}

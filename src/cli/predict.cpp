@@ -1,0 +1,126 @@
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "nwreg/attention.h"
+#include "nwreg/errors.h"
+#include "nwreg/grid.h"
+#include "nwreg/writers.h"
+
+namespace nwreg::cli {
+namespace {
+
+Model load_model(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+  return read_model(in, path);
+}
+
+std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data) {
+  if (!cmd.grid.empty() || cmd.grid_n > 0) {
+    if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
+    if (!cmd.grid.empty()) return parse_grid(cmd.grid);
+    if (cmd.grid_n > max_grid_points)
+      throw UsageError("--grid-n: at most " + std::to_string(max_grid_points) + " points");
+    const ColumnStats s = column_stats(data, 0);
+    double lo = data.x[0];
+    for (double v : data.x) lo = std::min(lo, v);
+    return linspace(lo, lo + s.range, cmd.grid_n);
+  }
+  if (!cmd.query.empty()) {
+    if (cmd.query == "-" && cmd.input.train == "-")
+      throw UsageError("--query -: standard input already carries the training data");
+    auto reader = open_csv(cmd.query, cmd.input, std::cin);
+    return read_queries(*reader, data);
+  }
+  return data.x;  // fitted values at the training points
+}
+
+}  // namespace
+
+CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
+  CLI::App* sub = app.add_subcommand("predict", "Predict by attention pooling; optionally write the attention weights");
+  add_input_options(*sub, cmd.input);
+  add_bandwidth_options(*sub, cmd.bandwidth);
+  auto* model = sub->add_option("--model", cmd.model, "Use the bandwidth of a model written by fit -o");
+  sub->get_option("--bandwidth")->excludes(model);
+  auto* grid = sub->add_option("--grid", cmd.grid, "Query points START:STOP:STEP (stop excluded)");
+  auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range")
+                     ->check(CLI::Range(std::size_t{1}, max_grid_points));
+  auto* query = sub->add_option("--query", cmd.query, "Query points from a CSV file (- for stdin)");
+  grid->excludes(grid_n)->excludes(query);
+  grid_n->excludes(query);
+  sub->add_option("-o,--output", cmd.output, "Predictions file; - for stdout")->capture_default_str();
+  sub->add_option("--format", cmd.format, "csv or json (default: json if -o ends in .json, else csv)");
+  sub->add_option("--weights", cmd.weights, "Also write the attention-weight matrix to this file");
+  sub->add_option("--weights-layout", cmd.weights_layout,
+                  "wide: one row per query; long: one query,key,weight row per pair")
+      ->capture_default_str();
+  sub->footer(R"(Without --grid, --grid-n or --query, predicts at the training x (fitted values).
+Examples:
+  nwreg predict data/synthetic.csv --grid 0:5:0.1          learn h, predict on a grid
+  nwreg predict data/mcycle.csv --bandwidth 2 --grid-n 200 -o fit.csv
+  nwreg predict data/mcycle.csv --model mcycle.json --query new_times.csv
+  nwreg predict data/synthetic.csv --grid 0:5:0.5 --weights weights.csv --weights-layout long
+  seq 0 0.5 5 | nwreg predict data/synthetic.csv --query - --no-header)");
+  return sub;
+}
+
+void run_predict(const PredictCommand& cmd) {
+  const Format format = cmd.format.empty() ? format_for_path(cmd.output, Format::csv)
+                                           : parse_format(cmd.format, "--format");
+  const WeightsLayout layout = parse_layout(cmd.weights_layout);
+  if (cmd.weights == "-" && cmd.output == "-")
+    throw UsageError("--weights -: standard output already carries the predictions; give -o FILE");
+
+  std::optional<Model> from_file;
+  if (!cmd.model.empty()) from_file = load_model(cmd.model);
+  auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
+  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr);
+  reader.reset();
+
+  Model model;
+  if (from_file) {
+    model = *from_file;
+    if (model.x_columns.size() != data.d)
+      throw UsageError("--model: " + cmd.model + " is for " + std::to_string(model.x_columns.size()) +
+                       " x columns, the data have " + std::to_string(data.d));
+    const std::string sum = checksum(data);
+    if (sum != model.checksum || model.n != data.n)
+      std::cerr << "nwreg: warning: " << data.source << " is not the data " << cmd.model
+                << " was fitted on (" << data.n << " rows, " << sum << "; the model has "
+                << model.n << " rows, " << model.checksum << ")\n";
+    model.bandwidth_source = "model";
+    model.x_columns = data.x_names;
+    model.y_column = data.y_name;
+    model.n = data.n;
+    model.checksum = sum;
+    model.history.clear();
+  } else {
+    model = choose_bandwidth(data, cmd.bandwidth, false, std::cerr);
+  }
+
+  const std::vector<double> q = queries_for(cmd, data);
+  const std::size_t m = q.size() / data.d;
+  const Attention engine(data, model.bandwidth, model.kernel);
+  std::vector<double> pred(m);
+  engine.predict(q.data(), m, pred.data());
+
+  std::optional<OutputFile> weights_file;
+  if (!cmd.weights.empty()) {
+    weights_file.emplace(cmd.weights, "--weights");
+    WeightsWriter w(weights_file->stream(),
+                    format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout,
+                    data, q.data(), m);
+    engine.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
+    w.finish();
+  }
+  OutputFile out(cmd.output, "-o");
+  write_predictions(out.stream(), format, model, q.data(), m, data.d, pred.data());
+  out.commit();
+  if (weights_file) weights_file->commit();
+}
+
+}  // namespace nwreg::cli

@@ -1,0 +1,245 @@
+#include "nwreg/bandwidth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "nwreg/attention.h"
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg {
+namespace {
+
+std::vector<ColumnStats> all_stats(const Dataset& data, const char* what) {
+  std::vector<ColumnStats> out;
+  for (std::size_t k = 0; k < data.d; ++k) {
+    out.push_back(column_stats(data, k));
+    if (out.back().sd == 0)
+      throw DataError(data.n < 2 ? std::string(what) + " needs at least 2 training rows, got " +
+                                       std::to_string(data.n)
+                                 : "all values of x column \"" + data.x_names[k] +
+                                       "\" are equal: " + what +
+                                       " cannot work; give --bandwidth H");
+  }
+  return out;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double a : v) m = std::max(m, std::abs(a));
+  return m;
+}
+
+std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
+  std::vector<double> h;
+  for (const auto& s : stats) h.push_back(c * s.sd);
+  return h;
+}
+
+class Objective {
+ public:
+  Objective(const Dataset& data, Loss loss) : data_(data), factor_(loss == Loss::sum ? double(data.n) : 1.0) {}
+
+  // Objective and gradient in log h at bandwidth h.
+  LooResult at(const std::vector<double>& h, bool gradient) {
+    ++evaluations;
+    LooResult r = Attention(data_, h).loo(gradient);
+    r.mse *= factor_;
+    for (double& g : r.gradient) g *= factor_;
+    if (!std::isfinite(r.mse))
+      throw DataError("the leave-one-out error overflows: y values are too large to square");
+    return r;
+  }
+  double mean(double objective) const { return objective / factor_; }
+
+  int evaluations = 0;
+
+ private:
+  const Dataset& data_;
+  double factor_;
+};
+
+bool usable(const std::vector<double>& h) {
+  return std::all_of(h.begin(), h.end(), [](double v) {
+    return v > 0 && std::isfinite(v) && std::isfinite(1 / v);
+  });
+}
+
+std::vector<double> from_theta(const std::vector<double>& theta) {
+  std::vector<double> h;
+  for (double t : theta) h.push_back(std::exp(t));
+  return h;
+}
+
+FitResult descend(const Dataset& data, const FitOptions& opt, std::vector<double> h,
+                  Objective& obj, const std::function<void(const Epoch&)>& on_epoch) {
+  FitResult res;
+  auto record = [&](int epoch, const std::vector<double>& bw, double loss) {
+    res.history.push_back({epoch, bw, loss});
+    if (on_epoch) on_epoch(res.history.back());
+  };
+  const std::size_t d = data.d;
+  LooResult cur = obj.at(h, true);
+  record(0, h, cur.mse);
+  std::vector<double> theta(d);
+  for (std::size_t k = 0; k < d; ++k) theta[k] = std::log(h[k]);
+
+  // Barzilai-Borwein step lengths proposed, Armijo backtracking accepting: no step can raise
+  // the loss, so the descent cannot diverge.
+  double step = opt.lr / std::max(max_abs(cur.gradient), std::numeric_limits<double>::min());
+  std::vector<double> prev_theta, prev_grad;
+  res.stop_reason = "epoch cap";
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    const double gmax = max_abs(cur.gradient);
+    if (gmax <= opt.tol * cur.mse || gmax == 0) {
+      res.converged = true;
+      res.stop_reason = "tolerance";
+      break;
+    }
+    if (!prev_theta.empty()) {
+      double ss = 0, sy = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double s = theta[k] - prev_theta[k], y = cur.gradient[k] - prev_grad[k];
+        ss += s * s;
+        sy += s * y;
+      }
+      if (sy > 0) step = ss / sy;
+    }
+    // No single step moves any log h by more than 1 (a factor e); the scan found the basin.
+    step = std::min(step, 1.0 / gmax);
+    const double g2 = [&] {
+      double a = 0;
+      for (double g : cur.gradient) a += g * g;
+      return a;
+    }();
+    bool accepted = false;
+    std::vector<double> trial_theta(d);
+    LooResult trial;
+    for (int tries = 0; tries < 60 && step * gmax > 1e-15; ++tries, step /= 2) {
+      for (std::size_t k = 0; k < d; ++k) trial_theta[k] = theta[k] - step * cur.gradient[k];
+      const auto trial_h = from_theta(trial_theta);
+      if (!usable(trial_h)) continue;
+      trial = obj.at(trial_h, true);
+      if (trial.mse <= cur.mse - 1e-4 * step * g2) {
+        accepted = true;
+        break;
+      }
+    }
+    if (!accepted) {
+      res.converged = true;
+      res.stop_reason = "no further decrease";
+      break;
+    }
+    prev_theta = theta;
+    prev_grad = cur.gradient;
+    theta = trial_theta;
+    cur = trial;
+    h = from_theta(theta);
+    record(epoch, h, cur.mse);
+  }
+  res.bandwidth = h;
+  res.loo_mse = obj.mean(cur.mse);
+  return res;
+}
+
+FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h, Objective& obj,
+              const std::function<void(const Epoch&)>& on_epoch) {
+  FitResult res;
+  const std::size_t d = data.d;
+  LooResult cur = obj.at(h, true);
+  res.history.push_back({0, h, cur.mse});
+  if (on_epoch) on_epoch(res.history.back());
+  std::vector<double> w(d);
+  for (std::size_t k = 0; k < d; ++k) w[k] = 1 / h[k];
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    for (std::size_t k = 0; k < d; ++k) {
+      if (opt.parameter == Parameter::log_h) {
+        h[k] = std::exp(std::log(h[k]) - opt.lr * cur.gradient[k]);
+      } else {
+        // theta = log h = -log|w|, so dL/dw = -(dL/dtheta) / w.
+        w[k] -= opt.lr * (-cur.gradient[k] / w[k]);
+        h[k] = 1 / std::abs(w[k]);
+      }
+    }
+    if (!usable(h))
+      throw DataError("sgd diverged at epoch " + std::to_string(epoch) + ": the bandwidth left the range of a double (" +
+                      format_double(h[0]) + "); lower --lr");
+    cur = obj.at(h, true);
+    res.history.push_back({epoch, h, cur.mse});
+    if (on_epoch) on_epoch(res.history.back());
+  }
+  res.bandwidth = h;
+  res.loo_mse = obj.mean(cur.mse);
+  res.stop_reason = "epochs done";
+  return res;
+}
+
+}  // namespace
+
+std::vector<double> silverman_bandwidth(const Dataset& data) {
+  std::vector<double> h;
+  for (const auto& s : all_stats(data, "Silverman's rule")) {
+    const double spread = s.iqr > 0 ? std::min(s.sd, s.iqr / 1.34) : s.sd;
+    h.push_back(0.9 * spread * std::pow(static_cast<double>(data.n), -0.2));
+  }
+  return h;
+}
+
+std::vector<double> scott_bandwidth(const Dataset& data) {
+  std::vector<double> h;
+  const double p = -1.0 / (4.0 + static_cast<double>(data.d));
+  for (const auto& s : all_stats(data, "Scott's rule"))
+    h.push_back(1.06 * s.sd * std::pow(static_cast<double>(data.n), p));
+  return h;
+}
+
+std::vector<double> scan_scales(const Dataset& data) {
+  const auto stats = all_stats(data, "learning the bandwidth");
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const auto& s : stats) {
+    lo = std::min(lo, 0.25 * s.min_gap / s.sd);
+    hi = std::max(hi, 4 * s.range / s.sd);
+  }
+  lo = std::max(lo, hi * 1e-8);  // at most eight decades
+  std::vector<double> c;
+  const int steps = static_cast<int>(std::ceil(10 * std::log10(hi / lo)));
+  for (int i = 0; i <= steps; ++i) c.push_back(lo * std::pow(hi / lo, double(i) / steps));
+  return c;
+}
+
+FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
+                        const std::function<void(const Epoch&)>& on_epoch) {
+  if (options.epochs < 0) throw UsageError("--epochs: must be >= 0, got " + std::to_string(options.epochs));
+  if (!(options.lr > 0) || !std::isfinite(options.lr))
+    throw UsageError("--lr: must be > 0, got " + format_double(options.lr));
+  if (!(options.tol >= 0) || !std::isfinite(options.tol))
+    throw UsageError("--tol: must be >= 0, got " + format_double(options.tol));
+  if (data.n < 2)
+    throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
+  Objective obj(data, options.loss);
+  std::vector<double> start;
+  if (options.init) {
+    start = *options.init;
+    check_bandwidth(start, data.d, "--init");
+    all_stats(data, "learning the bandwidth");  // refuses constant columns
+  } else {
+    const auto stats = all_stats(data, "learning the bandwidth");
+    double best = std::numeric_limits<double>::infinity();
+    for (double c : scan_scales(data)) {
+      const auto h = scaled(stats, c);
+      if (!usable(h)) continue;
+      const double loss = obj.at(h, false).mse;
+      if (loss < best) {
+        best = loss;
+        start = h;
+      }
+    }
+  }
+  FitResult res = options.optimizer == Optimizer::sgd ? sgd(data, options, start, obj, on_epoch)
+                                                      : descend(data, options, start, obj, on_epoch);
+  res.evaluations = obj.evaluations;
+  return res;
+}
+
+}  // namespace nwreg

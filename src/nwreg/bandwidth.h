@@ -1,0 +1,70 @@
+#pragma once
+/// Choosing the bandwidth: rules of thumb, and learning it by gradient descent on the
+/// leave-one-out error (DESIGN.md section 2).
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nwreg/dataset.h"
+
+namespace nwreg {
+
+/// Silverman's rule per column: 0.9 min(sd, IQR/1.34) n^(-1/5) (R's bw.nrd0; sd when IQR = 0).
+/// Throws DataError when a column's values are all equal.
+std::vector<double> silverman_bandwidth(const Dataset& data);
+/// Scott's rule per column: 1.06 sd n^(-1/(4+d)). Throws DataError when a column is constant.
+std::vector<double> scott_bandwidth(const Dataset& data);
+
+enum class Optimizer {
+  line_search,  //!< "auto": scan of log h, then gradient descent with backtracking line search
+  sgd,          //!< "sgd": fixed-rate steps, exactly `epochs` of them, no scan (the d2l run)
+};
+enum class Parameter {
+  log_h,  //!< theta = log h: scale-free steps, h stays positive
+  w,      //!< w = 1/h, as the d2l textbook writes the Gaussian: s = -((q - x) w)^2 / 2
+};
+enum class Loss {
+  mean,  //!< (1/n) sum_j (y_j - f_-j)^2, the LOO mean squared error
+  sum,   //!< sum_j (y_j - f_-j)^2, as the d2l run
+};
+
+struct FitOptions {
+  Optimizer optimizer = Optimizer::line_search;  //!< how to step
+  Parameter parameter = Parameter::log_h;        //!< what sgd steps in (line search: log h)
+  Loss loss = Loss::mean;                        //!< the objective
+  int epochs = 100;          //!< line search: cap on steps; sgd: the number of steps
+  double lr = 0.5;           //!< line search: first step length in log h; sgd: learning rate
+  double tol = 1e-9;         //!< line search stops when |dL/dlog h| <= tol * L
+  std::optional<std::vector<double>> init;  //!< start bandwidth; skips the scan. Default: scan
+};
+
+/// One row of the loss history: the parameters after `epoch` steps (0 = the start point) and
+/// the objective there.
+struct Epoch {
+  int epoch = 0;
+  std::vector<double> bandwidth;
+  double loss = 0;  //!< the objective (mean or sum, per FitOptions::loss)
+};
+
+struct FitResult {
+  std::vector<double> bandwidth;
+  double loo_mse = 0;          //!< mean LOO squared error at `bandwidth`
+  std::vector<Epoch> history;  //!< epoch 0 first
+  bool converged = false;      //!< line search: tolerance met or no further decrease possible
+  std::string stop_reason;     //!< "tolerance", "no further decrease", "epoch cap", "epochs done"
+  int evaluations = 0;         //!< LOO passes over the data, the scan included
+};
+
+/// Learns the bandwidth. `on_epoch`, when set, sees each history row as it is made.
+/// Throws DataError for fewer than 2 rows or a constant column, UsageError for bad options.
+FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
+                        const std::function<void(const Epoch&)>& on_epoch = {});
+
+/// The scan's grid of common scales c (h_k = c sd_k), from a quarter of the smallest gap
+/// between x values to four times the range, ten points a decade. Exposed for tests.
+std::vector<double> scan_scales(const Dataset& data);
+
+}  // namespace nwreg

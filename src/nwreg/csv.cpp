@@ -1,0 +1,182 @@
+#include "nwreg/csv.h"
+
+#include <libfccp/csv.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg {
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+bool blank_line(const char* line) {
+  for (; *line; ++line)
+    if (!is_blank(*line)) return false;
+  return true;
+}
+
+bool all_numbers(const std::vector<std::string_view>& fields) {
+  return std::all_of(fields.begin(), fields.end(),
+                     [](std::string_view f) { return parse_double(f).has_value(); });
+}
+
+// fast-cpp-csv-parser errors carry their own text; ours are reworded to name our source.
+[[noreturn]] void rethrow_io(const io::error::base& e, const std::string& source,
+                             std::size_t line) {
+  if (dynamic_cast<const io::error::line_length_limit_exceeded*>(&e))
+    throw InputError(source, line, "", "line longer than 16 MiB");
+  throw InputError(source, line, "", e.what());
+}
+
+}  // namespace
+
+char parse_delimiter(const std::string& text) {
+  if (text == "tab" || text == "\\t" || text == "\t") return '\t';
+  if (text.size() != 1)
+    throw UsageError("--delimiter: must be one character or \"tab\", got \"" + text + "\"");
+  const char c = text[0];
+  if (c == '"' || c == '\n' || c == '\r' || c == ' ')
+    throw UsageError(std::string("--delimiter: cannot be ") +
+                     (c == '"' ? "a quote" : "a space or a line break"));
+  return c;
+}
+
+void split_fields(char* line, char delimiter, std::vector<std::string_view>& fields,
+                  const std::string& source, std::size_t line_number) {
+  fields.clear();
+  char* p = line;
+  for (;;) {
+    while (is_blank(*p) && *p != delimiter) ++p;
+    if (*p == '"') {
+      // Quoted field: "" stands for one quote; the text is unescaped in place.
+      char* out = ++p;
+      char* begin = out;
+      for (;;) {
+        if (*p == '\0')
+          throw InputError(source, line_number, "",
+                           "unterminated quoted field (a field cannot span lines)");
+        if (*p == '"') {
+          if (p[1] == '"') {
+            *out++ = '"';
+            p += 2;
+            continue;
+          }
+          ++p;
+          break;
+        }
+        *out++ = *p++;
+      }
+      fields.emplace_back(begin, static_cast<std::size_t>(out - begin));
+      while (is_blank(*p) && *p != delimiter) ++p;
+      if (*p != delimiter && *p != '\0')
+        throw InputError(source, line_number, "", "unexpected text after a closing quote");
+    } else {
+      char* begin = p;
+      while (*p != delimiter && *p != '\0') ++p;
+      char* end = p;
+      while (end > begin && is_blank(end[-1])) --end;
+      fields.emplace_back(begin, static_cast<std::size_t>(end - begin));
+    }
+    if (*p == '\0') return;
+    ++p;  // past the delimiter; a delimiter at the end of the line leaves one empty field
+  }
+}
+
+CsvReader::CsvReader(std::istream& in, std::string source, CsvOptions options)
+    : source_(std::move(source)), options_(options) {
+  reader_ = std::make_unique<io::LineReader>(source_, in);
+  start();
+}
+
+CsvReader::CsvReader(const std::string& path, CsvOptions options)
+    : source_(path), options_(options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(source_, 0, "", "is a directory, not a file");
+  try {
+    reader_ = std::make_unique<io::LineReader>(path);
+  } catch (const io::error::can_not_open_file& e) {
+    throw InputError(source_, 0, "", std::string("cannot open: ") + std::strerror(e.errno_value));
+  }
+  start();
+}
+
+CsvReader::~CsvReader() = default;
+
+bool CsvReader::next_row() {
+  try {
+    for (;;) {
+      char* line = reader_->next_line();
+      if (!line) return false;
+      line_ = reader_->get_file_line();
+      if (blank_line(line)) continue;
+      split_fields(line, options_.delimiter, fields_, source_, line_);
+      return true;
+    }
+  } catch (const io::error::base& e) {
+    rethrow_io(e, source_, line_ + 1);
+  }
+}
+
+void CsvReader::start() {
+  if (!next_row()) throw InputError(source_, 0, "", "the file is empty");
+  column_count_ = fields_.size();
+  const bool header = options_.header == HeaderMode::present ||
+                      (options_.header == HeaderMode::detect && !all_numbers(fields_));
+  if (header) {
+    names_.assign(fields_.begin(), fields_.end());
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (names_[i].empty()) names_[i] = std::to_string(i + 1);  // unnamed column: its number
+  } else {
+    pending_ = true;
+  }
+}
+
+std::string CsvReader::column_label(std::size_t index) const {
+  if (has_header()) return "\"" + names_[index] + "\"";
+  return std::to_string(index + 1);
+}
+
+std::size_t CsvReader::resolve(const std::string& spec, const std::string& option) const {
+  auto it = std::find(names_.begin(), names_.end(), spec);
+  if (it != names_.end()) return static_cast<std::size_t>(it - names_.begin());
+  if (!spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    const std::size_t index = spec.size() > 9 ? 0 : std::stoul(spec);
+    if (index >= 1 && index <= column_count_) return index - 1;
+    throw UsageError(option + ": column " + spec + " does not exist: " + source_ + " has " +
+                     std::to_string(column_count_) + " column" + (column_count_ == 1 ? "" : "s"));
+  }
+  std::string known;
+  for (const auto& n : names_) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError(option + ": no column named \"" + spec + "\" in " + source_ +
+                   (has_header() ? " (columns: " + known + ")" : " (it has no header row)"));
+}
+
+std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns) {
+  std::vector<std::vector<double>> out(columns.size());
+  while (pending_ || next_row()) {
+    pending_ = false;
+    if (fields_.size() != column_count_)
+      throw InputError(source_, line_, "",
+                       "expected " + std::to_string(column_count_) + " fields, found " +
+                           std::to_string(fields_.size()));
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const std::string_view field = fields_[columns[c]];
+      ParseFailure why{};
+      const auto v = parse_double(field, &why);
+      if (!v) throw InputError(source_, line_, column_label(columns[c]), describe(why, field));
+      out[c].push_back(*v);
+    }
+  }
+  if (out.empty() || out[0].empty())
+    throw InputError(source_, 0, "", has_header() ? "no data rows after the header" : "no data rows");
+  return out;
+}
+
+}  // namespace nwreg

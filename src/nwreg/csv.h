@@ -1,0 +1,85 @@
+#pragma once
+/// Delimited-text input: a header row detected or declared, columns picked by name or 1-based
+/// index, numbers parsed strictly. Line I/O (files, streams, UTF-8 BOM, CRLF) is
+/// fast-cpp-csv-parser's io::LineReader; fields are split here because the column count is
+/// only known at run time and quoted fields must be honoured.
+
+#include <cstddef>
+#include <istream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace io {
+class LineReader;
+}
+
+namespace nwreg {
+
+enum class HeaderMode {
+  detect,   //!< the first row is a header unless every field parses as a number
+  present,  //!< the first row is a header
+  absent,   //!< there is no header (--no-header)
+};
+
+struct CsvOptions {
+  char delimiter = ',';                   //!< field separator; ',' by default, '\t' for TSV
+  HeaderMode header = HeaderMode::detect;  //!< how the first row is read
+};
+
+/// Parses a delimiter given on the command line: one character, or `tab` / `\t`.
+/// Throws UsageError naming `--delimiter`.
+char parse_delimiter(const std::string& text);
+
+/// Splits one line into fields in place (quotes removed, "" unescaped, surrounding blanks
+/// trimmed). Throws InputError for an unterminated quote or text after a closing quote.
+void split_fields(char* line, char delimiter, std::vector<std::string_view>& fields,
+                  const std::string& source, std::size_t line_number);
+
+/// One CSV input, read row by row. Opening reads up to the first data row, so the header and
+/// the column count are known before the columns are chosen.
+class CsvReader {
+ public:
+  /// Reads from a stream (stdin); `source` names it in messages, e.g. `<stdin>`.
+  CsvReader(std::istream& in, std::string source, CsvOptions options);
+  /// Opens a file. Throws InputError if it cannot be opened or is a directory.
+  CsvReader(const std::string& path, CsvOptions options);
+  ~CsvReader();
+  CsvReader(const CsvReader&) = delete;
+  CsvReader& operator=(const CsvReader&) = delete;
+
+  const std::string& source() const { return source_; }
+  bool has_header() const { return !names_.empty(); }
+  /// Header names (empty without a header).
+  const std::vector<std::string>& names() const { return names_; }
+  /// Fields per row, fixed by the first row.
+  std::size_t column_count() const { return column_count_; }
+  /// `"name"` with a header, else the 1-based column number: how messages name a column.
+  std::string column_label(std::size_t index) const;
+
+  /// Finds a column by header name, else by 1-based index. Throws UsageError that starts with
+  /// `option` when there is no such column.
+  std::size_t resolve(const std::string& spec, const std::string& option) const;
+
+  /// Reads every data row and returns the chosen columns as numbers, one vector per column.
+  /// Blank lines are skipped. Throws InputError naming file, line and column for a field that
+  /// is not a finite number or a row with the wrong number of fields, and for a file with no
+  /// data rows.
+  std::vector<std::vector<double>> read_numeric(const std::vector<std::size_t>& columns);
+
+ private:
+  void start();
+  bool next_row();  // fills fields_ and line_; false at end of input
+
+  std::string source_;
+  CsvOptions options_;
+  std::unique_ptr<io::LineReader> reader_;
+  std::vector<std::string> names_;
+  std::vector<std::string_view> fields_;
+  std::size_t column_count_ = 0;
+  std::size_t line_ = 0;
+  bool pending_ = false;  // fields_ holds a data row already read (no header)
+};
+
+}  // namespace nwreg

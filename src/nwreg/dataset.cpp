@@ -1,0 +1,112 @@
+#include "nwreg/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "nwreg/errors.h"
+
+namespace nwreg {
+
+Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
+  std::vector<std::size_t> idx;
+  for (const auto& spec : columns.x) idx.push_back(reader.resolve(spec, "-x"));
+  const std::size_t y_idx = reader.resolve(columns.y, "-y");
+  if (std::find(idx.begin(), idx.end(), y_idx) != idx.end())
+    throw UsageError("-y: column " + reader.column_label(y_idx) + " is also an x column");
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    if (std::find(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(i), idx[i]) !=
+        idx.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError("-x: column " + reader.column_label(idx[i]) + " is named twice");
+
+  Dataset data;
+  data.source = reader.source();
+  data.d = idx.size();
+  for (std::size_t k = 0; k < data.d; ++k)
+    data.x_names.push_back(reader.has_header() ? reader.names()[idx[k]]
+                                               : (data.d == 1 ? "x" : "x" + std::to_string(k + 1)));
+  data.y_name = reader.has_header() ? reader.names()[y_idx] : "y";
+
+  idx.push_back(y_idx);
+  auto cols = reader.read_numeric(idx);
+  data.n = cols.back().size();
+  data.y = std::move(cols.back());
+  data.x.resize(data.n * data.d);
+  for (std::size_t k = 0; k < data.d; ++k)
+    for (std::size_t i = 0; i < data.n; ++i) data.x[i * data.d + k] = cols[k][i];
+  return data;
+}
+
+std::vector<double> read_queries(CsvReader& reader, const Dataset& train) {
+  std::vector<std::size_t> idx;
+  for (std::size_t k = 0; k < train.d; ++k) {
+    const auto& names = reader.names();
+    auto it = std::find(names.begin(), names.end(), train.x_names[k]);
+    idx.push_back(it != names.end() ? static_cast<std::size_t>(it - names.begin()) : k);
+  }
+  if (std::any_of(idx.begin(), idx.end(), [&](std::size_t i) { return i >= reader.column_count(); }))
+    throw InputError(reader.source(), 0, "",
+                     "needs " + std::to_string(train.d) + " columns for the query points, has " +
+                         std::to_string(reader.column_count()));
+  auto cols = reader.read_numeric(idx);
+  const std::size_t m = cols[0].size();
+  std::vector<double> q(m * train.d);
+  for (std::size_t k = 0; k < train.d; ++k)
+    for (std::size_t i = 0; i < m; ++i) q[i * train.d + k] = cols[k][i];
+  return q;
+}
+
+std::string checksum(const Dataset& data) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (v >> (8 * b)) & 0xffu;
+      h *= 1099511628211ull;
+    }
+  };
+  auto mix_double = [&mix](double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    mix(bits);
+  };
+  mix(data.n);
+  mix(data.d);
+  for (double v : data.x) mix_double(v);
+  for (double v : data.y) mix_double(v);
+  char hex[17];
+  for (int i = 0; i < 16; ++i) hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 0xfu];
+  hex[16] = '\0';
+  return std::string("fnv1a64:") + hex;
+}
+
+ColumnStats column_stats(const Dataset& data, std::size_t column) {
+  std::vector<double> v(data.n);
+  for (std::size_t i = 0; i < data.n; ++i) v[i] = data.x[i * data.d + column];
+  std::sort(v.begin(), v.end());
+  ColumnStats s;
+  const std::size_t n = v.size();
+  if (n == 0) return s;
+  // Halved differences keep max - min finite for data spanning the whole double range.
+  s.range = 2 * (v.back() / 2 - v.front() / 2);
+  long double mean = 0;
+  for (double a : v) mean += a;
+  mean /= static_cast<long double>(n);
+  long double ss = 0;
+  for (double a : v) ss += (a - mean) * (a - mean);
+  s.sd = n > 1 ? static_cast<double>(std::sqrt(ss / static_cast<long double>(n - 1))) : 0.0;
+  auto quantile = [&](double p) {
+    const double pos = p * static_cast<double>(n - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, n - 1);
+    const double frac = pos - static_cast<double>(lo);
+    return v[lo] + frac * (v[hi] - v[lo]);
+  };
+  s.iqr = quantile(0.75) - quantile(0.25);
+  for (std::size_t i = 1; i < n; ++i) {
+    const double gap = v[i] - v[i - 1];
+    if (gap > 0 && (s.min_gap == 0 || gap < s.min_gap)) s.min_gap = gap;
+  }
+  return s;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,53 @@
+#pragma once
+/// Training data: an n x d table of inputs (keys) and n targets (values).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nwreg/csv.h"
+
+namespace nwreg {
+
+struct Dataset {
+  std::size_t n = 0;                   //!< rows
+  std::size_t d = 0;                   //!< input columns (1 in the common case)
+  std::vector<double> x;               //!< n x d, row-major
+  std::vector<double> y;               //!< n targets
+  std::vector<std::string> x_names;    //!< d column names ("x" when the file has no header)
+  std::string y_name;                  //!< target column name ("y" when the file has no header)
+  std::string source;                  //!< file name as given, or "<stdin>"
+
+  const double* row(std::size_t i) const { return x.data() + i * d; }
+};
+
+/// Which columns hold x and y: header names or 1-based indices.
+struct ColumnChoice {
+  std::vector<std::string> x{"1"};  //!< input columns; default the first
+  std::string y = "2";              //!< target column; default the second
+};
+
+/// Reads a training set. Throws UsageError for a column that does not exist (naming -x or -y)
+/// and InputError for bad content.
+Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);
+
+/// Reads query points for a model over `train`'s columns: each x column is found by name when
+/// the query file has a header that names it, else the query file's first columns are used.
+/// Returns m x d values, row-major.
+std::vector<double> read_queries(CsvReader& reader, const Dataset& train);
+
+/// A 64-bit FNV-1a digest of n, d and the bits of every x and y, as `fnv1a64:<16 hex digits>`.
+/// Row order counts: a model fitted on the same rows in the same order matches.
+std::string checksum(const Dataset& data);
+
+/// Per-column summaries used by rules of thumb and the bandwidth scan.
+struct ColumnStats {
+  double sd = 0;        //!< sample standard deviation (n - 1)
+  double iqr = 0;       //!< interquartile range, linear interpolation (R type 7, numpy default)
+  double range = 0;     //!< max - min
+  double min_gap = 0;   //!< smallest positive distance between two values (0 if all equal)
+};
+ColumnStats column_stats(const Dataset& data, std::size_t column);
+
+}  // namespace nwreg

@@ -1,0 +1,57 @@
+#pragma once
+/// Typed errors thrown by the nwreg core. The CLI catches them in one place and maps them to
+/// one stderr line and an exit code (UsageError -> 2, every other Error -> 1).
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace nwreg {
+
+/// Base of every error the core throws on purpose.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad content in an input file. The message reads `file:line: column "c": detail`, with the
+/// parts that do not apply left out (line 0 = no line, empty column = no column).
+class InputError : public Error {
+ public:
+  InputError(std::string file, std::size_t line, std::string column, const std::string& detail);
+
+  const std::string& file() const { return file_; }
+  std::size_t line() const { return line_; }      //!< 1-based physical line, 0 if none
+  const std::string& column() const { return column_; }  //!< `"name"` or `2` (1-based), or empty
+
+ private:
+  std::string file_;
+  std::size_t line_;
+  std::string column_;
+};
+
+/// An option value that cannot be used (bad grid, bandwidth <= 0, unknown column). The message
+/// starts with the option's name. The CLI exits 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Readable data that do not allow what was asked (all x equal when learning, too few rows).
+class DataError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Writing an output failed; `broken_pipe()` tells a closed reader (`| head`) from a real error.
+class OutputError : public Error {
+ public:
+  OutputError(const std::string& what, int errno_value);
+  int errno_value() const { return errno_; }
+  bool broken_pipe() const;
+
+ private:
+  int errno_;
+};
+
+}  // namespace nwreg

@@ -1,0 +1,114 @@
+#include "nwreg/grid.h"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg {
+namespace {
+
+// Digits after the decimal point of a plain decimal ("0.25" -> 2, "1e-3" -> none).
+std::optional<int> decimals(std::string_view s) {
+  int places = 0;
+  bool dot = false;
+  for (char c : s) {
+    if (c == '.') {
+      dot = true;
+    } else if (c >= '0' && c <= '9') {
+      places += dot;
+    } else if (c != '-' && c != '+' && c != ' ') {
+      return std::nullopt;
+    }
+  }
+  return places;
+}
+
+// v * scale when that is an integer below 2^53 (exact in a double), else nothing.
+std::optional<double> as_integer(double v, double scale) {
+  const double r = std::nearbyint(v * scale);
+  if (std::abs(r) >= 9007199254740992.0 || std::abs(r / scale - v) > std::abs(v) * 1e-15)
+    return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+std::vector<double> parse_grid(const std::string& text) {
+  std::vector<std::string_view> parts;
+  std::string_view rest(text);
+  for (std::size_t pos; (pos = rest.find(':')) != std::string_view::npos;) {
+    parts.push_back(rest.substr(0, pos));
+    rest.remove_prefix(pos + 1);
+  }
+  parts.push_back(rest);
+  if (parts.size() != 3)
+    throw UsageError("--grid: expected START:STOP:STEP, got \"" + text + "\"");
+  double v[3];
+  const char* names[3] = {"START", "STOP", "STEP"};
+  for (int i = 0; i < 3; ++i) {
+    ParseFailure why{};
+    auto p = parse_double(parts[i], &why);
+    if (!p) throw UsageError("--grid: " + std::string(names[i]) + ": " + describe(why, parts[i]));
+    v[i] = *p;
+  }
+  const double start = v[0], stop = v[1], step = v[2];
+  if (step == 0) throw UsageError("--grid: STEP must not be 0");
+  if ((stop - start) / step <= 0)
+    throw UsageError("--grid: STEP " + format_double(step) + " does not lead from " +
+                     format_double(start) + " towards " + format_double(stop) + ": no points");
+  const double count_f = std::ceil((stop - start) / step);
+  if (!(count_f <= static_cast<double>(max_grid_points)))
+    throw UsageError("--grid: " + text + " has more than " + std::to_string(max_grid_points) +
+                     " points");
+
+  // Exact decimal arithmetic when all three are short decimals: scale to integers.
+  int places = 0;
+  bool exact = true;
+  for (auto p : parts) {
+    auto dp = decimals(p);
+    if (!dp || *dp > 15) exact = false;
+    else places = std::max(places, *dp);
+  }
+  const double scale = std::pow(10.0, places);
+  std::optional<double> a, b, s;
+  if (exact) {
+    a = as_integer(start, scale);
+    b = as_integer(stop, scale);
+    s = as_integer(step, scale);
+    exact = a && b && s;
+  }
+  std::vector<double> out;
+  if (exact) {
+    // count = ceil((b - a) / s) in integers: exact, unlike the floating-point division.
+    const auto ia = static_cast<std::int64_t>(*a), ib = static_cast<std::int64_t>(*b),
+               is = static_cast<std::int64_t>(*s);
+    const std::int64_t span = ib - ia;
+    const std::int64_t count = span / is + ((span % is) != 0 ? 1 : 0);
+    out.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i)
+      out.push_back(static_cast<double>(ia + i * is) / scale);
+  } else {
+    const auto count = static_cast<std::size_t>(count_f);
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) out.push_back(start + static_cast<double>(i) * step);
+  }
+  return out;
+}
+
+std::vector<double> linspace(double lo, double hi, std::size_t n) {
+  std::vector<double> out;
+  if (n == 0) return out;
+  if (n == 1) return {lo};
+  out.reserve(n);
+  const double span = hi - lo;
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    out.push_back(lo + span * static_cast<double>(i) / static_cast<double>(n - 1));
+  out.push_back(hi);
+  return out;
+}
+
+}  // namespace nwreg

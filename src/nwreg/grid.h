@@ -1,0 +1,23 @@
+#pragma once
+/// Query grids given on the command line.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace nwreg {
+
+/// Most points a grid may have (8 GB of doubles beyond this is surely a typo).
+inline constexpr std::size_t max_grid_points = 100'000'000;
+
+/// `START:STOP:STEP`, like numpy.arange: START, START+STEP, ... while before STOP (excluded).
+/// When the three numbers are short decimals, point i is the double nearest the exact decimal
+/// START + i*STEP (so 0:1:0.1 gives 0.3, not 0.30000000000000004). Throws UsageError naming
+/// `--grid` for text that is not three numbers, STEP = 0, STEP pointing away from STOP, or a
+/// grid of more than max_grid_points points.
+std::vector<double> parse_grid(const std::string& text);
+
+/// N points evenly spanning [lo, hi], both ends included (numpy.linspace). N >= 1.
+std::vector<double> linspace(double lo, double hi, std::size_t n);
+
+}  // namespace nwreg

@@ -1,0 +1,62 @@
+#include "nwreg/model.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "nwreg/errors.h"
+#include "nwreg/writers.h"
+
+namespace nwreg {
+
+using Json = nlohmann::ordered_json;
+
+void write_model(std::ostream& out, const Model& m) {
+  JsonObjectWriter w(out);
+  w.field("format", Json(model_format));
+  w.field("version", Json(model_format_version));
+  write_model_fields(w, m);
+  w.finish();
+}
+
+Model read_model(std::istream& in, const std::string& source) {
+  Json j;
+  try {
+    j = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw InputError(source, 0, "", std::string("not a valid JSON model file: ") + e.what());
+  }
+  auto bad = [&](const std::string& what) -> InputError {
+    return InputError(source, 0, "", "not a usable nwreg model: " + what);
+  };
+  if (!j.is_object() || j.value("format", Json()) != Json(model_format))
+    throw bad("no \"format\": \"nwreg-model\" field");
+  if (!j.contains("version") || !j["version"].is_number_integer() ||
+      j["version"].get<long long>() != model_format_version)
+    throw bad("format version " + (j.contains("version") ? j["version"].dump() : "missing") +
+              ", this nwreg reads version " + std::to_string(model_format_version));
+  Model m;
+  try {
+    m.kernel = parse_kernel(j.at("kernel").get<std::string>());
+    m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
+    m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
+    m.y_column = j.at("y_column").get<std::string>();
+    m.n = j.at("n").get<std::size_t>();
+    m.checksum = j.at("checksum").get<std::string>();
+    m.bandwidth_source = j.value("bandwidth_source", "model");
+    if (j.contains("loo_mse") && j["loo_mse"].is_number()) m.loo_mse = j["loo_mse"].get<double>();
+  } catch (const Json::exception& e) {
+    throw bad(std::string("a required field is missing or has the wrong type (") + e.what() + ")");
+  } catch (const UsageError& e) {
+    throw bad(e.what());
+  }
+  if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
+    throw bad("\"bandwidth\" needs one value per x column");
+  try {
+    check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
+  } catch (const UsageError& e) {
+    throw bad(e.what());
+  }
+  return m;
+}
+
+}  // namespace nwreg

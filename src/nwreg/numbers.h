@@ -1,0 +1,28 @@
+#pragma once
+/// Reading and writing doubles exactly: correctly rounded parsing with strict checks, and the
+/// shortest form that reads back to the same double.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nwreg {
+
+/// Why a field is not a usable number.
+enum class ParseFailure { empty, not_a_number, not_finite, out_of_range };
+
+/// Parses a whole field as a finite double (correctly rounded, std::from_chars). Accepts a
+/// leading '+', surrounding spaces and tabs; rejects empty text, NaN, inf, trailing junk and
+/// values beyond the double range. Values too small for a double (1e-400) are out of range too.
+std::optional<double> parse_double(std::string_view text, ParseFailure* why = nullptr);
+
+/// One sentence for a failure, e.g. `cannot parse "abc" as a number`.
+std::string describe(ParseFailure why, std::string_view text);
+
+/// Shortest decimal text that reads back to exactly `v` (std::to_chars). `v` must be finite.
+std::string format_double(double v);
+
+/// Appends format_double(v) to `out` without a temporary string.
+void append_double(std::string& out, double v);
+
+}  // namespace nwreg

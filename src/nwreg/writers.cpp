@@ -1,0 +1,264 @@
+#include "nwreg/writers.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "nwreg/errors.h"
+#include "nwreg/model.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+bool all_finite(const Json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  if (j.is_structured())
+    return std::all_of(j.begin(), j.end(), [](const Json& e) { return all_finite(e); });
+  return true;
+}
+
+
+void append_point(std::string& buf, const double* p, std::size_t d) {
+  if (d == 1) return append_double(buf, p[0]);
+  buf += '[';
+  for (std::size_t k = 0; k < d; ++k) {
+    if (k) buf += ',';
+    append_double(buf, p[k]);
+  }
+  buf += ']';
+}
+
+}  // namespace
+
+Format parse_format(const std::string& text, const std::string& option) {
+  if (text == "csv") return Format::csv;
+  if (text == "json") return Format::json;
+  throw UsageError(option + ": unknown format \"" + text + "\" (known: csv, json)");
+}
+
+Format format_for_path(const std::string& path, Format fallback) {
+  if (path.size() >= 5) {
+    std::string ext = path.substr(path.size() - 5);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (ext == ".json") return Format::json;
+  }
+  return fallback;
+}
+
+WeightsLayout parse_layout(const std::string& text) {
+  if (text == "wide") return WeightsLayout::wide;
+  if (text == "long") return WeightsLayout::long_;
+  throw UsageError("--weights-layout: unknown layout \"" + text + "\" (known: wide, long)");
+}
+
+std::string csv_field(const std::string& text) {
+  const bool quote = text.find_first_of(",\"\r\n") != std::string::npos ||
+                     (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                                        std::isspace(static_cast<unsigned char>(text.back()))));
+  if (!quote) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void check_stream(std::ostream& out) {
+  if (!out) throw OutputError(std::string("write failed: ") + std::strerror(errno), errno);
+}
+
+JsonObjectWriter::JsonObjectWriter(std::ostream& out) : out_(out) { out_ << '{'; }
+
+void JsonObjectWriter::key(const std::string& k) {
+  out_ << (first_field_ ? "\n  " : ",\n  ") << Json(k).dump() << ": ";
+  first_field_ = false;
+}
+
+void JsonObjectWriter::field(const std::string& k, const Json& value) {
+  if (!all_finite(value))
+    throw DataError("field \"" + k + "\" holds a number that is not finite; JSON cannot hold it");
+  key(k);
+  out_ << value.dump();
+}
+
+void JsonObjectWriter::begin_array(const std::string& k) {
+  key(k);
+  out_ << '[';
+  first_element_ = true;
+}
+
+void JsonObjectWriter::element(const std::string& text) {
+  out_ << (first_element_ ? "\n    " : ",\n    ") << text;
+  first_element_ = false;
+  check_stream(out_);
+}
+
+void JsonObjectWriter::end_array() { out_ << (first_element_ ? "]" : "\n  ]"); }
+
+void JsonObjectWriter::finish() {
+  out_ << "\n}\n";
+  out_.flush();
+  check_stream(out_);
+}
+
+void write_model_fields(JsonObjectWriter& w, const Model& m) {
+  w.field("kernel", to_string(m.kernel));
+  w.field("bandwidth", m.bandwidth);
+  w.field("bandwidth_source", m.bandwidth_source);
+  w.field("x_columns", m.x_columns);
+  w.field("y_column", m.y_column);
+  w.field("n", m.n);
+  w.field("checksum", m.checksum);
+  w.field("loo_mse", m.loo_mse ? Json(*m.loo_mse) : Json(nullptr));
+  if (m.history.empty()) return;
+  w.field("stop_reason", m.stop_reason);
+  w.begin_array("history");
+  for (const auto& e : m.history) {
+    Json rec;
+    rec["epoch"] = e.epoch;
+    rec["bandwidth"] = e.bandwidth;
+    rec["loss"] = e.loss;
+    if (!all_finite(rec)) throw DataError("the loss history holds a number that is not finite");
+    w.element(rec.dump());
+  }
+  w.end_array();
+}
+
+void write_predictions(std::ostream& out, Format format, const Model& model,
+                       const double* queries, std::size_t m, std::size_t d, const double* pred) {
+  for (std::size_t i = 0; i < m; ++i)
+    if (!std::isfinite(pred[i]))
+      throw DataError("prediction " + std::to_string(i + 1) + " is not finite");
+  std::string buf;
+  if (format == Format::csv) {
+    for (const auto& name : model.x_columns) buf += csv_field(name) + ",";
+    buf += "prediction\n";
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t k = 0; k < d; ++k) {
+        append_double(buf, queries[i * d + k]);
+        buf += ',';
+      }
+      append_double(buf, pred[i]);
+      buf += '\n';
+      if (buf.size() > (1 << 16)) {
+        out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+        check_stream(out);
+        buf.clear();
+      }
+    }
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    out.flush();
+    check_stream(out);
+    return;
+  }
+  JsonObjectWriter w(out);
+  write_model_fields(w, model);
+  std::vector<std::string> keys;
+  for (const auto& name : model.x_columns) keys.push_back(Json(name).dump() + ": ");
+  w.begin_array("predictions");
+  for (std::size_t i = 0; i < m; ++i) {
+    buf = "{";
+    for (std::size_t k = 0; k < d; ++k) {
+      buf += keys[k];
+      append_double(buf, queries[i * d + k]);
+      buf += ", ";
+    }
+    buf += "\"prediction\": ";
+    append_double(buf, pred[i]);
+    buf += '}';
+    w.element(buf);
+  }
+  w.end_array();
+  w.finish();
+}
+
+WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout layout,
+                             const Dataset& train, const double* queries, std::size_t m)
+    : out_(out), format_(format), layout_(layout), train_(train), queries_(queries), m_(m) {
+  const std::size_t n = train.n, d = train.d;
+  if (format_ == Format::csv) {
+    if (layout_ == WeightsLayout::long_) {
+      buf_ = "query,key,weight\n";
+    } else {
+      for (const auto& name : train.x_names) buf_ += csv_field(name) + ",";
+      for (std::size_t i = 0; i < n; ++i) buf_ += "k" + std::to_string(i + 1) + (i + 1 < n ? "," : "\n");
+    }
+  } else if (layout_ == WeightsLayout::long_) {
+    buf_ = "[";
+  } else {
+    buf_ = "{\n  \"x_columns\": " + Json(train.x_names).dump() + ",\n  \"queries\": [";
+    for (std::size_t j = 0; j < m; ++j) {
+      if (j) buf_ += ',';
+      append_point(buf_, queries + j * d, d);
+    }
+    buf_ += "],\n  \"keys\": [";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) buf_ += ',';
+      append_point(buf_, train.row(i), d);
+    }
+    buf_ += "],\n  \"weights\": [";
+  }
+  out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  check_stream(out_);
+}
+
+void WeightsWriter::row(std::size_t j, const double* a) {
+  const std::size_t n = train_.n, d = train_.d;
+  buf_.clear();
+  if (format_ == Format::csv && layout_ == WeightsLayout::wide) {
+    for (std::size_t k = 0; k < d; ++k) {
+      append_double(buf_, queries_[j * d + k]);
+      buf_ += ',';
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      append_double(buf_, a[i]);
+      buf_ += i + 1 < n ? ',' : '\n';
+    }
+  } else if (format_ == Format::csv) {
+    const std::string q = std::to_string(j + 1) + ",";
+    for (std::size_t i = 0; i < n; ++i) {
+      buf_ += q;
+      buf_ += std::to_string(i + 1);
+      buf_ += ',';
+      append_double(buf_, a[i]);
+      buf_ += '\n';
+    }
+  } else if (layout_ == WeightsLayout::wide) {
+    buf_ += j ? ",\n    [" : "\n    [";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) buf_ += ',';
+      append_double(buf_, a[i]);
+    }
+    buf_ += ']';
+  } else {
+    const std::string q = "{\"query\": " + std::to_string(j + 1) + ", \"key\": ";
+    for (std::size_t i = 0; i < n; ++i) {
+      buf_ += (j || i) ? ",\n  " : "\n  ";
+      buf_ += q;
+      buf_ += std::to_string(i + 1);
+      buf_ += ", \"weight\": ";
+      append_double(buf_, a[i]);
+      buf_ += '}';
+    }
+  }
+  out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  check_stream(out_);
+}
+
+void WeightsWriter::finish() {
+  if (format_ == Format::json) {
+    if (layout_ == WeightsLayout::long_) out_ << (m_ ? "\n]\n" : "]\n");
+    else out_ << (m_ ? "\n  ]\n}\n" : "]\n}\n");
+  }
+  out_.flush();
+  check_stream(out_);
+}
+
+}  // namespace nwreg

@@ -1,0 +1,83 @@
+#pragma once
+/// Output formats: predictions and attention weights as CSV or JSON, written to any stream.
+/// Every number is written in its shortest round-trip form; rows are formatted into a buffer
+/// and written whole, and the stream is checked after each so a failed write stops at once.
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nwreg/dataset.h"
+
+namespace nwreg {
+
+struct Model;
+
+enum class Format { csv, json };
+enum class WeightsLayout {
+  wide,  //!< one row per query: its coordinates, then one weight per training point
+  long_  //!< one (query, key, weight) row per pair
+};
+
+/// "csv" or "json"; throws UsageError naming `option` otherwise.
+Format parse_format(const std::string& text, const std::string& option);
+/// Json when `path` ends in ".json" (any case), else `fallback`.
+Format format_for_path(const std::string& path, Format fallback);
+WeightsLayout parse_layout(const std::string& text);
+
+/// One CSV field, quoted when it holds a comma, quote, line break or outer blanks.
+std::string csv_field(const std::string& text);
+
+/// Throws OutputError (with errno) if the stream has failed.
+void check_stream(std::ostream& out);
+
+/// Writes a JSON object one field per line; large arrays stream one element per line.
+class JsonObjectWriter {
+ public:
+  explicit JsonObjectWriter(std::ostream& out);
+  /// A field with a compact value. Throws DataError if the value holds a non-finite number.
+  void field(const std::string& key, const nlohmann::ordered_json& value);
+  void begin_array(const std::string& key);
+  /// One element of the open array: already-formatted JSON text.
+  void element(const std::string& json_text);
+  void end_array();
+  void finish();
+
+ private:
+  void key(const std::string& k);
+  std::ostream& out_;
+  bool first_field_ = true;
+  bool first_element_ = true;
+};
+
+/// The model's fields (kernel, bandwidth, columns, n, checksum, LOO error, history), shared by
+/// the model file and the JSON predictions.
+void write_model_fields(JsonObjectWriter& w, const Model& m);
+
+/// Predictions at m query points (m x d). CSV: the x column names, then `prediction`.
+/// JSON: the model's fields, then "predictions": [{"<x>": q, "prediction": f}, ...].
+void write_predictions(std::ostream& out, Format format, const Model& model,
+                       const double* queries, std::size_t m, std::size_t d, const double* pred);
+
+/// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
+class WeightsWriter {
+ public:
+  WeightsWriter(std::ostream& out, Format format, WeightsLayout layout, const Dataset& train,
+                const double* queries, std::size_t m);
+  /// Row i of the matrix (n weights); rows must come in order 0..m-1.
+  void row(std::size_t i, const double* a);
+  void finish();
+
+ private:
+  std::ostream& out_;
+  Format format_;
+  WeightsLayout layout_;
+  const Dataset& train_;
+  const double* queries_;
+  std::size_t m_;
+  std::string buf_;
+};
+
+}  // namespace nwreg
