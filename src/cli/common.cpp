@@ -90,7 +90,7 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
       ->capture_default_str();
   app.add_option("--lr", o.lr, "auto: first step length in log h; sgd: learning rate")
       ->capture_default_str();
-  app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L")->capture_default_str();
+  app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L or a step changes h by a relative tol or less")->capture_default_str();
   app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
 }
 
@@ -125,8 +125,13 @@ Model choose_bandwidth(const Dataset& data, const BandwidthOptions& o, bool need
     const FitOptions f = fit_options(data, o);
     auto on_epoch = [&](const Epoch& e) {
       if (!o.verbose) return;
-      log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth) << "  loss "
-          << format_double(e.loss) << '\n';
+      log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth);
+      if (f.parameter == Parameter::w) {
+        std::vector<double> w;
+        for (double h : e.bandwidth) w.push_back(1 / h);
+        log << "  w " << join(w);
+      }
+      log << "  loss " << format_double(e.loss) << '\n';
     };
     FitResult r = fit_bandwidth(data, f, on_epoch);
     if (o.verbose)

@@ -35,7 +35,7 @@ struct BandwidthOptions {
   std::string loss = "mean";    //!< mean | sum
   int epochs = 100;             //!< step cap (auto) or exact step count (sgd)
   double lr = 0.5;              //!< first step in log h (auto) or learning rate (sgd)
-  double tol = 1e-9;            //!< auto stops when |dL/dlog h| <= tol * L
+  double tol = 1e-9;            //!< auto: gradient and step tolerance (FitOptions::tol)
   bool verbose = false;         //!< loss after each epoch on stderr
 };
 

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(exit_usage, e.what());
+    return fail(exit_usage, std::string(e.what()) + " (see nwreg --help)");
   }
 
   try {

@@ -22,6 +22,20 @@ Kernel parse_kernel(const std::string& name) {
   throw UsageError("--kernel: unknown kernel \"" + name + "\" (known: gaussian)");
 }
 
+namespace {
+
+// (x_i - x_b)(x_i + x_b - 2q) / h^2 = ((q - x_i)/h)^2 - ((q - x_b)/h)^2, computed without
+// cancellation: x_i - x_b is exact for nearby keys, and (x_i - q) + (x_b - q) is only needed
+// to relative accuracy. A factor of 0 (equal keys, or q midway) gives 0 even if the other
+// factor overflowed.
+inline double gap_term(double xi, double xb, double q, double inv_h) {
+  const double a = (xi - xb) * inv_h;
+  const double c = ((xi - q) + (xb - q)) * inv_h;
+  return (a == 0 || c == 0) ? 0.0 : a * c;
+}
+
+}  // namespace
+
 void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option) {
   if (h.size() != d)
     throw UsageError(option + ": needs " + std::to_string(d) + " value" + (d == 1 ? "" : "s") +
@@ -43,54 +57,43 @@ Attention::Attention(const Dataset& train, std::vector<double> bandwidth, Kernel
   for (double v : data_.y) ymax = std::max(ymax, std::abs(v));
   if (ymax > 0) {
     int e;
-    std::frexp(ymax, &e);  // ymax < 2^e
-    y_scale_ = std::ldexp(1.0, e);
+    std::frexp(ymax, &e);  // 2^(e-1) <= ymax < 2^e, and 2^e may overflow
+    y_scale_ = std::ldexp(1.0, e - 1);
   }
   ys_.resize(data_.n);
   for (std::size_t i = 0; i < data_.n; ++i) ys_[i] = data_.y[i] / y_scale_;
 }
 
-double Attention::row(const double* q, std::size_t exclude, double* e, bool* extreme) const {
+std::size_t Attention::nearest(const double* q, std::size_t exclude) const {
   const std::size_t n = data_.n, d = data_.d;
   const double* x = data_.x.data();
-  double m = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < n; ++i) {
-    double r = 0;
-    for (std::size_t k = 0; k < d; ++k) {
-      const double u = (q[k] - x[i * d + k]) * inv_h_[k];
-      r += u * u;
-    }
-    e[i] = -0.5 * r;
+  std::size_t best = exclude == 0 ? 1 : 0;
+  for (std::size_t i = best + 1; i < n; ++i) {
+    if (i == exclude) continue;
+    // |q - x_i|^2 < |q - x_b|^2  <=>  sum_k (x_ik - x_bk)(x_ik + x_bk - 2 q_k) / h_k^2 < 0:
+    // the sign survives where q - x rounds the difference between keys away.
+    double delta = 0;
+    for (std::size_t k = 0; k < d; ++k)
+      delta += gap_term(x[i * d + k], x[best * d + k], q[k], inv_h_[k]);
+    if (delta < 0) best = i;
   }
-  if (exclude < n) e[exclude] = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < n; ++i) m = std::max(m, e[i]);
-  const bool far = !(m > -std::numeric_limits<double>::infinity());
-  if (extreme) *extreme = far;
-  if (far) return row_long_double(q, exclude, e);
-  double s0 = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    e[i] = std::exp(e[i] - m);
-    s0 += e[i];
-  }
-  return s0;
+  return best;
 }
 
-double Attention::row_long_double(const double* q, std::size_t exclude, double* e) const {
+double Attention::row(const double* q, std::size_t exclude, double* e, std::size_t* ref) const {
   const std::size_t n = data_.n, d = data_.d;
-  std::vector<long double> s(n);
-  long double m = -std::numeric_limits<long double>::infinity();
-  for (std::size_t i = 0; i < n; ++i) {
-    long double r = 0;
-    for (std::size_t k = 0; k < d; ++k) {
-      const long double u = (static_cast<long double>(q[k]) - data_.x[i * d + k]) / h_[k];
-      r += u * u;
-    }
-    s[i] = -0.5L * r;
-    if (i != exclude) m = std::max(m, s[i]);
-  }
+  const double* x = data_.x.data();
+  const std::size_t b = nearest(q, exclude);
+  if (ref) *ref = b;
   double s0 = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    e[i] = i == exclude ? 0.0 : static_cast<double>(std::exp(s[i] - m));
+    if (i == exclude) {  // the left-out key may be nearer than b: its e would overflow
+      e[i] = 0;
+      continue;
+    }
+    double delta = 0;  // r_i - r_b >= 0: the score below the row maximum, times -2
+    for (std::size_t k = 0; k < d; ++k) delta += gap_term(x[i * d + k], x[b * d + k], q[k], inv_h_[k]);
+    e[i] = std::exp(-0.5 * delta);
     s0 += e[i];
   }
   return s0;
@@ -125,26 +128,22 @@ LooResult Attention::loo(bool with_gradient) const {
   double sse = 0;
   for (std::size_t j = 0; j < n; ++j) {
     const double* q = x + j * d;
-    bool extreme = false;
-    const double s0 = row(q, j, e.data(), &extreme);
+    std::size_t b = 0;
+    const double s0 = row(q, j, e.data(), &b);
     double s1 = 0;
     for (std::size_t i = 0; i < n; ++i) s1 += e[i] * ys_[i];
     const double f = s1 / s0;
     const double resid = ys_[j] - f;
     sse += resid * resid;
-    // A row whose nearest keys are 1e154 bandwidths away puts all weight on equidistant keys,
-    // whose weights do not move with h: its gradient term is 0.
-    if (!with_gradient || extreme) continue;
-    // df/dlog h_k = sum_i a_i (y_i - f) r_ik, r_ik = ((q_k - x_ik)/h_k)^2. Keys with e = 0 are
-    // skipped: their r may be infinite.
+    if (!with_gradient) continue;
+    // df/dlog h_k = sum_i a_i (y_i - f) r_ik with r_ik = ((q_k - x_ik)/h_k)^2. As the weights
+    // sum to 1, r_ik may be measured from the nearest key b: r_ik - r_bk stays finite and exact
+    // where r_ik itself would overflow. Keys with e = 0 add nothing (and may be infinitely far).
     std::fill(t.begin(), t.end(), 0.0);
     for (std::size_t i = 0; i < n; ++i) {
       if (e[i] == 0) continue;
       const double w = e[i] * (ys_[i] - f);
-      for (std::size_t k = 0; k < d; ++k) {
-        const double v = (q[k] - x[i * d + k]) * inv_h_[k];
-        t[k] += w * v * v;
-      }
+      for (std::size_t k = 0; k < d; ++k) t[k] += w * gap_term(x[i * d + k], x[b * d + k], q[k], inv_h_[k]);
     }
     for (std::size_t k = 0; k < d; ++k) grad[k] += -2 * resid * t[k] / s0;
   }

@@ -7,8 +7,9 @@
 ///   f(q)          = sum_i a_i(q) y_i
 ///
 /// Subtracting the row maximum makes every row well defined for any h > 0: the nearest key gets
-/// exp(0) = 1. When even the nearest key's score overflows (a key 1e154 bandwidths away), the
-/// row is recomputed in long double, whose exponent range holds any square of a double ratio.
+/// exp(0) = 1. Each s_i - M is computed in the factored form
+///   -1/2 sum_k (x_ik - x_bk)(x_ik + x_bk - 2 q_k) / h_k^2      (b = the nearest key),
+/// which neither overflows nor cancels where (q - x)^2 would (q = 1e200, keys a unit apart).
 
 #include <cstddef>
 #include <functional>
@@ -56,17 +57,18 @@ class Attention {
   LooResult loo(bool with_gradient) const;
 
  private:
-  // e[0..n) = exp(s_i - M), with e[exclude] = 0; returns their sum (>= 1). Sets *extreme when
-  // the row needed the long double path.
-  double row(const double* q, std::size_t exclude, double* e, bool* extreme = nullptr) const;
-  double row_long_double(const double* q, std::size_t exclude, double* e) const;
+  // The key nearest q (other than `exclude`), by an exact comparison of squared distances.
+  std::size_t nearest(const double* q, std::size_t exclude) const;
+  // e[0..n) = exp(s_i - M), M the score of the nearest key (stored in *ref), e[exclude] = 0;
+  // returns their sum (>= 1).
+  double row(const double* q, std::size_t exclude, double* e, std::size_t* ref = nullptr) const;
 
   const Dataset& data_;
   std::vector<double> h_;
   std::vector<double> inv_h_;
   Kernel kernel_;
-  // y / y_scale_, with y_scale_ a power of two >= max |y|: exact, and sums of n weighted
-  // values cannot overflow however large y is.
+  // y / y_scale_, with y_scale_ the power of two in (max|y|/2, max|y|]: exact, and sums of n
+  // weighted values cannot overflow however large y is.
   std::vector<double> ys_;
   double y_scale_ = 1;
 };

@@ -131,12 +131,20 @@ FitResult descend(const Dataset& data, const FitOptions& opt, std::vector<double
       res.stop_reason = "no further decrease";
       break;
     }
+    double moved = 0;
+    for (std::size_t k = 0; k < d; ++k) moved = std::max(moved, std::abs(trial_theta[k] - theta[k]));
     prev_theta = theta;
     prev_grad = cur.gradient;
     theta = trial_theta;
     cur = trial;
     h = from_theta(theta);
     record(epoch, h, cur.mse);
+    // A step that changed every h by a relative tol or less: h is known to that precision.
+    if (moved <= opt.tol) {
+      res.converged = true;
+      res.stop_reason = "tolerance";
+      break;
+    }
   }
   res.bandwidth = h;
   res.loo_mse = obj.mean(cur.mse);

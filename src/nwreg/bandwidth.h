@@ -37,7 +37,8 @@ struct FitOptions {
   Loss loss = Loss::mean;                        //!< the objective
   int epochs = 100;          //!< line search: cap on steps; sgd: the number of steps
   double lr = 0.5;           //!< line search: first step length in log h; sgd: learning rate
-  double tol = 1e-9;         //!< line search stops when |dL/dlog h| <= tol * L
+  double tol = 1e-9;         //!< line search stops when |dL/dlog h| <= tol * L or a step moves
+                             //!< every log h by <= tol (h known to a relative tol)
   std::optional<std::vector<double>> init;  //!< start bandwidth; skips the scan. Default: scan
 };
 

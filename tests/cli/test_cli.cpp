@@ -1,1 +1,389 @@
+// The real nwreg binary, run on files in data/: stdout, stderr and the exit code.
+
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "helpers.h"
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+extern char** environ;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;  // -signal when killed by a signal
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// A scratch directory per test, removed afterwards.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    std::string t = (fs::temp_directory_path() / "nwreg-test-XXXXXX").string();
+    dir = mkdtemp(t.data());
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  fs::path operator/(const std::string& name) const { return dir / name; }
+  std::size_t files() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {})); }
+};
+
+// Runs nwreg with `args`, feeding `input` on stdin.
+Result run_nwreg(const std::vector<std::string>& args, const std::string& input = "") {
+  Scratch io;
+  spit(io / "in", input);
+  std::vector<std::string> argv_s = {NWREG_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, (io / "in").c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, (io / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (io / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  r.out = slurp(io / "out");
+  r.err = slurp(io / "err");
+  return r;
+}
+
+std::string data(const std::string& name) { return testing::source_path("data/" + name); }
+
+// Expects a failure: the exit code and exactly one stderr line.
+void check_error(const Result& r, int code, const std::string& line) {
+  CHECK(r.exit_code == code);
+  CHECK(r.err == "nwreg: error: " + line + "\n");
+  CHECK(r.out.empty());
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream s(text);
+  for (std::string l; std::getline(s, l);) v.push_back(l);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --version, --help, command help with examples") {
+  Result v = run_nwreg({"--version"});
+  CHECK(v.exit_code == 0);
+  CHECK(v.out == "nwreg 0.1.0\n");
+  Result h = run_nwreg({"--help"});
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("fit") != std::string::npos);
+  CHECK(h.out.find("predict") != std::string::npos);
+  CHECK(h.out.find("Exit codes: 0 ok, 1 data or runtime error, 2 usage error.") != std::string::npos);
+  for (const char* cmd : {"fit", "predict"}) {
+    Result c = run_nwreg({cmd, "--help"});
+    CHECK(c.exit_code == 0);
+    CHECK(c.out.find("Examples:") != std::string::npos);
+    CHECK(c.out.find("--bandwidth") != std::string::npos);
+  }
+}
+
+TEST_CASE("cli: usage errors exit 2 with one line") {
+  check_error(run_nwreg({}), 2, "A subcommand is required (see nwreg --help)");
+  check_error(run_nwreg({"fit"}), 2, "TRAIN is required (see nwreg --help)");
+  check_error(run_nwreg({"fit", data("synthetic.csv"), "--frob"}), 2,
+              "The following argument was not expected: --frob (see nwreg --help)");
+  check_error(run_nwreg({"predict", data("synthetic.csv"), "--grid", "0:1:0.5", "--grid-n", "5"}), 2,
+              "--grid excludes --grid-n (see nwreg --help)");
+}
+
+TEST_CASE("cli: predict at fixed h equals statsmodels through files, reading back every digit") {
+  Scratch s;
+  const auto g = testing::read_golden("tests/golden/predict_mcycle.csv");
+  std::string queries = "times\n";
+  std::vector<double> want;
+  for (std::size_t i = 0; i < g.at("query").size(); ++i)
+    if (g.at("bandwidth")[i] == "2.0") {
+      queries += g.at("query")[i] + "\n";
+      want.push_back(std::stod(g.at("prediction")[i]));
+    }
+  spit(s / "q.csv", queries);
+  Result r = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", (s / "q.csv").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == want.size() + 1);
+  CHECK(out[0] == "times,prediction");
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const auto comma = out[i + 1].find(',');
+    CHECK(std::stod(out[i + 1].substr(0, comma)) == std::stod(lines(queries)[i + 1]));  // exactly
+    CHECK(std::stod(out[i + 1].substr(comma + 1)) == doctest::Approx(want[i]).epsilon(1e-9).scale(0));
+  }
+}
+
+TEST_CASE("cli: stdin and file give the same bytes, and header options") {
+  const std::string csv = slurp(data("synthetic.csv"));
+  Result a = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:0.25"});
+  Result b = run_nwreg({"predict", "-", "-b", "0.3", "--grid", "0:5:0.25"}, csv);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+  CHECK(lines(a.out).size() == 21);
+  CHECK(lines(a.out)[0] == "x,prediction");
+  // Without its header line, --no-header reads the same rows; the x column is then "x".
+  Result c = run_nwreg({"predict", "-", "--no-header", "-b", "0.3", "--grid", "0:5:0.25"}, csv.substr(csv.find('\n') + 1));
+  CHECK(c.out == a.out);
+  // Columns by index and name, tab-separated.
+  Result d = run_nwreg({"predict", "-", "--delimiter", "tab", "-x", "2", "-y", "a", "-b", "1", "--grid", "0:2:1"},
+                   "a\tb\n1\t0\n3\t1\n");
+  // By hand: keys 0 and 1 with values 1 and 3, h = 1; the far key weighs exp(-1/2).
+  const auto dl = lines(d.out);
+  REQUIRE(dl.size() == 3);
+  CHECK(dl[0] == "b,prediction");
+  const double e = std::exp(-0.5);
+  CHECK(std::stod(dl[1].substr(2)) == doctest::Approx((1 + 3 * e) / (1 + e)).epsilon(1e-15));
+  CHECK(std::stod(dl[2].substr(2)) == doctest::Approx((e + 3) / (1 + e)).epsilon(1e-15));
+}
+
+TEST_CASE("cli: queries from stdin, training from a file") {
+  Result r = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-"}, "0\n2.5\n");
+  REQUIRE(r.exit_code == 0);
+  Result g = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:2.5"});
+  CHECK(r.out == g.out);
+  check_error(run_nwreg({"predict", "-", "--query", "-", "-b", "1"}, "1,2\n2,3\n"), 2,
+              "--query -: standard input already carries the training data");
+}
+
+TEST_CASE("cli: --grid-n spans the training range, and default queries are the training x") {
+  Result r = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid-n", "3"});
+  const auto l = lines(r.out);
+  REQUIRE(l.size() == 4);
+  CHECK(l[1].rfind("2.4,", 0) == 0);
+  CHECK(l[2].rfind("30,", 0) == 0);
+  CHECK(l[3].rfind("57.6,", 0) == 0);
+  Result f = run_nwreg({"predict", data("mcycle.csv"), "-b", "2"});
+  CHECK(lines(f.out).size() == 134);
+}
+
+TEST_CASE("cli: fit learns at least as well as statsmodels cv_ls and reports it") {
+  const auto g = testing::read_golden("tests/golden/cv_ls.csv");
+  Result r = run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions"});
+  REQUIRE(r.exit_code == 0);
+  const auto l = lines(r.out);
+  REQUIRE(l.size() == 5);
+  CHECK(l[0].rfind("bandwidth: 3.77", 0) == 0);
+  CHECK(std::stod(l[1].substr(9)) <= std::stod(g.at("loo_mse")[2]));
+  CHECK(l[2] == "n: 272");
+  CHECK(l[3] == "source: learned");
+  CHECK(l[4].find("(tolerance)") != std::string::npos);
+  CHECK(r.err.empty());
+  Result v = run_nwreg({"fit", data("synthetic.csv"), "--verbose"});
+  CHECK(v.err.rfind("nwreg: epoch 0  bandwidth ", 0) == 0);
+  CHECK(v.err.find("leave-one-out passes\n") != std::string::npos);
+}
+
+TEST_CASE("cli: the d2l run through options, history as JSON") {
+  Result r = run_nwreg({"fit", data("synthetic.csv"), "--optimizer", "sgd", "--param", "w", "--init-w", "0.3", "--loss",
+                    "sum", "--lr", "0.5", "--epochs", "5", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const Json j = Json::parse(r.out);
+  const auto g = testing::read_golden("tests/golden/d2l_sgd.csv");
+  REQUIRE(j["history"].size() == 6);
+  for (int e = 0; e < 6; ++e) {
+    CHECK(1 / j["history"][e]["bandwidth"][0].get<double>() == doctest::Approx(std::stod(g.at("w")[e])).epsilon(1e-9));
+    CHECK(j["history"][e]["loss"].get<double>() == doctest::Approx(std::stod(g.at("loss_sum")[e])).epsilon(1e-9));
+  }
+  CHECK(j["stop_reason"] == "epochs done");
+  check_error(run_nwreg({"fit", data("synthetic.csv"), "--optimizer", "sgd"}), 2,
+              "--optimizer sgd: needs a start point, --init H or --init-w W");
+  check_error(run_nwreg({"fit", data("synthetic.csv"), "--param", "w"}), 2,
+              "--param w: only with --optimizer sgd (auto always steps in log h)");
+}
+
+TEST_CASE("cli: fit -o writes a model that predict --model uses, and other data get a warning") {
+  Scratch s;
+  const std::string model = (s / "m.json").string();
+  Result f = run_nwreg({"fit", data("mcycle.csv"), "-o", model});
+  REQUIRE(f.exit_code == 0);
+  const Json j = Json::parse(slurp(model));
+  CHECK(j["format"] == "nwreg-model");
+  CHECK(j["x_columns"] == Json::array({"times"}));
+  CHECK(j["n"] == 133);
+  const std::string h = Json(j["bandwidth"][0]).dump();
+  CHECK(f.out.rfind("bandwidth: " + h + "\n", 0) == 0);
+
+  Result p = run_nwreg({"predict", data("mcycle.csv"), "--model", model, "--grid", "0:60:10"});
+  Result q = run_nwreg({"predict", data("mcycle.csv"), "-b", h, "--grid", "0:60:10"});
+  REQUIRE(p.exit_code == 0);
+  CHECK(p.err.empty());
+  CHECK(p.out == q.out);
+
+  std::string part = slurp(data("mcycle.csv"));
+  part = part.substr(0, part.find("\n14.6,"));
+  Result w = run_nwreg({"predict", "-", "--model", model, "--grid", "0:60:10"}, part + "\n");
+  CHECK(w.exit_code == 0);
+  CHECK(w.err.find("nwreg: warning: <stdin> is not the data " + model + " was fitted on") == 0);
+
+  spit(s / "bad.json", "{\"format\": \"nwreg-model\", \"version\": 9}");
+  check_error(run_nwreg({"predict", data("mcycle.csv"), "--model", (s / "bad.json").string()}), 1,
+              (s / "bad.json").string() + ": not a usable nwreg model: format version 9, this nwreg reads version 1");
+  check_error(run_nwreg({"predict", data("mcycle.csv"), "--model", model, "-b", "1"}), 2,
+              "--bandwidth excludes --model (see nwreg --help)");
+}
+
+TEST_CASE("cli: JSON predictions for jq and pandas, and -o NAME.json implies JSON") {
+  Scratch s;
+  Result r = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.5", "--grid", "0:1:0.5", "-o", (s / "p.json").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.empty());
+  const Json j = Json::parse(slurp(s / "p.json"));
+  CHECK(j["bandwidth"] == Json::array({0.5}));
+  CHECK(j["bandwidth_source"] == "fixed");
+  REQUIRE(j["predictions"].size() == 2);
+  CHECK(j["predictions"][1]["x"] == 0.5);
+  Result c = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.5", "--grid", "0:1:0.5"});
+  CHECK(std::stod(lines(c.out)[2].substr(4)) == j["predictions"][1]["prediction"].get<double>());
+}
+
+TEST_CASE("cli: the weights matrix, wide and long") {
+  Scratch s;
+  Result r = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:1", "--weights", (s / "w.csv").string()});
+  REQUIRE(r.exit_code == 0);
+  const auto w = lines(slurp(s / "w.csv"));
+  REQUIRE(w.size() == 6);
+  CHECK(w[0].rfind("x,k1,k2,", 0) == 0);
+  CHECK(w[0].substr(w[0].rfind(',')) == ",k50");
+  double sum = 0;
+  std::istringstream row(w[3]);
+  std::string cell;
+  std::getline(row, cell, ',');
+  CHECK(cell == "2");
+  int cells = 0;
+  while (std::getline(row, cell, ',')) {
+    sum += std::stod(cell);
+    ++cells;
+  }
+  CHECK(cells == 50);
+  CHECK(sum == doctest::Approx(1).epsilon(1e-14));
+
+  run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:1", "--weights", (s / "l.csv").string(),
+         "--weights-layout", "long"});
+  const auto l = lines(slurp(s / "l.csv"));
+  CHECK(l.size() == 5 * 50 + 1);
+  CHECK(l[0] == "query,key,weight");
+  CHECK(l[1].rfind("1,1,", 0) == 0);
+  CHECK(l.back().rfind("5,50,", 0) == 0);
+
+  run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:1", "--weights", (s / "w.json").string()});
+  const Json j = Json::parse(slurp(s / "w.json"));
+  CHECK(j["weights"].size() == 5);
+  CHECK(j["weights"][0].size() == 50);
+  CHECK(j["keys"].size() == 50);
+  check_error(run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--weights", "-"}), 2,
+              "--weights -: standard output already carries the predictions; give -o FILE");
+}
+
+TEST_CASE("cli: bad data files, one line each, exit 1") {
+  Scratch s;
+  auto with = [&](const std::string& text) {
+    spit(s / "t.csv", text);
+    return (s / "t.csv").string();
+  };
+  const std::string t = (s / "t.csv").string();
+  check_error(run_nwreg({"fit", (s / "none.csv").string()}), 1, (s / "none.csv").string() + ": cannot open: No such file or directory");
+  check_error(run_nwreg({"fit", s.dir.string()}), 1, s.dir.string() + ": is a directory, not a file");
+  check_error(run_nwreg({"fit", with("")}), 1, t + ": the file is empty");
+  check_error(run_nwreg({"fit", with("x,y\n")}), 1, t + ": no data rows after the header");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n3,abc\n")}), 1, t + ":3: column \"y\": cannot parse \"abc\" as a number");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n,3\n")}), 1, t + ":3: column \"x\": empty field where a number is required");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n2,NaN\n")}), 1, t + ":3: column \"y\": \"NaN\" is not a finite number");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n2,inf\n")}), 1, t + ":3: column \"y\": \"inf\" is not a finite number");
+  check_error(run_nwreg({"fit", with("x,y\n1e999,2\n")}), 1, t + ":2: column \"x\": \"1e999\" is out of the range of a double");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n2,3,4\n")}), 1, t + ":3: expected 2 fields, found 3");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n")}), 1, "learning the bandwidth needs at least 2 training rows, got 1");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n1,3\n1,5\n")}), 1,
+              "all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth H");
+  Result fixed = run_nwreg({"fit", with("x,y\n1,2\n1,3\n1,5\n"), "-b", "1"});
+  CHECK(fixed.exit_code == 0);
+  // Equal x: each row's LOO prediction is the mean of the other two: (2-4)^2 + (3-3.5)^2 + (5-2.5)^2 = 10.5.
+  CHECK(lines(fixed.out)[1] == "loo_mse: 3.5");
+}
+
+TEST_CASE("cli: bad option values, one line each, exit 2") {
+  const std::string f = data("synthetic.csv");
+  check_error(run_nwreg({"fit", f, "-x", "nope"}), 2, "-x: no column named \"nope\" in " + f + " (columns: x, y)");
+  check_error(run_nwreg({"fit", f, "-y", "9"}), 2, "-y: column 9 does not exist: " + f + " has 2 columns");
+  check_error(run_nwreg({"fit", f, "-b", "0"}), 2, "--bandwidth: must be > 0, got 0");
+  check_error(run_nwreg({"fit", f, "-b", "-3"}), 2, "--bandwidth: must be > 0, got -3");
+  check_error(run_nwreg({"fit", f, "-b", "abc"}), 2, "--bandwidth: expected a number > 0, auto, silverman or scott, got \"abc\"");
+  check_error(run_nwreg({"fit", f, "-b", "nan"}), 2, "--bandwidth: \"nan\" is not a finite number");
+  check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "0:1:0"}), 2, "--grid: STEP must not be 0");
+  check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "0:1:-1"}), 2, "--grid: STEP -1 does not lead from 0 towards 1: no points");
+  check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "a:1:1"}), 2, "--grid: START: cannot parse \"a\" as a number");
+  check_error(run_nwreg({"predict", f, "-b", "1", "--format", "xml"}), 2, "--format: unknown format \"xml\" (known: csv, json)");
+  check_error(run_nwreg({"predict", f, "-b", "1", "--delimiter", "ab"}), 2, "--delimiter: must be one character or \"tab\", got \"ab\"");
+}
+
+TEST_CASE("cli: silverman and scott") {
+  Result r = run_nwreg({"fit", data("synthetic.csv"), "-b", "silverman"});
+  const auto g = testing::read_golden("tests/golden/silverman.csv");
+  CHECK(std::stod(lines(r.out)[0].substr(11)) == doctest::Approx(std::stod(g.at("bandwidth")[0])).epsilon(1e-13));
+  CHECK(lines(r.out)[3] == "source: silverman");
+  Result s = run_nwreg({"fit", data("synthetic.csv"), "-b", "scott"});
+  CHECK(lines(s.out)[3] == "source: scott");
+}
+
+TEST_CASE("cli: an output that cannot be written leaves nothing behind, nor clobbers a file") {
+  Scratch s;
+  spit(s / "old.csv", "keep me\n");
+  check_error(run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "-o", (s / "no/dir/p.csv").string()}), 1,
+              "-o: cannot write " + (s / "no/dir/p.csv").string() + ": No such file or directory");
+  check_error(run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "-o", s.dir.string()}), 1,
+              "-o: " + s.dir.string() + " is a directory");
+  // The weights are written in full to a temporary file, then -o fails: neither file appears.
+  Result r = run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--weights", (s / "w.csv").string(), "-o",
+                    (s / "no/p.csv").string()});
+  CHECK(r.exit_code == 1);
+  // Bad training data after -o names an existing file: the old content stays.
+  Result b = run_nwreg({"predict", "-", "-b", "1", "-o", (s / "old.csv").string()}, "x,y\n1,oops\n");
+  CHECK(b.exit_code == 1);
+  CHECK(slurp(s / "old.csv") == "keep me\n");
+  CHECK(s.files() == 1);  // only old.csv: no temporary files, no w.csv
+  // Success replaces it whole.
+  Result ok = run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--grid", "0:1:1", "-o", (s / "old.csv").string()});
+  CHECK(ok.exit_code == 0);
+  CHECK(slurp(s / "old.csv").rfind("x,prediction\n0,", 0) == 0);
+  CHECK(s.files() == 1);
+}
+
+TEST_CASE("cli: | head -1 ends quietly") {
+  const std::string cmd = std::string("'") + NWREG_BINARY + "' predict '" + data("synthetic.csv") +
+                          "' -b 0.3 --grid 0:5:0.00001 2>&1 | head -1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  CHECK(out == "x,prediction\n");  // and no error line from nwreg
+}

@@ -1,1 +1,142 @@
 #include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "helpers.h"
+#include "nwreg/attention.h"
+#include "nwreg/bandwidth.h"
+#include "nwreg/errors.h"
+
+using namespace nwreg;
+using testing::make_dataset;
+
+TEST_CASE("Silverman's rule equals R's bw.nrd0 on the bundled sets") {
+  const auto golden = testing::read_golden("tests/golden/silverman.csv");
+  for (std::size_t i = 0; i < golden.at("set").size(); ++i) {
+    const auto& set = testing::golden_sets().at(i);
+    REQUIRE(golden.at("set")[i] == set.name);
+    const Dataset d = testing::bundled(set.file, set.x, set.y);
+    CAPTURE(set.name);
+    CHECK(silverman_bandwidth(d).at(0) == doctest::Approx(std::stod(golden.at("bandwidth")[i])).epsilon(1e-13));
+  }
+}
+
+TEST_CASE("Scott's rule by hand: 1.06 sd n^(-1/5)") {
+  const Dataset d = make_dataset({1, 2, 3, 4}, {0, 0, 0, 0});
+  CHECK(scott_bandwidth(d).at(0) == doctest::Approx(1.06 * std::sqrt(5.0 / 3.0) * std::pow(4.0, -0.2)).epsilon(1e-15));
+}
+
+TEST_CASE("rules and learning refuse a constant x column") {
+  const Dataset d = make_dataset({2, 2, 2}, {1, 2, 3});
+  CHECK_THROWS_WITH_AS(silverman_bandwidth(d),
+                       "all values of x column \"x\" are equal: Silverman's rule cannot work; give --bandwidth H",
+                       DataError);
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, {}),
+                       "all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth H",
+                       DataError);
+  CHECK_THROWS_WITH_AS(fit_bandwidth(make_dataset({1}, {1}), {}),
+                       "learning the bandwidth needs at least 2 training rows, got 1", DataError);
+}
+
+TEST_CASE("the d2l run: w = 1/h, summed LOO loss, SGD lr 0.5, 5 epochs, as PyTorch computes it") {
+  const auto g = testing::read_golden("tests/golden/d2l_sgd.csv");
+  const Dataset d = testing::bundled("synthetic.csv", "x", "y");
+  for (double w0 : {0.3, 1.0}) {
+    FitOptions o;
+    o.optimizer = Optimizer::sgd;
+    o.parameter = Parameter::w;
+    o.loss = Loss::sum;
+    o.lr = 0.5;
+    o.epochs = 5;
+    o.init = std::vector<double>{1 / w0};
+    const FitResult r = fit_bandwidth(d, o);
+    REQUIRE(r.history.size() == 6);
+    int matched = 0;
+    for (std::size_t row = 0; row < g.at("w0").size(); ++row) {
+      if (std::stod(g.at("w0")[row]) != w0) continue;
+      const auto e = static_cast<std::size_t>(std::stod(g.at("epoch")[row]));
+      CAPTURE(w0);
+      CAPTURE(e);
+      CHECK(r.history[e].epoch == static_cast<int>(e));
+      CHECK(1 / r.history[e].bandwidth[0] == doctest::Approx(std::stod(g.at("w")[row])).epsilon(1e-9));
+      CHECK(r.history[e].loss == doctest::Approx(std::stod(g.at("loss_sum")[row])).epsilon(1e-9));
+      ++matched;
+    }
+    CHECK(matched == 6);
+    CHECK(r.stop_reason == "epochs done");
+  }
+}
+
+TEST_CASE("sgd in log h takes exactly the steps it is told") {
+  const Dataset d = testing::bundled("synthetic.csv", "x", "y");
+  FitOptions o;
+  o.optimizer = Optimizer::sgd;
+  o.lr = 0.1;
+  o.epochs = 2;
+  o.init = std::vector<double>{0.5};
+  const FitResult r = fit_bandwidth(d, o);
+  const LooResult at0 = Attention(d, {0.5}).loo(true);
+  const double h1 = std::exp(std::log(0.5) - 0.1 * at0.gradient[0]);
+  CHECK(r.history.at(1).bandwidth[0] == doctest::Approx(h1).epsilon(1e-14));
+  CHECK(r.history.size() == 3);
+}
+
+TEST_CASE("sgd that leaves the double range says so") {
+  FitOptions o;
+  o.optimizer = Optimizer::sgd;
+  o.lr = 1e6;
+  o.epochs = 3;
+  o.init = std::vector<double>{0.5};
+  CHECK_THROWS_WITH_AS(fit_bandwidth(testing::bundled("mcycle.csv", "times", "accel"), o),
+                       doctest::Contains("sgd diverged at epoch 1"), DataError);
+}
+
+TEST_CASE("learning converges to the same bandwidth from any start in the basin") {
+  const Dataset d = testing::bundled("synthetic.csv", "x", "y");
+  const FitResult scanned = fit_bandwidth(d, {});
+  CHECK(scanned.converged);
+  CHECK(scanned.stop_reason == "tolerance");
+  for (double start : {0.15, 0.2, 0.4, 0.6}) {
+    FitOptions o;
+    o.init = std::vector<double>{start};
+    const FitResult r = fit_bandwidth(d, o);
+    CAPTURE(start);
+    CHECK(r.bandwidth[0] == doctest::Approx(scanned.bandwidth[0]).epsilon(1e-6));
+    CHECK(r.loo_mse == doctest::Approx(scanned.loo_mse).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("the history starts at epoch 0, its losses never rise, and it ends at the result") {
+  const Dataset d = testing::bundled("mcycle.csv", "times", "accel");
+  std::vector<int> seen;
+  const FitResult r = fit_bandwidth(d, {}, [&](const Epoch& e) { seen.push_back(e.epoch); });
+  REQUIRE(!r.history.empty());
+  CHECK(seen.size() == r.history.size());
+  CHECK(r.history.front().epoch == 0);
+  for (std::size_t i = 1; i < r.history.size(); ++i) CHECK(r.history[i].loss <= r.history[i - 1].loss);
+  CHECK(r.history.back().bandwidth == r.bandwidth);
+  CHECK(r.history.back().loss == r.loo_mse);
+  CHECK(r.loo_mse == doctest::Approx(Attention(d, r.bandwidth).loo(false).mse).epsilon(1e-15));
+}
+
+TEST_CASE("the scan spans a quarter of the smallest gap to four ranges, ten points a decade") {
+  const Dataset d = make_dataset({0, 1, 3, 10}, {0, 1, 0, 1});
+  const double sd = column_stats(d, 0).sd;
+  const auto c = scan_scales(d);
+  CHECK(c.front() == doctest::Approx(0.25 / sd).epsilon(1e-12));
+  CHECK(c.back() == doctest::Approx(40 / sd).epsilon(1e-12));
+  CHECK(c.size() == static_cast<std::size_t>(std::ceil(10 * std::log10(160.0))) + 1);
+}
+
+TEST_CASE("option checks") {
+  const Dataset d = make_dataset({0, 1, 2}, {0, 1, 0});
+  FitOptions o;
+  o.lr = 0;
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--lr: must be > 0, got 0", UsageError);
+  o = {};
+  o.epochs = -1;
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--epochs: must be >= 0, got -1", UsageError);
+  o = {};
+  o.init = std::vector<double>{-2};
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--init: must be > 0, got -2", UsageError);
+}

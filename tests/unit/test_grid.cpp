@@ -1,1 +1,51 @@
 #include <doctest/doctest.h>
+
+#include "nwreg/errors.h"
+#include "nwreg/grid.h"
+
+using nwreg::parse_grid;
+using nwreg::UsageError;
+
+TEST_CASE("grids are numpy.arange: stop excluded") {
+  CHECK(parse_grid("0:5:1") == std::vector<double>{0, 1, 2, 3, 4});
+  CHECK(parse_grid("0:1:0.3") == std::vector<double>{0, 0.3, 0.6, 0.9});
+  CHECK(parse_grid("1:0:-0.25") == std::vector<double>{1, 0.75, 0.5, 0.25});
+  CHECK(parse_grid("-1:1:0.5") == std::vector<double>{-1, -0.5, 0, 0.5});
+  CHECK(parse_grid("0:0.5:1") == std::vector<double>{0});
+}
+
+TEST_CASE("decimal grids give the double nearest each decimal point") {
+  const auto g = parse_grid("0:1:0.1");
+  REQUIRE(g.size() == 10);  // 1/0.1 in floating point would risk an 11th point
+  CHECK(g[3] == 0.3);       // not 0.30000000000000004
+  CHECK(g[7] == 0.7);
+  const auto h = parse_grid("0.05:0.35:0.05");
+  CHECK(h == std::vector<double>{0.05, 0.1, 0.15, 0.2, 0.25, 0.3});
+}
+
+TEST_CASE("exponent notation falls back to start + i*step") {
+  const auto g = parse_grid("0:1e-3:1e-4");
+  REQUIRE(g.size() == 10);
+  CHECK(g[5] == 5 * 1e-4);
+}
+
+TEST_CASE("bad grids are usage errors naming --grid") {
+  CHECK_THROWS_WITH_AS(parse_grid("0:1"), "--grid: expected START:STOP:STEP, got \"0:1\"", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:1:2:3"), "--grid: expected START:STOP:STEP, got \"0:1:2:3\"", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:1:0"), "--grid: STEP must not be 0", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("1:0:1"), "--grid: STEP 1 does not lead from 1 towards 0: no points",
+                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:0:1"), "--grid: STEP 1 does not lead from 0 towards 0: no points",
+                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("a:1:1"), "--grid: START: cannot parse \"a\" as a number", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0::1"), "--grid: STOP: empty field where a number is required", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:nan:1"), "--grid: STOP: \"nan\" is not a finite number", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:1e9:1e-3"), "--grid: 0:1e9:1e-3 has more than 100000000 points",
+                       UsageError);
+}
+
+TEST_CASE("linspace includes both ends") {
+  CHECK(nwreg::linspace(0, 1, 5) == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+  CHECK(nwreg::linspace(2, 3, 1) == std::vector<double>{2});
+  CHECK(nwreg::linspace(0.1, 0.7, 3).back() == 0.7);
+}

@@ -1,1 +1,119 @@
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "helpers.h"
+#include "nwreg/errors.h"
+#include "nwreg/model.h"
+#include "nwreg/writers.h"
+
+using namespace nwreg;
+using Json = nlohmann::json;
+
+namespace {
+
+Model model_for(const Dataset& d) {
+  Model m;
+  m.bandwidth = {0.5};
+  m.bandwidth_source = "fixed";
+  m.x_columns = d.x_names;
+  m.y_column = d.y_name;
+  m.n = d.n;
+  m.checksum = checksum(d);
+  return m;
+}
+
+std::string weights_text(Format f, WeightsLayout l) {
+  const Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  const std::vector<double> q = {0.5, 2};
+  const std::vector<std::vector<double>> rows = {{0.5, 0.5}, {0.25, 0.75}};
+  std::ostringstream out;
+  WeightsWriter w(out, f, l, d, q.data(), q.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) w.row(i, rows[i].data());
+  w.finish();
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("CSV predictions: x column name, then prediction, in shortest numbers") {
+  const Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  const std::vector<double> q = {0.1, 0.30000000000000004}, p = {1.5, -2e-300};
+  std::ostringstream out;
+  write_predictions(out, Format::csv, model_for(d), q.data(), 2, 1, p.data());
+  CHECK(out.str() == "x,prediction\n0.1,1.5\n0.30000000000000004,-2e-300\n");
+}
+
+TEST_CASE("CSV header names are quoted when they need it") {
+  CHECK(csv_field("x") == "x");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_field(" x") == "\" x\"");
+}
+
+TEST_CASE("JSON predictions: the model's fields, then records") {
+  Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  d.x_names = {"times"};
+  Model m = model_for(d);
+  m.loo_mse = 0.25;
+  m.history = {{0, {0.4}, 0.3}, {1, {0.5}, 0.25}};
+  m.stop_reason = "tolerance";
+  const std::vector<double> q = {0.5, 1.5}, p = {1.25, 1.75};
+  std::ostringstream out;
+  write_predictions(out, Format::json, m, q.data(), 2, 1, p.data());
+  const Json j = Json::parse(out.str());
+  CHECK(j["kernel"] == "gaussian");
+  CHECK(j["bandwidth"] == Json::array({0.5}));
+  CHECK(j["x_columns"] == Json::array({"times"}));
+  CHECK(j["n"] == 2);
+  CHECK(j["loo_mse"] == 0.25);
+  CHECK(j["history"].size() == 2);
+  CHECK(j["history"][1]["loss"] == 0.25);
+  CHECK(j["predictions"] == Json::parse(R"([{"times":0.5,"prediction":1.25},{"times":1.5,"prediction":1.75}])"));
+  CHECK(out.str().find("\n    {\"times\": 0.5, \"prediction\": 1.25},\n") != std::string::npos);
+}
+
+TEST_CASE("a non-finite number is never written") {
+  const Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  const std::vector<double> q = {0.5}, p = {NAN};
+  std::ostringstream out;
+  CHECK_THROWS_WITH_AS(write_predictions(out, Format::csv, model_for(d), q.data(), 1, 1, p.data()),
+                       "prediction 1 is not finite", DataError);
+  Model m = model_for(d);
+  m.loo_mse = INFINITY;
+  CHECK_THROWS_WITH_AS(write_model(out, m), "field \"loo_mse\" holds a number that is not finite; JSON cannot hold it",
+                       DataError);
+}
+
+TEST_CASE("weights: wide and long CSV") {
+  CHECK(weights_text(Format::csv, WeightsLayout::wide) == "x,k1,k2\n0.5,0.5,0.5\n2,0.25,0.75\n");
+  CHECK(weights_text(Format::csv, WeightsLayout::long_) ==
+        "query,key,weight\n1,1,0.5\n1,2,0.5\n2,1,0.25\n2,2,0.75\n");
+}
+
+TEST_CASE("weights: wide and long JSON") {
+  const Json wide = Json::parse(weights_text(Format::json, WeightsLayout::wide));
+  CHECK(wide["x_columns"] == Json::array({"x"}));
+  CHECK(wide["queries"] == Json::parse("[0.5, 2]"));
+  CHECK(wide["keys"] == Json::parse("[0, 1]"));
+  CHECK(wide["weights"] == Json::parse("[[0.5, 0.5], [0.25, 0.75]]"));
+  const Json lng = Json::parse(weights_text(Format::json, WeightsLayout::long_));
+  REQUIRE(lng.is_array());
+  CHECK(lng.size() == 4);
+  CHECK(lng[3] == Json::parse(R"({"query": 2, "key": 2, "weight": 0.75})"));
+}
+
+TEST_CASE("formats from names and paths") {
+  CHECK(parse_format("csv", "--format") == Format::csv);
+  CHECK(parse_format("json", "--format") == Format::json);
+  CHECK_THROWS_WITH_AS(parse_format("xml", "--format"), "--format: unknown format \"xml\" (known: csv, json)",
+                       UsageError);
+  CHECK(format_for_path("out.json", Format::csv) == Format::json);
+  CHECK(format_for_path("OUT.JSON", Format::csv) == Format::json);
+  CHECK(format_for_path("out.csv", Format::json) == Format::json);
+  CHECK(format_for_path("-", Format::csv) == Format::csv);
+  CHECK(parse_layout("long") == WeightsLayout::long_);
+  CHECK_THROWS_WITH_AS(parse_layout("tall"), "--weights-layout: unknown layout \"tall\" (known: wide, long)",
+                       UsageError);
+}

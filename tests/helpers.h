@@ -1,0 +1,74 @@
+#pragma once
+// Shared test helpers: paths to data and golden files, a small CSV reader independent of
+// nwreg's own, and data sets built in code.
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nwreg/dataset.h"
+
+namespace testing {
+
+inline std::string source_path(const std::string& rel) { return std::string(NWREG_SOURCE_DIR) + "/" + rel; }
+
+/// A golden CSV (plain, unquoted, header row) as columns of text by header name.
+inline std::map<std::string, std::vector<std::string>> read_golden(const std::string& rel) {
+  std::ifstream in(source_path(rel));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream hs(line);
+  for (std::string f; std::getline(hs, f, ',');) names.push_back(f);
+  std::map<std::string, std::vector<std::string>> cols;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::stringstream ls(line);
+    std::size_t k = 0;
+    for (std::string f; std::getline(ls, f, ','); ++k) cols[names.at(k)].push_back(f);
+  }
+  return cols;
+}
+
+inline std::vector<double> numbers(const std::vector<std::string>& text) {
+  std::vector<double> v;
+  for (const auto& t : text) v.push_back(std::stod(t));
+  return v;
+}
+
+/// A one-column data set from vectors.
+inline nwreg::Dataset make_dataset(const std::vector<double>& x, const std::vector<double>& y) {
+  nwreg::Dataset d;
+  d.n = x.size();
+  d.d = 1;
+  d.x = x;
+  d.y = y;
+  d.x_names = {"x"};
+  d.y_name = "y";
+  d.source = "test";
+  return d;
+}
+
+/// One of the bundled data sets, read with nwreg's reader.
+inline nwreg::Dataset bundled(const std::string& file, const std::string& x, const std::string& y) {
+  nwreg::CsvReader r(source_path("data/" + file), nwreg::CsvOptions{});
+  nwreg::ColumnChoice c;
+  c.x = {x};
+  c.y = y;
+  return nwreg::read_dataset(r, c);
+}
+
+/// The golden sets: name, file, x column, y column.
+struct GoldenSet {
+  std::string name, file, x, y;
+};
+inline const std::vector<GoldenSet>& golden_sets() {
+  static const std::vector<GoldenSet> sets = {{"synthetic", "synthetic.csv", "x", "y"},
+                                              {"mcycle", "mcycle.csv", "times", "accel"},
+                                              {"faithful", "faithful.csv", "waiting", "eruptions"}};
+  return sets;
+}
+
+}  // namespace testing
