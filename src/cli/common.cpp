@@ -28,40 +28,6 @@ std::string join(const std::vector<double>& v) {
   return s;
 }
 
-FitOptions fit_options(const Dataset& data, const BandwidthOptions& o) {
-  FitOptions f;
-  if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
-  else if (o.optimizer != "auto")
-    throw UsageError("--optimizer: unknown optimizer \"" + o.optimizer + "\" (known: auto, sgd)");
-  if (o.param == "w") f.parameter = Parameter::w;
-  else if (o.param != "log-h")
-    throw UsageError("--param: unknown parameter \"" + o.param + "\" (known: log-h, w)");
-  if (f.parameter == Parameter::w && f.optimizer != Optimizer::sgd)
-    throw UsageError("--param w: only with --optimizer sgd (auto always steps in log h)");
-  if (o.loss == "sum") f.loss = Loss::sum;
-  else if (o.loss != "mean")
-    throw UsageError("--loss: unknown loss \"" + o.loss + "\" (known: mean, sum)");
-  f.epochs = o.epochs;
-  f.lr = o.lr;
-  f.tol = o.tol;
-  if (o.init_w != 0) {
-    if (!std::isfinite(o.init_w) || !std::isfinite(1 / o.init_w))
-      throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
-    f.init = std::vector<double>(data.d, 1 / std::abs(o.init_w));
-  } else if (o.init == "silverman") {
-    f.init = silverman_bandwidth(data);
-  } else if (o.init == "scott") {
-    f.init = scott_bandwidth(data);
-  } else if (!o.init.empty()) {
-    auto v = positive_number(o.init, "--init");
-    if (!v) throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got \"" + o.init + "\"");
-    f.init = std::vector<double>(data.d, *v);
-  }
-  if (f.optimizer == Optimizer::sgd && !f.init)
-    throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
-  return f;
-}
-
 }  // namespace
 
 void add_input_options(CLI::App& app, InputOptions& o) {
@@ -113,46 +79,101 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
   return read_dataset(reader, c);
 }
 
-Model choose_bandwidth(const Dataset& data, const BandwidthOptions& o, bool need_loo,
-                       std::ostream& log) {
+BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
+  BandwidthPlan plan;
+  plan.verbose = o.verbose;
+  const std::string& b = o.bandwidth;
+  if (b == "silverman") {
+    plan.kind = BandwidthPlan::Kind::silverman;
+  } else if (b == "scott") {
+    plan.kind = BandwidthPlan::Kind::scott;
+  } else if (!b.empty() && b != "auto") {
+    auto v = positive_number(b, "--bandwidth");
+    if (!v)
+      throw UsageError("--bandwidth: expected a number > 0, auto, silverman or scott, got \"" + b + "\"");
+    plan.kind = BandwidthPlan::Kind::fixed;
+    plan.fixed = *v;
+  }
+
+  FitOptions& f = plan.fit;
+  if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
+  else if (o.optimizer != "auto")
+    throw UsageError("--optimizer: unknown optimizer \"" + o.optimizer + "\" (known: auto, sgd)");
+  if (o.param == "w") f.parameter = Parameter::w;
+  else if (o.param != "log-h")
+    throw UsageError("--param: unknown parameter \"" + o.param + "\" (known: log-h, w)");
+  if (f.parameter == Parameter::w && f.optimizer != Optimizer::sgd)
+    throw UsageError("--param w: only with --optimizer sgd (auto always steps in log h)");
+  if (o.loss == "sum") f.loss = Loss::sum;
+  else if (o.loss != "mean")
+    throw UsageError("--loss: unknown loss \"" + o.loss + "\" (known: mean, sum)");
+  f.epochs = o.epochs;
+  f.lr = o.lr;
+  f.tol = o.tol;
+  check_fit_options(f);
+  if (o.init_w != 0) {
+    if (!o.init.empty()) throw UsageError("--init-w: give --init or --init-w, not both");
+    if (!std::isfinite(o.init_w) || !std::isfinite(1 / o.init_w))
+      throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
+    f.init = std::vector<double>{1 / std::abs(o.init_w)};
+  } else if (o.init == "silverman" || o.init == "scott") {
+    plan.init_rule = o.init;
+  } else if (!o.init.empty()) {
+    auto v = positive_number(o.init, "--init");
+    if (!v) throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got \"" + o.init + "\"");
+    f.init = std::vector<double>{*v};
+  }
+  if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty())
+    throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
+  return plan;
+}
+
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, bool need_loo, std::ostream& log) {
   Model m;
   m.x_columns = data.x_names;
   m.y_column = data.y_name;
   m.n = data.n;
   m.checksum = checksum(data);
-  const std::string& b = o.bandwidth;
-  if (b.empty() || b == "auto") {
-    const FitOptions f = fit_options(data, o);
-    auto on_epoch = [&](const Epoch& e) {
-      if (!o.verbose) return;
-      log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth);
-      if (f.parameter == Parameter::w) {
-        std::vector<double> w;
-        for (double h : e.bandwidth) w.push_back(1 / h);
-        log << "  w " << join(w);
-      }
-      log << "  loss " << format_double(e.loss) << '\n';
-    };
-    FitResult r = fit_bandwidth(data, f, on_epoch);
-    if (o.verbose)
-      log << "nwreg: stopped after " << r.history.size() - 1 << " epochs (" << r.stop_reason
-          << "), " << r.evaluations << " leave-one-out passes\n";
-    m.bandwidth = r.bandwidth;
-    m.bandwidth_source = "learned";
-    m.loo_mse = r.loo_mse;
-    m.history = std::move(r.history);
-    m.stop_reason = r.stop_reason;
-    return m;
-  }
-  if (b == "silverman" || b == "scott") {
-    m.bandwidth = b == "silverman" ? silverman_bandwidth(data) : scott_bandwidth(data);
-    m.bandwidth_source = b;
-  } else {
-    auto v = positive_number(b, "--bandwidth");
-    if (!v)
-      throw UsageError("--bandwidth: expected a number > 0, auto, silverman or scott, got \"" + b + "\"");
-    m.bandwidth.assign(data.d, *v);
-    m.bandwidth_source = "fixed";
+  using Kind = BandwidthPlan::Kind;
+  switch (plan.kind) {
+    case Kind::learn: {
+      FitOptions f = plan.fit;
+      if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
+      else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
+      else if (f.init) f.init = std::vector<double>(data.d, f.init->front());
+      auto on_epoch = [&](const Epoch& e) {
+        if (!plan.verbose) return;
+        log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth);
+        if (f.parameter == Parameter::w) {
+          std::vector<double> w;
+          for (double h : e.bandwidth) w.push_back(1 / h);
+          log << "  w " << join(w);
+        }
+        log << "  loss " << format_double(e.loss) << '\n';
+      };
+      FitResult r = fit_bandwidth(data, f, on_epoch);
+      if (plan.verbose)
+        log << "nwreg: stopped after " << r.history.size() - 1 << " epochs (" << r.stop_reason << "), "
+            << r.evaluations << " leave-one-out passes\n";
+      m.bandwidth = r.bandwidth;
+      m.bandwidth_source = "learned";
+      m.loo_mse = r.loo_mse;
+      m.history = std::move(r.history);
+      m.stop_reason = r.stop_reason;
+      return m;
+    }
+    case Kind::silverman:
+      m.bandwidth = silverman_bandwidth(data);
+      m.bandwidth_source = "silverman";
+      break;
+    case Kind::scott:
+      m.bandwidth = scott_bandwidth(data);
+      m.bandwidth_source = "scott";
+      break;
+    case Kind::fixed:
+      m.bandwidth.assign(data.d, plan.fixed);
+      m.bandwidth_source = "fixed";
+      break;
   }
   if (need_loo && data.n >= 2) m.loo_mse = Attention(data, m.bandwidth).loo(false).mse;
   return m;

@@ -50,9 +50,20 @@ std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions&
 /// the columns by name if the file has a header, else the first and second columns are used.
 Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns);
 
-/// Chooses the bandwidth per the options and returns the model. `need_loo` computes the LOO
+/// The bandwidth options, checked and parsed before any data are read.
+struct BandwidthPlan {
+  enum class Kind { learn, fixed, silverman, scott } kind = Kind::learn;
+  double fixed = 0;         //!< the bandwidth, for Kind::fixed
+  FitOptions fit;           //!< for Kind::learn; fit.init holds one value, spread over columns
+  std::string init_rule;    //!< "silverman" or "scott" when --init names a rule
+  bool verbose = false;
+};
+
+/// Parses and checks the options. Throws UsageError naming the option.
+BandwidthPlan plan_bandwidth(const BandwidthOptions& o);
+
+/// Chooses the bandwidth per the plan and returns the model. `need_loo` computes the LOO
 /// error for a fixed bandwidth too. Progress goes to `log` when verbose.
-Model choose_bandwidth(const Dataset& data, const BandwidthOptions& o, bool need_loo,
-                       std::ostream& log);
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, bool need_loo, std::ostream& log);
 
 }  // namespace nwreg::cli

@@ -27,9 +27,10 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
 void run_fit(const FitCommand& cmd) {
   if (cmd.format != "text" && cmd.format != "json")
     throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json)");
+  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, nullptr);
-  const Model m = choose_bandwidth(data, cmd.bandwidth, true, std::cerr);
+  const Model m = choose_bandwidth(data, plan, true, std::cerr);
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
   if (!cmd.output.empty() && cmd.output != "-") {

@@ -18,10 +18,12 @@ Model load_model(const std::string& path) {
   return read_model(in, path);
 }
 
-std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data) {
+// The query points: `grid` (parsed before the data were read), an even grid over the data,
+// a query file, or the training x.
+std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid) {
   if (!cmd.grid.empty() || cmd.grid_n > 0) {
     if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
-    if (!cmd.grid.empty()) return parse_grid(cmd.grid);
+    if (!cmd.grid.empty()) return grid;
     if (cmd.grid_n > max_grid_points)
       throw UsageError("--grid-n: at most " + std::to_string(max_grid_points) + " points");
     const ColumnStats s = column_stats(data, 0);
@@ -30,8 +32,6 @@ std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data) 
     return linspace(lo, lo + s.range, cmd.grid_n);
   }
   if (!cmd.query.empty()) {
-    if (cmd.query == "-" && cmd.input.train == "-")
-      throw UsageError("--query -: standard input already carries the training data");
     auto reader = open_csv(cmd.query, cmd.input, std::cin);
     return read_queries(*reader, data);
   }
@@ -74,6 +74,10 @@ void run_predict(const PredictCommand& cmd) {
   const WeightsLayout layout = parse_layout(cmd.weights_layout);
   if (cmd.weights == "-" && cmd.output == "-")
     throw UsageError("--weights -: standard output already carries the predictions; give -o FILE");
+  if (cmd.query == "-" && cmd.input.train == "-")
+    throw UsageError("--query -: standard input already carries the training data");
+  std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid);
+  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
 
   std::optional<Model> from_file;
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
@@ -99,10 +103,10 @@ void run_predict(const PredictCommand& cmd) {
     model.checksum = sum;
     model.history.clear();
   } else {
-    model = choose_bandwidth(data, cmd.bandwidth, false, std::cerr);
+    model = choose_bandwidth(data, plan, false, std::cerr);
   }
 
-  const std::vector<double> q = queries_for(cmd, data);
+  const std::vector<double> q = queries_for(cmd, data, std::move(grid));
   const std::size_t m = q.size() / data.d;
   const Attention engine(data, model.bandwidth, model.kernel);
   std::vector<double> pred(m);

@@ -216,13 +216,17 @@ std::vector<double> scan_scales(const Dataset& data) {
   return c;
 }
 
-FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
-                        const std::function<void(const Epoch&)>& on_epoch) {
+void check_fit_options(const FitOptions& options) {
   if (options.epochs < 0) throw UsageError("--epochs: must be >= 0, got " + std::to_string(options.epochs));
   if (!(options.lr > 0) || !std::isfinite(options.lr))
     throw UsageError("--lr: must be > 0, got " + format_double(options.lr));
   if (!(options.tol >= 0) || !std::isfinite(options.tol))
     throw UsageError("--tol: must be >= 0, got " + format_double(options.tol));
+}
+
+FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
+                        const std::function<void(const Epoch&)>& on_epoch) {
+  check_fit_options(options);
   if (data.n < 2)
     throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
   Objective obj(data, options.loss);

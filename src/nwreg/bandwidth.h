@@ -59,6 +59,9 @@ struct FitResult {
   int evaluations = 0;         //!< LOO passes over the data, the scan included
 };
 
+/// Checks epochs, lr and tol. Throws UsageError naming the option (--epochs, --lr, --tol).
+void check_fit_options(const FitOptions& options);
+
 /// Learns the bandwidth. `on_epoch`, when set, sees each history row as it is made.
 /// Throws DataError for fewer than 2 rows or a constant column, UsageError for bad options.
 FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,

@@ -344,6 +344,19 @@ TEST_CASE("cli: bad option values, one line each, exit 2") {
   check_error(run_nwreg({"predict", f, "-b", "1", "--delimiter", "ab"}), 2, "--delimiter: must be one character or \"tab\", got \"ab\"");
 }
 
+TEST_CASE("cli: option errors are found before the data are read") {
+  const std::string bad = "x,y\n1,oops\n";
+  check_error(run_nwreg({"predict", "-", "-b", "0"}, bad), 2, "--bandwidth: must be > 0, got 0");
+  check_error(run_nwreg({"predict", "-", "--grid", "0:1:0"}, bad), 2, "--grid: STEP must not be 0");
+  check_error(run_nwreg({"fit", "-", "--lr", "-1"}, bad), 2, "--lr: must be > 0, got -1");
+  check_error(run_nwreg({"fit", "-", "--epochs", "-2"}, bad), 2, "--epochs: must be >= 0, got -2");
+  check_error(run_nwreg({"fit", "-", "--optimizer", "adam"}, bad), 2,
+              "--optimizer: unknown optimizer \"adam\" (known: auto, sgd)");
+  check_error(run_nwreg({"fit", "-", "--init", "0.5", "--init-w", "2"}, bad), 2,
+              "--init-w: give --init or --init-w, not both");
+  check_error(run_nwreg({"fit", "-"}, bad), 1, "<stdin>:2: column \"y\": cannot parse \"oops\" as a number");
+}
+
 TEST_CASE("cli: silverman and scott") {
   Result r = run_nwreg({"fit", data("synthetic.csv"), "-b", "silverman"});
   const auto g = testing::read_golden("tests/golden/silverman.csv");
