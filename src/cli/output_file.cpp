@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -59,66 +60,88 @@ std::streamsize FdBuf::xsputn(const char* s, std::streamsize n) {
 
 int FdBuf::sync() { return flush_buffer() ? 0 : -1; }
 
+namespace {
+
+[[noreturn]] void cannot_write(const std::string& option, const std::string& path, int e) {
+  throw OutputError(option + ": cannot write " + path + ": " + std::strerror(e), e);
+}
+
+}  // namespace
+
 OutputFile::OutputFile(const std::string& path, const std::string& option)
     : path_(path), option_(option) {
   if (path == "-") {
     buf_ = std::make_unique<FdBuf>(STDOUT_FILENO);
-  } else {
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-      throw OutputError(option + ": " + path + " is a directory", EISDIR);
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    std::string tmpl = dir + "." + base + ".nwreg-XXXXXX";
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    fd_ = ::mkstemp(name.data());
-    if (fd_ < 0) {
-      const int e = errno;
-      throw OutputError(option + ": cannot write " + path + ": " + std::strerror(e), e);
-    }
-    temp_ = name.data();
-    // mkstemp creates 0600; give the file the mode a plain create would (0666 less umask).
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd_, 0666 & ~mask);
-    buf_ = std::make_unique<FdBuf>(fd_);
+    stream_.rdbuf(buf_.get());
+    return;
   }
+  // A link is followed, so that the file it names is replaced, not the link.
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    path_ = real;
+    std::free(real);
+  }
+  struct stat st;
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw OutputError(option + ": " + path + " is a directory", EISDIR);
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or >(process substitution): no file to replace, so write straight to it.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) cannot_write(option, path, errno);
+    buf_ = std::make_unique<FdBuf>(fd_);
+    stream_.rdbuf(buf_.get());
+    return;
+  }
+  const auto slash = path_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  std::string tmpl = dir + "." + base + ".nwreg-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  fd_ = ::mkstemp(name.data());
+  if (fd_ < 0) cannot_write(option, path, errno);
+  temp_ = name.data();
+  // mkstemp creates 0600: keep the mode of the file replaced, else what a plain create gives.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, exists ? (st.st_mode & 07777) : (0666 & ~mask));
+  buf_ = std::make_unique<FdBuf>(fd_);
   stream_.rdbuf(buf_.get());
 }
 
 OutputFile::~OutputFile() {
-  if (!temp_.empty()) {
+  if (!buf_) return;  // committed
+  if (temp_.empty()) {
+    buf_->pubsync();
     buf_.reset();
     if (fd_ >= 0) ::close(fd_);
-    ::unlink(temp_.c_str());
-  } else if (buf_) {
-    buf_->pubsync();
+    return;
   }
+  buf_.reset();
+  ::close(fd_);
+  ::unlink(temp_.c_str());
 }
 
 void OutputFile::commit() {
   stream_.flush();
   if (!stream_ || buf_->error()) {
     const int e = buf_->error() ? buf_->error() : EIO;
-    throw OutputError(option_ + ": cannot write " + (temp_.empty() ? "standard output" : path_) +
-                          ": " + std::strerror(e), e);
+    cannot_write(option_, path_ == "-" ? "standard output" : path_, e);
   }
-  if (temp_.empty()) return;
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) {
-    const int e = errno;
-    throw OutputError(option_ + ": cannot write " + path_ + ": " + std::strerror(e), e);
-  }
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    throw OutputError(option_ + ": cannot write " + path_ + ": " + std::strerror(e), e);
-  }
-  temp_.clear();
   stream_.rdbuf(nullptr);
   buf_.reset();
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) {
+    const int e = errno;
+    if (!temp_.empty()) ::unlink(temp_.c_str());
+    cannot_write(option_, path_, e);
+  }
+  if (!temp_.empty() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp_.c_str());
+    cannot_write(option_, path_, e);
+  }
+  temp_.clear();
 }
 
 }  // namespace nwreg::cli

@@ -1,6 +1,7 @@
 #pragma once
 /// An output that never leaves a partial file: a named file is written to a temporary file in
-/// the same directory and renamed into place by commit(); "-" writes to standard output.
+/// the same directory and renamed into place by commit(). "-" writes to standard output; a
+/// path that names a device or FIFO (/dev/null, >(gzip > f)) is written directly.
 
 #include <memory>
 #include <ostream>
@@ -39,7 +40,6 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream() { return stream_; }
-  bool is_stdout() const { return temp_.empty(); }
   /// Flushes, closes and renames the temporary file onto the target path.
   void commit();
 

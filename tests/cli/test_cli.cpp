@@ -389,6 +389,22 @@ TEST_CASE("cli: an output that cannot be written leaves nothing behind, nor clob
   CHECK(s.files() == 1);
 }
 
+TEST_CASE("cli: devices are written to, links are followed, modes are kept") {
+  Result r = run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "-o", "/dev/null", "--weights", "/dev/null"});
+  CHECK(r.exit_code == 0);
+  CHECK(fs::is_character_file("/dev/null"));
+  Scratch s;
+  spit(s / "target.csv", "old\n");
+  fs::permissions(s / "target.csv", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  fs::create_symlink(s / "target.csv", s / "link.csv");
+  Result l = run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--grid", "0:1:1", "-o", (s / "link.csv").string()});
+  CHECK(l.exit_code == 0);
+  CHECK(fs::is_symlink(s / "link.csv"));
+  CHECK(slurp(s / "target.csv").rfind("x,prediction\n0,", 0) == 0);
+  CHECK(fs::status(s / "target.csv").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+}
+
 TEST_CASE("cli: | head -1 ends quietly") {
   const std::string cmd = std::string("'") + NWREG_BINARY + "' predict '" + data("synthetic.csv") +
                           "' -b 0.3 --grid 0:5:0.00001 2>&1 | head -1";
