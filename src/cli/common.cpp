@@ -35,7 +35,7 @@ void add_input_options(CLI::App& app, InputOptions& o) {
   app.add_option("-x,--x", o.x, "x column: header name or 1-based index (default: the first)");
   app.add_option("-y,--y", o.y, "y column: header name or 1-based index (default: the second)");
   app.add_flag("--no-header", o.no_header,
-               "The first row is data (default: a first row that is not all numbers is a header)");
+               "The first row is data, in TRAIN and --query (default: a first row that is not all numbers is a header)");
   app.add_option("--delimiter", o.delimiter, "Field separator: one character, or tab")
       ->capture_default_str();
 }

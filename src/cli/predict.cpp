@@ -64,7 +64,7 @@ Examples:
   nwreg predict data/mcycle.csv --bandwidth 2 --grid-n 200 -o fit.csv
   nwreg predict data/mcycle.csv --model mcycle.json --query new_times.csv
   nwreg predict data/synthetic.csv --grid 0:5:0.5 --weights weights.csv --weights-layout long
-  seq 0 0.5 5 | nwreg predict data/synthetic.csv --query - --no-header)");
+  seq 0 0.5 5 | nwreg predict data/synthetic.csv --query -      queries from stdin)");
   return sub;
 }
 
