@@ -13,6 +13,7 @@ namespace nwreg::cli {
 struct FitCommand {
   InputOptions input;
   BandwidthOptions bandwidth;
+  EngineCliOptions engine;
   std::string output;            //!< -o: model JSON file, "-" = stdout; empty = none
   std::string format = "text";   //!< --format of the stdout report: text or json
 };
@@ -22,6 +23,7 @@ void run_fit(const FitCommand& cmd);
 struct PredictCommand {
   InputOptions input;
   BandwidthOptions bandwidth;
+  EngineCliOptions engine;
   std::string model;             //!< --model: a file written by fit -o
   std::string grid;              //!< --grid START:STOP:STEP
   std::size_t grid_n = 0;        //!< --grid-n N

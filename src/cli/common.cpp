@@ -40,6 +40,19 @@ void add_input_options(CLI::App& app, InputOptions& o) {
       ->capture_default_str();
 }
 
+EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
+  check_tolerance(tolerance);
+  return EngineOptions{tolerance, &pool};
+}
+
+void add_engine_options(CLI::App& app, EngineCliOptions& o) {
+  app.add_option("--threads", o.threads, "Threads to use; 0 = every core")->capture_default_str();
+  app.add_option("--tolerance", o.tolerance,
+                 "Skip keys whose weights add up to less than this; each prediction stays within "
+                 "tolerance * (max y - min y) of the full sum. 0 = use every key")
+      ->capture_default_str();
+}
+
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("-b,--bandwidth", o.bandwidth,
                  "H (fixed, > 0), auto (learn it), silverman or scott (rules of thumb); default auto");
@@ -128,7 +141,8 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
   return plan;
 }
 
-Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, bool need_loo, std::ostream& log) {
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
+                       bool need_loo, std::ostream& log) {
   Model m;
   m.x_columns = data.x_names;
   m.y_column = data.y_name;
@@ -138,6 +152,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, bool need
   switch (plan.kind) {
     case Kind::learn: {
       FitOptions f = plan.fit;
+      f.engine = engine;
       if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
       else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
       else if (f.init) f.init = std::vector<double>(data.d, f.init->front());
@@ -175,7 +190,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, bool need
       m.bandwidth_source = "fixed";
       break;
   }
-  if (need_loo && data.n >= 2) m.loo_mse = Attention(data, m.bandwidth).loo(false).mse;
+  if (need_loo && data.n >= 2) m.loo_mse = Attention(data, m.bandwidth, engine).loo(false).mse;
   return m;
 }
 

@@ -9,10 +9,12 @@
 #include <optional>
 #include <string>
 
+#include "nwreg/attention.h"
 #include "nwreg/bandwidth.h"
 #include "nwreg/csv.h"
 #include "nwreg/dataset.h"
 #include "nwreg/model.h"
+#include "nwreg/thread_pool.h"
 
 namespace nwreg::cli {
 
@@ -39,7 +41,17 @@ struct BandwidthOptions {
   bool verbose = false;         //!< loss after each epoch on stderr
 };
 
+/// How the engine runs.
+struct EngineCliOptions {
+  unsigned threads = 0;                  //!< --threads: 0 = every core
+  double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
+
+  /// Checks the values (UsageError naming the option) and binds them to `pool`.
+  EngineOptions options(ThreadPool& pool) const;
+};
+
 void add_input_options(CLI::App& app, InputOptions& o);
+void add_engine_options(CLI::App& app, EngineCliOptions& o);
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 
 /// Opens the training CSV (stdin for "-").
@@ -64,6 +76,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o);
 
 /// Chooses the bandwidth per the plan and returns the model. `need_loo` computes the LOO
 /// error for a fixed bandwidth too. Progress goes to `log` when verbose.
-Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, bool need_loo, std::ostream& log);
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
+                       bool need_loo, std::ostream& log);
 
 }  // namespace nwreg::cli

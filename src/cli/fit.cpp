@@ -4,6 +4,7 @@
 #include "cli/output_file.h"
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
+#include "nwreg/thread_pool.h"
 
 namespace nwreg::cli {
 
@@ -11,6 +12,7 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   CLI::App* sub = app.add_subcommand("fit", "Learn the bandwidth and report it with its leave-one-out error");
   add_input_options(*sub, cmd.input);
   add_bandwidth_options(*sub, cmd.bandwidth);
+  add_engine_options(*sub, cmd.engine);
   sub->add_option("-o,--output", cmd.output, "Write the model (JSON) to this file; - for stdout");
   sub->add_option("--format", cmd.format, "Report on stdout: text or json (the model)")
       ->capture_default_str();
@@ -28,9 +30,11 @@ void run_fit(const FitCommand& cmd) {
   if (cmd.format != "text" && cmd.format != "json")
     throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json)");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
+  check_tolerance(cmd.engine.tolerance);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, nullptr);
-  const Model m = choose_bandwidth(data, plan, true, std::cerr);
+  ThreadPool pool(cmd.engine.threads);
+  const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr);
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
   if (!cmd.output.empty() && cmd.output != "-") {

@@ -7,6 +7,7 @@
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
 #include "nwreg/grid.h"
+#include "nwreg/thread_pool.h"
 #include "nwreg/writers.h"
 
 namespace nwreg::cli {
@@ -44,6 +45,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   CLI::App* sub = app.add_subcommand("predict", "Predict by attention pooling; optionally write the attention weights");
   add_input_options(*sub, cmd.input);
   add_bandwidth_options(*sub, cmd.bandwidth);
+  add_engine_options(*sub, cmd.engine);
   auto* model = sub->add_option("--model", cmd.model, "Use the bandwidth of a model written by fit -o");
   sub->get_option("--bandwidth")->excludes(model);
   auto* grid = sub->add_option("--grid", cmd.grid, "Query points START:STOP:STEP (stop excluded)");
@@ -78,6 +80,9 @@ void run_predict(const PredictCommand& cmd) {
     throw UsageError("--query -: standard input already carries the training data");
   std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid);
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
+  check_tolerance(cmd.engine.tolerance);
+  ThreadPool pool(cmd.engine.threads);
+  const EngineOptions engine = cmd.engine.options(pool);
 
   std::optional<Model> from_file;
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
@@ -103,14 +108,14 @@ void run_predict(const PredictCommand& cmd) {
     model.checksum = sum;
     model.history.clear();
   } else {
-    model = choose_bandwidth(data, plan, false, std::cerr);
+    model = choose_bandwidth(data, plan, engine, false, std::cerr);
   }
 
   const std::vector<double> q = queries_for(cmd, data, std::move(grid));
   const std::size_t m = q.size() / data.d;
-  const Attention engine(data, model.bandwidth, model.kernel);
+  const Attention attention(data, model.bandwidth, engine);
   std::vector<double> pred(m);
-  engine.predict(q.data(), m, pred.data());
+  attention.predict(q.data(), m, pred.data());
 
   std::optional<OutputFile> weights_file;
   if (!cmd.weights.empty()) {
@@ -118,7 +123,7 @@ void run_predict(const PredictCommand& cmd) {
     WeightsWriter w(weights_file->stream(),
                     format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout,
                     data, q.data(), m);
-    engine.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
+    attention.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
     w.finish();
   }
   OutputFile out(cmd.output, "-o");

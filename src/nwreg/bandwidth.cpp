@@ -39,12 +39,14 @@ std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
 
 class Objective {
  public:
-  Objective(const Dataset& data, Loss loss) : data_(data), factor_(loss == Loss::sum ? double(data.n) : 1.0) {}
+  Objective(const Dataset& data, const FitOptions& options)
+      : engine_(data, options.engine), factor_(options.loss == Loss::sum ? double(data.n) : 1.0) {}
 
   // Objective and gradient in log h at bandwidth h.
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
-    LooResult r = Attention(data_, h).loo(gradient);
+    engine_.set_bandwidth(h);
+    LooResult r = engine_.loo(gradient);
     r.mse *= factor_;
     for (double& g : r.gradient) g *= factor_;
     if (!std::isfinite(r.mse))
@@ -56,7 +58,7 @@ class Objective {
   int evaluations = 0;
 
  private:
-  const Dataset& data_;
+  Attention engine_;
   double factor_;
 };
 
@@ -229,7 +231,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   check_fit_options(options);
   if (data.n < 2)
     throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
-  Objective obj(data, options.loss);
+  Objective obj(data, options);
   std::vector<double> start;
   if (options.init) {
     start = *options.init;

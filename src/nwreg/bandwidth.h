@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nwreg/attention.h"
 #include "nwreg/dataset.h"
 
 namespace nwreg {
@@ -40,6 +41,7 @@ struct FitOptions {
   double tol = 1e-9;         //!< line search stops when |dL/dlog h| <= tol * L or a step moves
                              //!< every log h by <= tol (h known to a relative tol)
   std::optional<std::vector<double>> init;  //!< start bandwidth; skips the scan. Default: scan
+  EngineOptions engine;      //!< pruning tolerance and threads for every LOO pass
 };
 
 /// One row of the loss history: the parameters after `epoch` steps (0 = the start point) and

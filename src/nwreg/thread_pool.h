@@ -1,0 +1,50 @@
+#pragma once
+/// A small persistent thread pool for data-parallel loops. Work is split into chunks that
+/// threads take in any order; callers write each result to its own slot and reduce in a fixed
+/// order, so results never depend on the number of threads.
+
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nwreg {
+
+class ThreadPool {
+ public:
+  /// `threads` workers in all, the calling thread included; 0 = every hardware thread.
+  explicit ThreadPool(unsigned threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  /// Runs fn(begin, end) over [0, count) in chunks of `grain`; returns when all are done.
+  /// The first exception thrown by fn is rethrown here.
+  void parallel_for(std::size_t count, std::size_t grain,
+                    const std::function<void(std::size_t, std::size_t)>& fn);
+
+ private:
+  void work();
+  void run_chunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(std::size_t, std::size_t)>* fn_ = nullptr;
+  std::size_t count_ = 0, grain_ = 1, next_ = 0;
+  unsigned busy_ = 0;
+  std::size_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+/// Runs fn over [0, count) on `pool`, or inline when there is none.
+void parallel_for(ThreadPool* pool, std::size_t count, std::size_t grain,
+                  const std::function<void(std::size_t, std::size_t)>& fn);
+
+}  // namespace nwreg

@@ -1,0 +1,214 @@
+// The fast engine: vectorised exp, pruning windows, threads.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "helpers.h"
+#include "nwreg/attention.h"
+#include "nwreg/errors.h"
+#include "nwreg/kernel1d.h"
+#include "nwreg/thread_pool.h"
+
+using namespace nwreg;
+using testing::make_dataset;
+
+namespace {
+
+// Data sets that stress the window: uniform, clustered with gaps, heavy ties, wide offsets.
+std::vector<Dataset> shapes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0, 5);
+  std::normal_distribution<double> noise(0, 0.5);
+  std::vector<Dataset> out;
+  std::vector<double> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = u(g);
+    y[i] = 2 * std::sin(x[i]) + std::pow(x[i], 0.8) + noise(g);
+  }
+  out.push_back(make_dataset(x, y));
+  for (std::size_t i = 0; i < n; ++i) x[i] = (i % 3) * 100.0 + u(g) * 0.01;  // three tight clusters
+  out.push_back(make_dataset(x, y));
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::floor(u(g) * 4);  // only 20 distinct values
+  out.push_back(make_dataset(x, y));
+  for (std::size_t i = 0; i < n; ++i) x[i] = 1.7e9 + u(g) * 1000;  // timestamps
+  out.push_back(make_dataset(x, y));
+  return out;
+}
+
+double range_of(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+}
+
+// The prediction by the definition, in long double, with every key.
+double reference(const Dataset& d, double h, double q) {
+  long double best = INFINITY;
+  for (double xi : d.x) best = std::min(best, std::abs(static_cast<long double>(q) - xi));
+  long double s0 = 0, s1 = 0;
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const long double dq = std::abs(static_cast<long double>(q) - d.x[i]);
+    const long double e = std::exp(-0.5L * ((dq - best) / h) * ((dq + best) / h));
+    s0 += e;
+    s1 += e * d.y[i];
+  }
+  return static_cast<double>(s1 / s0);
+}
+
+}  // namespace
+
+TEST_CASE("the vectorised exp2 is within 2 ulp of std::exp2 and clamps far below") {
+  double worst = 0;
+  for (double u = -1021; u <= 0.5; u += 0.00037) {
+    worst = std::max(worst, std::abs(kernel::exp2_clamped(u) / std::exp2(u) - 1));
+  }
+  CHECK(worst <= 4.5e-16);
+  CHECK(kernel::exp2_clamped(0) == 1.0);
+  CHECK(kernel::exp2_clamped(-1) == 0.5);
+  CHECK(kernel::exp2_clamped(-5000) == std::exp2(-1021.0));
+  CHECK(kernel::exp2_clamped(-INFINITY) == std::exp2(-1021.0));
+}
+
+TEST_CASE("pruned predictions equal the sum over every key to 1e-12 of the y range") {
+  for (const Dataset& d : shapes(3000, 11)) {
+    const double span = range_of(d.x), yr = range_of(d.y);
+    std::vector<double> q;
+    const double lo = *std::min_element(d.x.begin(), d.x.end());
+    for (int i = -20; i <= 120; ++i) q.push_back(lo + span * i / 100.0);  // inside and outside
+    q.push_back(lo - 1e6 * span);
+    q.push_back(lo + 1e9 * span);
+    for (double rel : {1e-6, 1e-3, 0.02, 0.3, 5.0}) {
+      const double h = rel * span;
+      Attention pruned(d, {h}), direct(d, {h}, EngineOptions(0.0, nullptr));
+      std::vector<double> a(q.size()), b(q.size());
+      pruned.predict(q.data(), q.size(), a.data());
+      direct.predict(q.data(), q.size(), b.data());
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        CAPTURE(rel);
+        CAPTURE(q[i]);
+        CHECK(std::abs(a[i] - b[i]) <= 1e-12 * yr);
+      }
+      if (rel >= 1e-3 && rel <= 0.3) CHECK(pruned.pairs() < direct.pairs());
+    }
+  }
+}
+
+TEST_CASE("predictions match a long double reference, also for timestamps near 1.7e9") {
+  for (const Dataset& d : shapes(500, 5)) {
+    const double span = range_of(d.x), yr = range_of(d.y);
+    for (double rel : {1e-3, 0.05, 0.5}) {
+      Attention e(d, {rel * span});
+      for (int i = 0; i < 50; ++i) {
+        const double q = d.x[static_cast<std::size_t>(i) * 7] + span * 0.003 * i;
+        double f;
+        e.predict(&q, 1, &f);
+        CAPTURE(rel);
+        CHECK(std::abs(f - reference(d, rel * span, q)) <= 1e-13 * yr);
+      }
+    }
+  }
+}
+
+TEST_CASE("pruned LOO loss and gradient equal the full sums") {
+  for (const Dataset& d : shapes(2000, 3)) {
+    const double span = range_of(d.x);
+    for (double rel : {1e-4, 0.01, 0.1, 1.0}) {
+      const LooResult a = Attention(d, {rel * span}).loo(true);
+      const LooResult b = Attention(d, {rel * span}, EngineOptions(0.0, nullptr)).loo(true);
+      CAPTURE(rel);
+      CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-12));
+      CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-9).scale(1e-12 * b.mse));
+    }
+  }
+}
+
+TEST_CASE("results are bit for bit the same whatever the number of threads") {
+  const Dataset d = shapes(5000, 9)[0];
+  std::vector<double> q;
+  for (int i = 0; i < 1000; ++i) q.push_back(-1 + 7.0 * i / 999);
+  auto bits = [](const std::vector<double>& v) {
+    std::vector<std::uint64_t> b(v.size());
+    std::memcpy(b.data(), v.data(), v.size() * sizeof(double));
+    return b;
+  };
+  std::vector<double> p1(q.size());
+  Attention one(d, {0.05});
+  one.predict(q.data(), q.size(), p1.data());
+  const LooResult l1 = one.loo(true);
+  std::vector<double> w1;
+  one.weights(q.data(), 40, [&](std::size_t, const double* a) { w1.insert(w1.end(), a, a + d.n); });
+  for (unsigned threads : {2u, 3u, 8u}) {
+    ThreadPool pool(threads);
+    Attention many(d, {0.05}, EngineOptions(default_tolerance, &pool));
+    std::vector<double> p(q.size());
+    many.predict(q.data(), q.size(), p.data());
+    CHECK(bits(p) == bits(p1));
+    const LooResult l = many.loo(true);
+    CHECK(l.mse == l1.mse);
+    CHECK(l.gradient == l1.gradient);
+    std::vector<double> w;
+    many.weights(q.data(), 40, [&](std::size_t, const double* a) { w.insert(w.end(), a, a + d.n); });
+    CHECK(bits(w) == bits(w1));
+  }
+}
+
+TEST_CASE("pruned weight rows: input order, zeros outside the window, sums of 1") {
+  const Dataset d = make_dataset({5, 0, 4, 1, 3, 2}, {1, 2, 3, 4, 5, 6});
+  const double q = 0.2;
+  std::vector<double> row, full;
+  Attention(d, {0.1}).weights(&q, 1, [&](std::size_t, const double* a) { row.assign(a, a + 6); });
+  Attention(d, {0.1}, EngineOptions(0.0, nullptr)).weights(&q, 1, [&](std::size_t, const double* a) { full.assign(a, a + 6); });
+  // Relative to the nearest key x = 0 (input row 2), x = 1 weighs exp(-(0.8^2 - 0.2^2)/(2 h^2))
+  // = e^-30; x = 2 weighs e^-160 and lies outside the window (T = ln(6/1e-16) = 38.6).
+  const double e30 = std::exp(-30.0);
+  CHECK(row[1] == doctest::Approx(1 / (1 + e30)).epsilon(1e-15));
+  CHECK(row[3] == doctest::Approx(e30 / (1 + e30)).epsilon(1e-13));
+  CHECK(row[5] == 0.0);
+  CHECK(row[0] == 0.0);
+  CHECK(full[0] < 1e-300);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(std::abs(row[i] - full[i]) <= 1e-16);
+}
+
+TEST_CASE("LOO over a subset of rows averages those rows") {
+  const Dataset d = shapes(300, 2)[0];
+  Attention e(d, {0.2});
+  std::vector<std::size_t> rows = {3, 17, 250};
+  double sum = 0;
+  for (std::size_t r : rows) {
+    const std::vector<std::size_t> one = {r};
+    sum += e.loo(false, &one).mse;
+  }
+  CHECK(e.loo(false, &rows).mse == doctest::Approx(sum / 3).epsilon(1e-14));
+  std::vector<std::size_t> all(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) all[i] = i;
+  CHECK(e.loo(true, &all).mse == doctest::Approx(e.loo(true).mse).epsilon(1e-15));
+}
+
+TEST_CASE("tolerance must be at least 0 and below 1") {
+  const Dataset d = make_dataset({0, 1}, {0, 1});
+  CHECK_THROWS_WITH_AS(Attention(d, {1.0}, EngineOptions(1.0, nullptr)), "--tolerance: must be >= 0 and < 1, got 1",
+                       UsageError);
+  CHECK_THROWS_AS(Attention(d, {1.0}, EngineOptions(-1e-3, nullptr)), UsageError);
+  CHECK_THROWS_AS(Attention(d, {1.0}, EngineOptions(NAN, nullptr)), UsageError);
+}
+
+TEST_CASE("the thread pool visits every index once and passes exceptions on") {
+  ThreadPool pool(4);
+  CHECK(pool.size() == 4);
+  for (std::size_t count : {0, 1, 7, 1000, 12345}) {
+    std::vector<std::atomic<int>> seen(count);
+    pool.parallel_for(count, 13, [&](std::size_t a, std::size_t z) {
+      for (std::size_t i = a; i < z; ++i) seen[i]++;
+    });
+    for (auto& s : seen) CHECK(s.load() == 1);
+  }
+  CHECK_THROWS_WITH_AS(pool.parallel_for(100, 1, [](std::size_t a, std::size_t) {
+    if (a == 50) throw std::runtime_error("boom");
+  }), "boom", std::runtime_error);
+  int calls = 0;  // still usable afterwards
+  pool.parallel_for(10, 10, [&](std::size_t, std::size_t) { ++calls; });
+  CHECK(calls == 1);
+}
