@@ -21,7 +21,9 @@ constexpr int lanes = 8;
 // 2^u: u = k + w with k an integer and |w| <= 1/2; 2^w by a degree-11 polynomial (minimax for
 // exp on [-ln2/2, ln2/2] with ln 2 folded into the coefficients), 2^k by adding k to the
 // exponent bits. Branch-free so that it vectorises.
-inline double exp2_inline(double u) {
+// Always inlined: a call from a target clone to an out-of-line helper would run the helper's
+// baseline code, unvectorised.
+[[gnu::always_inline]] inline double exp2_inline(double u) {
   constexpr double magic = 0x1.8p52;  // adding it rounds to an integer kept in the low bits
   const double uc = std::max(u, -1021.0);
   const double kd = uc + magic;
@@ -43,7 +45,7 @@ inline double exp2_inline(double u) {
 }
 
 template <bool Grad>
-inline Sums sums_impl(const double* x, const double* y, std::size_t lo, std::size_t hi, double xb,
+[[gnu::always_inline]] inline Sums sums_impl(const double* x, const double* y, std::size_t lo, std::size_t hi, double xb,
                       double q, double D, double K2, double yb) {
   double s0[lanes] = {}, s1[lanes] = {}, t[lanes] = {}, v[lanes] = {};
   std::size_t i = lo;
