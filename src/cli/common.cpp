@@ -70,6 +70,10 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("--lr", o.lr, "auto: first step length in log h; sgd: learning rate")
       ->capture_default_str();
   app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L or a step changes h by a relative tol or less")->capture_default_str();
+  app.add_option("--loo-rows", o.loo_rows,
+                 "auto: the descent minimises the LOO error of this many rows spread over x (each "
+                 "against every key); 0 = all rows. The error reported is over all rows")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
 }
 
@@ -121,6 +125,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
   else if (o.loss != "mean")
     throw UsageError("--loss: unknown loss \"" + o.loss + "\" (known: mean, sum)");
   f.epochs = o.epochs;
+  f.descent_rows = o.loo_rows;
   f.lr = o.lr;
   f.tol = o.tol;
   check_fit_options(f);

@@ -39,6 +39,7 @@ struct BandwidthOptions {
   double lr = 0.5;              //!< first step in log h (auto) or learning rate (sgd)
   double tol = 1e-9;            //!< auto: gradient and step tolerance (FitOptions::tol)
   bool verbose = false;         //!< loss after each epoch on stderr
+  std::size_t loo_rows = FitOptions{}.descent_rows;  //!< --loo-rows: rows the descent uses, 0 = all
 };
 
 /// How the engine runs.

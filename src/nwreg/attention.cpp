@@ -274,6 +274,20 @@ void Attention::weights(const double* queries, std::size_t m,
   }
 }
 
+std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
+  std::vector<std::size_t> rows;
+  if (count >= n_) {
+    rows.resize(n_);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    return rows;
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    // The middle of the k-th of `count` equal slices of the sorted keys.
+    rows.push_back(order_[(2 * k + 1) * n_ / (2 * count)]);
+  }
+  return rows;
+}
+
 LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
   if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
   std::vector<std::size_t> pos;

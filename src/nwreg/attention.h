@@ -86,6 +86,10 @@ class Attention {
   /// to all other keys; by default every row. Needs n >= 2 (throws DataError otherwise).
   LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
 
+  /// Input indices of `count` rows spread evenly over the keys in x order (d = 1) or input
+  /// order: a stratified, deterministic sample for LOO estimates. All rows if count >= n.
+  std::vector<std::size_t> spread_rows(std::size_t count) const;
+
   /// Kernel evaluations (query-key pairs) summed so far: for benchmarks.
   std::uint64_t pairs() const { return pairs_.load(std::memory_order_relaxed); }
 

@@ -37,29 +37,39 @@ std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
   return h;
 }
 
+// The LOO objective over a fixed set of rows (all by default), in log h.
 class Objective {
  public:
   Objective(const Dataset& data, const FitOptions& options)
-      : engine_(data, options.engine), factor_(options.loss == Loss::sum ? double(data.n) : 1.0) {}
+      : engine_(data, options.engine), loss_(options.loss) {}
 
-  // Objective and gradient in log h at bandwidth h.
+  /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
+  void use_rows(std::size_t count) {
+    rows_ = engine_.spread_rows(count == 0 ? std::numeric_limits<std::size_t>::max() : count);
+  }
+  std::size_t rows() const { return rows_.size(); }
+
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
     engine_.set_bandwidth(h);
-    LooResult r = engine_.loo(gradient);
-    r.mse *= factor_;
-    for (double& g : r.gradient) g *= factor_;
+    LooResult r = engine_.loo(gradient, &rows_);
     if (!std::isfinite(r.mse))
       throw DataError("the leave-one-out error overflows: y values are too large to square");
+    const double factor = loss_ == Loss::sum ? static_cast<double>(rows_.size()) : 1.0;
+    r.mse *= factor;
+    for (double& g : r.gradient) g *= factor;
     return r;
   }
-  double mean(double objective) const { return objective / factor_; }
+  double mean(double objective) const {
+    return loss_ == Loss::sum ? objective / static_cast<double>(rows_.size()) : objective;
+  }
 
   int evaluations = 0;
 
  private:
   Attention engine_;
-  double factor_;
+  Loss loss_;
+  std::vector<std::size_t> rows_;
 };
 
 bool usable(const std::vector<double>& h) {
@@ -239,6 +249,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     all_stats(data, "learning the bandwidth");  // refuses constant columns
   } else {
     const auto stats = all_stats(data, "learning the bandwidth");
+    obj.use_rows(options.scan_rows);
     double best = std::numeric_limits<double>::infinity();
     for (double c : scan_scales(data)) {
       const auto h = scaled(stats, c);
@@ -250,8 +261,15 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       }
     }
   }
-  FitResult res = options.optimizer == Optimizer::sgd ? sgd(data, options, start, obj, on_epoch)
-                                                      : descend(data, options, start, obj, on_epoch);
+  const bool sgd_run = options.optimizer == Optimizer::sgd;
+  obj.use_rows(sgd_run ? 0 : options.descent_rows);
+  FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
+                          : descend(data, options, start, obj, on_epoch);
+  res.descent_rows = obj.rows();
+  if (obj.rows() < data.n) {  // the error reported is over every row
+    obj.use_rows(0);
+    res.loo_mse = obj.mean(obj.at(res.bandwidth, false).mse);
+  }
   res.evaluations = obj.evaluations;
   return res;
 }

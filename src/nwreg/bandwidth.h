@@ -42,6 +42,11 @@ struct FitOptions {
                              //!< every log h by <= tol (h known to a relative tol)
   std::optional<std::vector<double>> init;  //!< start bandwidth; skips the scan. Default: scan
   EngineOptions engine;      //!< pruning tolerance and threads for every LOO pass
+  /// auto: the scan and the descent estimate the LOO error from this many rows spread evenly
+  /// over x (each still attending to every other key); the error reported is then computed
+  /// over all rows. 0 = every row. sgd always uses every row.
+  std::size_t scan_rows = 1000;
+  std::size_t descent_rows = 50000;
 };
 
 /// One row of the loss history: the parameters after `epoch` steps (0 = the start point) and
@@ -49,7 +54,7 @@ struct FitOptions {
 struct Epoch {
   int epoch = 0;
   std::vector<double> bandwidth;
-  double loss = 0;  //!< the objective (mean or sum, per FitOptions::loss)
+  double loss = 0;  //!< the objective (mean or sum, per FitOptions::loss) over the rows used
 };
 
 struct FitResult {
@@ -59,6 +64,7 @@ struct FitResult {
   bool converged = false;      //!< line search: tolerance met or no further decrease possible
   std::string stop_reason;     //!< "tolerance", "no further decrease", "epoch cap", "epochs done"
   int evaluations = 0;         //!< LOO passes over the data, the scan included
+  std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
 };
 
 /// Checks epochs, lr and tol. Throws UsageError naming the option (--epochs, --lr, --tol).

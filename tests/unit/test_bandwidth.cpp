@@ -140,3 +140,32 @@ TEST_CASE("option checks") {
   o.init = std::vector<double>{-2};
   CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--init: must be > 0, got -2", UsageError);
 }
+
+TEST_CASE("learning on a sample of LOO rows stays within 0.1% of a full-data descent") {
+  std::vector<double> x, y;
+  std::uint64_t s = 12345;
+  auto uniform = [&] {  // a small LCG keeps the data identical on every platform
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(s >> 11) / 9007199254740992.0;
+  };
+  for (int i = 0; i < 6000; ++i) {
+    const double xi = 5 * uniform();
+    x.push_back(xi);
+    y.push_back(2 * std::sin(xi) + std::pow(xi, 0.8) + (uniform() - 0.5) * 1.7);
+  }
+  const Dataset d = make_dataset(x, y);
+  FitOptions full;
+  full.scan_rows = 0;
+  full.descent_rows = 0;
+  FitOptions sampled;
+  sampled.scan_rows = 300;
+  sampled.descent_rows = 600;
+  const FitResult a = fit_bandwidth(d, full), b = fit_bandwidth(d, sampled);
+  CHECK(a.descent_rows == 6000);
+  CHECK(b.descent_rows == 600);
+  CHECK(b.evaluations > 0);
+  // b.loo_mse is over every row, like a.loo_mse.
+  CHECK(b.loo_mse == doctest::Approx(Attention(d, b.bandwidth).loo(false).mse).epsilon(1e-15));
+  CHECK(b.loo_mse <= a.loo_mse * 1.001);
+  CHECK(b.loo_mse >= a.loo_mse * (1 - 1e-12));  // a is the full-data minimum
+}
