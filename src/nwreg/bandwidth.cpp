@@ -261,6 +261,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       }
     }
   }
+  const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
   obj.use_rows(sgd_run ? 0 : options.descent_rows);
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
@@ -271,6 +272,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     res.loo_mse = obj.mean(obj.at(res.bandwidth, false).mse);
   }
   res.evaluations = obj.evaluations;
+  res.scan_evaluations = scan_evaluations;
   return res;
 }
 

@@ -63,7 +63,8 @@ struct FitResult {
   std::vector<Epoch> history;  //!< epoch 0 first
   bool converged = false;      //!< line search: tolerance met or no further decrease possible
   std::string stop_reason;     //!< "tolerance", "no further decrease", "epoch cap", "epochs done"
-  int evaluations = 0;         //!< LOO passes over the data, the scan included
+  int evaluations = 0;         //!< LOO passes, the scan's and the final full one included
+  int scan_evaluations = 0;    //!< of which the scan's
   std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
 };
 
