@@ -116,9 +116,6 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   for (double v : h_) inv_h_.push_back(1 / v);
   if (d_ != 1) return;
   K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
-  window_units_ = options_.tolerance > 0
-                      ? std::sqrt(2 * std::log(static_cast<double>(n_) / options_.tolerance)) * h_[0]
-                      : std::numeric_limits<double>::infinity();
 }
 
 bool Attention::fast_row(double q) const {
@@ -136,13 +133,23 @@ std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
 }
 
 void Attention::window_1d(double q, double xb, std::size_t& lo, std::size_t& hi) const {
-  if (!(window_units_ < std::numeric_limits<double>::infinity())) {
+  if (options_.tolerance == 0) {
     lo = 0;
     hi = n_;
     return;
   }
+  // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys may
+  // be left out while E0 <= tolerance S0. Every key within h of q weighs at least e^-1/2, and
+  // the nearest weighs 1: S0 >= max(1, count e^-1/2). Keys with weight below e^-T, T =
+  // ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight is below
+  // tolerance / n.
+  const double h = h_[0];
+  const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
+  const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
+  const double s0_low = std::max(1.0, static_cast<double>(near_hi - near_lo) * 0.6065306597126334);
+  const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
   // Keys with (x - q)^2 <= (x_b - q)^2 + 2 T h^2; the margin absorbs rounding at the edge.
-  const double r = std::hypot(q - xb, window_units_) * (1 + 1e-12);
+  const double r = std::hypot(q - xb, std::sqrt(2 * T) * h) * (1 + 1e-12);
   lo = static_cast<std::size_t>(std::lower_bound(xs_.begin(), xs_.end(), q - r) - xs_.begin());
   hi = static_cast<std::size_t>(std::upper_bound(xs_.begin(), xs_.end(), q + r) - xs_.begin());
 }

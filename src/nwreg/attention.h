@@ -11,10 +11,10 @@
 /// neither overflows nor cancels where (q - x)^2 would (q = 1e200, keys a unit apart).
 ///
 /// With one x column the keys are sorted once, and each query sums only over the window of keys
-/// whose weight relative to the nearest key is at least e^-T, T = ln(n / tolerance): the
-/// omitted weights add up to less than `tolerance`, so each prediction is within
-/// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
-/// below tolerance / n. The sums run in vectorised kernels (kernel1d.h), in parallel over
+/// whose weight relative to the nearest key is at least e^-T, T = ln(n / (tolerance S0_low)),
+/// S0_low a lower bound on the row's weight sum: the omitted weights add up to less than
+/// tolerance * S0, so each prediction is within tolerance * (max y - min y) of the sum over
+/// all keys, and each omitted attention weight is below tolerance / n. The sums run in vectorised kernels (kernel1d.h), in parallel over
 /// queries; each result is summed in a fixed order, whatever the number of threads.
 
 #include <atomic>
@@ -113,7 +113,6 @@ class Attention {
   double y_scale_ = 1;
   bool fast_keys_ = false;  // every |x| <= 4e307: the vectorised kernels apply
   double K2_ = 0;           // -log2(e) / (2 h^2), d = 1
-  double window_units_ = 0; // sqrt(2 T) h: window half-width beyond the nearest key's distance
   mutable std::atomic<std::uint64_t> pairs_{0};
 };
 
