@@ -81,13 +81,15 @@ struct Attention::Row {
 Attention::Attention(const Dataset& train, EngineOptions options)
     : data_(train), options_(options), n_(train.n), d_(train.d) {
   check_tolerance(options_.tolerance);
+  if (n_ > std::numeric_limits<std::uint32_t>::max())
+    throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
   order_.resize(n_);
-  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  std::iota(order_.begin(), order_.end(), std::uint32_t{0});
   if (d_ == 1)
     std::stable_sort(order_.begin(), order_.end(),
-                     [&](std::size_t a, std::size_t b) { return train.x[a] < train.x[b]; });
+                     [&](std::uint32_t a, std::uint32_t b) { return train.x[a] < train.x[b]; });
   rank_.resize(n_);
-  for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = i;
+  for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = static_cast<std::uint32_t>(i);
   xs_.resize(n_ * d_);
   for (std::size_t i = 0; i < n_; ++i)
     std::copy_n(train.row(order_[i]), d_, xs_.begin() + static_cast<std::ptrdiff_t>(i * d_));
