@@ -10,18 +10,6 @@
 namespace nwreg::cli {
 namespace {
 
-// A value such as --bandwidth: a number > 0 or one of the words; `option` names it in errors.
-std::optional<double> positive_number(const std::string& text, const std::string& option) {
-  ParseFailure why{};
-  auto v = parse_double(text, &why);
-  if (!v) {
-    if (why == ParseFailure::not_a_number) return std::nullopt;
-    throw UsageError(option + ": " + describe(why, text));
-  }
-  check_bandwidth({*v}, 1, option);
-  return v;
-}
-
 std::string join(const std::vector<double>& v) {
   std::string s;
   for (double a : v) s += (s.empty() ? "" : " ") + format_double(a);
@@ -99,18 +87,9 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
 BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
   BandwidthPlan plan;
   plan.verbose = o.verbose;
-  const std::string& b = o.bandwidth;
-  if (b == "silverman") {
-    plan.kind = BandwidthPlan::Kind::silverman;
-  } else if (b == "scott") {
-    plan.kind = BandwidthPlan::Kind::scott;
-  } else if (!b.empty() && b != "auto") {
-    auto v = positive_number(b, "--bandwidth");
-    if (!v)
-      throw UsageError("--bandwidth: expected a number > 0, auto, silverman or scott, got \"" + b + "\"");
-    plan.kind = BandwidthPlan::Kind::fixed;
-    plan.fixed = *v;
-  }
+  const BandwidthSpec spec = parse_bandwidth_spec(o.bandwidth, "--bandwidth");
+  plan.kind = spec.kind;
+  plan.fixed = spec.values;
 
   FitOptions& f = plan.fit;
   if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
@@ -134,12 +113,12 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
     if (!std::isfinite(o.init_w) || !std::isfinite(1 / o.init_w))
       throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
     f.init = std::vector<double>{1 / std::abs(o.init_w)};
-  } else if (o.init == "silverman" || o.init == "scott") {
-    plan.init_rule = o.init;
   } else if (!o.init.empty()) {
-    auto v = positive_number(o.init, "--init");
-    if (!v) throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got \"" + o.init + "\"");
-    f.init = std::vector<double>{*v};
+    const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init");
+    if (init.kind == BandwidthSpec::Kind::learn)
+      throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got \"" + o.init + "\"");
+    if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values;
+    else plan.init_rule = o.init;
   }
   if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty())
     throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
@@ -153,14 +132,14 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
   m.y_column = data.y_name;
   m.n = data.n;
   m.checksum = checksum(data);
-  using Kind = BandwidthPlan::Kind;
+  using Kind = BandwidthSpec::Kind;
   switch (plan.kind) {
     case Kind::learn: {
       FitOptions f = plan.fit;
       f.engine = engine;
       if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
       else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
-      else if (f.init) f.init = std::vector<double>(data.d, f.init->front());
+      else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
       auto on_epoch = [&](const Epoch& e) {
         if (!plan.verbose) return;
         log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth);
@@ -191,7 +170,8 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       m.bandwidth_source = "scott";
       break;
     case Kind::fixed:
-      m.bandwidth.assign(data.d, plan.fixed);
+      m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
+      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
       m.bandwidth_source = "fixed";
       break;
   }

@@ -65,9 +65,9 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
 
 /// The bandwidth options, checked and parsed before any data are read.
 struct BandwidthPlan {
-  enum class Kind { learn, fixed, silverman, scott } kind = Kind::learn;
-  double fixed = 0;         //!< the bandwidth, for Kind::fixed
-  FitOptions fit;           //!< for Kind::learn; fit.init holds one value, spread over columns
+  BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
+  std::vector<double> fixed;  //!< Kind::fixed: one bandwidth, or one per x column
+  FitOptions fit;           //!< for Kind::learn; a single fit.init value is spread over columns
   std::string init_rule;    //!< "silverman" or "scott" when --init names a rule
   bool verbose = false;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
@@ -196,6 +197,32 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
 }
 
 }  // namespace
+
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option) {
+  BandwidthSpec spec;
+  if (text.empty() || text == "auto") return spec;
+  if (text == "silverman" || text == "scott") {
+    spec.kind = text == "silverman" ? BandwidthSpec::Kind::silverman : BandwidthSpec::Kind::scott;
+    return spec;
+  }
+  spec.kind = BandwidthSpec::Kind::fixed;
+  std::string_view rest(text);
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string_view part = rest.substr(0, comma);
+    ParseFailure why{};
+    const auto v = parse_double(part, &why);
+    if (!v) {
+      if (why == ParseFailure::not_a_number)
+        throw UsageError(option + ": expected a number > 0, auto, silverman or scott, got \"" + text + "\"");
+      throw UsageError(option + ": " + describe(why, part));
+    }
+    check_bandwidth({*v}, 1, option);
+    spec.values.push_back(*v);
+    if (comma == std::string_view::npos) return spec;
+    rest.remove_prefix(comma + 1);
+  }
+}
 
 std::vector<double> silverman_bandwidth(const Dataset& data) {
   std::vector<double> h;

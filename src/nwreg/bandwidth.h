@@ -13,6 +13,16 @@
 
 namespace nwreg {
 
+/// A --bandwidth (or --init) value as given on the command line.
+struct BandwidthSpec {
+  enum class Kind { learn, fixed, silverman, scott } kind = Kind::learn;
+  std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
+};
+
+/// Parses "auto" (or ""), "silverman", "scott", or bandwidths > 0 separated by commas. Throws
+/// UsageError that starts with `option`.
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);
+
 /// Silverman's rule per column: 0.9 min(sd, IQR/1.34) n^(-1/5) (R's bw.nrd0; sd when IQR = 0).
 /// Throws DataError when a column's values are all equal.
 std::vector<double> silverman_bandwidth(const Dataset& data);

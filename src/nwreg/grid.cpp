@@ -37,7 +37,7 @@ std::optional<double> as_integer(double v, double scale) {
 
 }  // namespace
 
-std::vector<double> parse_grid(const std::string& text) {
+std::vector<double> parse_grid(const std::string& text, std::size_t max_points) {
   std::vector<std::string_view> parts;
   std::string_view rest(text);
   for (std::size_t pos; (pos = rest.find(':')) != std::string_view::npos;) {
@@ -61,9 +61,8 @@ std::vector<double> parse_grid(const std::string& text) {
     throw UsageError("--grid: STEP " + format_double(step) + " does not lead from " +
                      format_double(start) + " towards " + format_double(stop) + ": no points");
   const double count_f = std::ceil((stop - start) / step);
-  if (!(count_f <= static_cast<double>(max_grid_points)))
-    throw UsageError("--grid: " + text + " has more than " + std::to_string(max_grid_points) +
-                     " points");
+  if (!(count_f <= static_cast<double>(max_points)))
+    throw UsageError("--grid: " + text + " has more than " + std::to_string(max_points) + " points");
 
   // Exact decimal arithmetic when all three are short decimals: scale to integers.
   int places = 0;

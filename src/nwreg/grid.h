@@ -14,8 +14,8 @@ inline constexpr std::size_t max_grid_points = 100'000'000;
 /// When the three numbers are short decimals, point i is the double nearest the exact decimal
 /// START + i*STEP (so 0:1:0.1 gives 0.3, not 0.30000000000000004). Throws UsageError naming
 /// `--grid` for text that is not three numbers, STEP = 0, STEP pointing away from STOP, or a
-/// grid of more than max_grid_points points.
-std::vector<double> parse_grid(const std::string& text);
+/// grid of more than `max_points` points.
+std::vector<double> parse_grid(const std::string& text, std::size_t max_points = max_grid_points);
 
 /// N points evenly spanning [lo, hi], both ends included (numpy.linspace). N >= 1.
 std::vector<double> linspace(double lo, double hi, std::size_t n);

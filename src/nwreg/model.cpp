@@ -22,7 +22,7 @@ Model read_model(std::istream& in, const std::string& source) {
   Json j;
   try {
     j = Json::parse(in);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e7161
     throw InputError(source, 0, "", std::string("not a valid JSON model file: ") + e.what());
   }
   auto bad = [&](const std::string& what) -> InputError {

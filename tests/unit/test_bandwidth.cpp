@@ -169,3 +169,22 @@ TEST_CASE("learning on a sample of LOO rows stays within 0.1% of a full-data des
   CHECK(b.loo_mse <= a.loo_mse * 1.001);
   CHECK(b.loo_mse >= a.loo_mse * (1 - 1e-12));  // a is the full-data minimum
 }
+
+TEST_CASE("bandwidth specs: words, one value, a list") {
+  using K = BandwidthSpec::Kind;
+  CHECK(parse_bandwidth_spec("", "-b").kind == K::learn);
+  CHECK(parse_bandwidth_spec("auto", "-b").kind == K::learn);
+  CHECK(parse_bandwidth_spec("silverman", "-b").kind == K::silverman);
+  CHECK(parse_bandwidth_spec("scott", "-b").kind == K::scott);
+  const auto one = parse_bandwidth_spec("0.25", "-b");
+  CHECK(one.kind == K::fixed);
+  CHECK(one.values == std::vector<double>{0.25});
+  CHECK(parse_bandwidth_spec("1, 2.5,3", "-b").values == std::vector<double>{1, 2.5, 3});
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("0", "--bandwidth"), "--bandwidth: must be > 0, got 0", UsageError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("1,", "--bandwidth"),
+                       "--bandwidth: empty field where a number is required", UsageError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("fast", "--init"),
+                       "--init: expected a number > 0, auto, silverman or scott, got \"fast\"", UsageError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("inf", "--bandwidth"), "--bandwidth: \"inf\" is not a finite number",
+                       UsageError);
+}

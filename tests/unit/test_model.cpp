@@ -65,3 +65,10 @@ TEST_CASE("a broken model file gets one clear error naming it") {
                        InputError);
   CHECK(parse(base + R"("bandwidth":[2]})").bandwidth == std::vector<double>{2});
 }
+
+TEST_CASE("a number beyond the double range is a clear error, not an escaped exception") {
+  // Found by the model fuzzer: nlohmann throws out_of_range, not parse_error, for it.
+  CHECK_THROWS_WITH_AS(parse(R"({"format":"nwreg-model","version":1e7161})"),
+                       doctest::Contains("m.json: not a valid JSON model file: [json.exception.out_of_range.406]"),
+                       InputError);
+}

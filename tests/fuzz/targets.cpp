@@ -1,0 +1,83 @@
+#include "targets.h"
+
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+#include "nwreg/attention.h"
+#include "nwreg/bandwidth.h"
+#include "nwreg/csv.h"
+#include "nwreg/dataset.h"
+#include "nwreg/errors.h"
+#include "nwreg/grid.h"
+#include "nwreg/model.h"
+#include "nwreg/numbers.h"
+#include "nwreg/writers.h"
+
+namespace fuzz {
+
+void csv(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return;
+  nwreg::CsvOptions opts;
+  const std::uint8_t mode = data[0];
+  opts.delimiter = mode & 1 ? '\t' : (mode & 2 ? ';' : ',');
+  opts.header = mode & 4 ? nwreg::HeaderMode::absent : (mode & 8 ? nwreg::HeaderMode::present : nwreg::HeaderMode::detect);
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
+  try {
+    nwreg::CsvReader reader(in, "fuzz.csv", opts);
+    const nwreg::Dataset d = nwreg::read_dataset(reader, nwreg::ColumnChoice{});
+    if (d.n > 5000) return;  // the engine is O(n^2) in the worst case; keep executions fast
+    std::vector<double> h;
+    try {
+      h = nwreg::silverman_bandwidth(d);
+    } catch (const nwreg::DataError&) {
+      h = {1.0};
+    }
+    nwreg::Attention engine(d, h);
+    const std::vector<double> q = {d.x[0], d.x[0] + 1e-3, -1e300, 1e300, 0.0};
+    std::vector<double> out(q.size());
+    engine.predict(q.data(), q.size(), out.data());
+    if (d.n >= 2) (void)engine.loo(true);
+  } catch (const nwreg::Error&) {
+  }
+}
+
+void model(const std::uint8_t* data, std::size_t size) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  try {
+    const nwreg::Model m = nwreg::read_model(in, "fuzz.json");
+    std::ostringstream out;
+    nwreg::write_model(out, m);
+  } catch (const nwreg::Error&) {
+  }
+}
+
+void options(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line) && lines.size() < 6;) lines.push_back(line);
+  lines.resize(6);
+  auto guard = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const nwreg::UsageError&) {
+    }
+  };
+  guard([&] { (void)nwreg::parse_grid(lines[0], 100000); });
+  guard([&] { (void)nwreg::parse_delimiter(lines[1]); });
+  guard([&] { (void)nwreg::parse_bandwidth_spec(lines[2], "--bandwidth"); });
+  (void)nwreg::parse_double(lines[3]);
+  guard([&] { (void)nwreg::parse_format(lines[4], "--format"); });
+  guard([&] { (void)nwreg::parse_layout(lines[5]); });
+}
+
+bool run(const std::string& name, const std::uint8_t* data, std::size_t size) {
+  if (name == "csv") csv(data, size);
+  else if (name == "model") model(data, size);
+  else if (name == "options") options(data, size);
+  else return false;
+  return true;
+}
+
+}  // namespace fuzz
