@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -31,16 +32,17 @@ void run_fit(const FitCommand& cmd) {
     throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json)");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
   check_tolerance(cmd.engine.tolerance);
+  std::optional<OutputFile> model_file;  // opened first: an unwritable path fails at once
+  if (!cmd.output.empty() && cmd.output != "-") model_file.emplace(cmd.output, "-o");
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, nullptr);
   ThreadPool pool(cmd.engine.threads);
   const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr);
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
-  if (!cmd.output.empty() && cmd.output != "-") {
-    OutputFile file(cmd.output, "-o");
-    write_model(file.stream(), m);
-    file.commit();
+  if (model_file) {
+    write_model(model_file->stream(), m);
+    model_file->commit();
   }
   OutputFile out("-", "stdout");
   if (json_to_stdout) {

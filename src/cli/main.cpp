@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "nwreg/errors.h"
 
 #ifndef NWREG_VERSION
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   // A closed pipe shows up as EPIPE on write, so temporary files are removed before exiting.
   std::signal(SIGPIPE, SIG_IGN);
+  nwreg::cli::install_signal_cleanup();
 
   CLI::App app{"nwreg: Nadaraya-Watson kernel regression as attention pooling.\n"
                "Each query attends to the training x through a softmax over Gaussian kernel\n"

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,11 +64,43 @@ int FdBuf::sync() { return flush_buffer() ? 0 : -1; }
 
 namespace {
 
+// Temporary files a signal must remove. A handler may only read this: fixed slots of atomic
+// pointers to the OutputFile's own path text, set after it exists and cleared before it goes.
+constexpr int max_temps = 8;
+std::atomic<const char*> temp_paths[max_temps];
+
+void register_temp(const char* path) {
+  for (auto& slot : temp_paths) {
+    const char* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, path)) return;
+  }
+}
+
+void unregister_temp(const char* path) {
+  for (auto& slot : temp_paths) {
+    const char* expected = path;
+    if (slot.compare_exchange_strong(expected, nullptr)) return;
+  }
+}
+
+extern "C" void on_signal(int sig) {
+  for (auto& slot : temp_paths)
+    if (const char* p = slot.load()) ::unlink(p);  // async-signal-safe
+  ::_exit(128 + sig);
+}
+
 [[noreturn]] void cannot_write(const std::string& option, const std::string& path, int e) {
   throw OutputError(option + ": cannot write " + path + ": " + std::strerror(e), e);
 }
 
 }  // namespace
+
+void install_signal_cleanup() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
 
 OutputFile::OutputFile(const std::string& path, const std::string& option)
     : path_(path), option_(option) {
@@ -100,6 +134,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& option)
   fd_ = ::mkstemp(name.data());
   if (fd_ < 0) cannot_write(option, path, errno);
   temp_ = name.data();
+  register_temp(temp_.c_str());
   // mkstemp creates 0600: keep the mode of the file replaced, else what a plain create gives.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -119,6 +154,7 @@ OutputFile::~OutputFile() {
   buf_.reset();
   ::close(fd_);
   ::unlink(temp_.c_str());
+  unregister_temp(temp_.c_str());
 }
 
 void OutputFile::commit() {
@@ -133,14 +169,21 @@ void OutputFile::commit() {
   fd_ = -1;
   if (fd >= 0 && ::close(fd) != 0) {
     const int e = errno;
-    if (!temp_.empty()) ::unlink(temp_.c_str());
+    if (!temp_.empty()) {
+      ::unlink(temp_.c_str());
+      unregister_temp(temp_.c_str());
+      temp_.clear();
+    }
     cannot_write(option_, path_, e);
   }
   if (!temp_.empty() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
     const int e = errno;
     ::unlink(temp_.c_str());
+    unregister_temp(temp_.c_str());
+    temp_.clear();
     cannot_write(option_, path_, e);
   }
+  if (!temp_.empty()) unregister_temp(temp_.c_str());
   temp_.clear();
 }
 

@@ -29,6 +29,10 @@ class FdBuf : public std::streambuf {
   char buf_[1 << 16];
 };
 
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that remove every temporary output file and exit
+/// with 128 + the signal number (130 for Ctrl-C, 143 for kill).
+void install_signal_cleanup();
+
 class OutputFile {
  public:
   /// Opens `path` ("-" = stdout). `option` names the option in messages (e.g. "-o").

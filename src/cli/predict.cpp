@@ -1,3 +1,5 @@
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -7,6 +9,7 @@
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
 #include "nwreg/grid.h"
+#include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
 #include "nwreg/writers.h"
 
@@ -21,6 +24,13 @@ Model load_model(const std::string& path) {
 
 // The query points: `grid` (parsed before the data were read), an even grid over the data,
 // a query file, or the training x.
+std::string describe_columns(const std::vector<std::string>& x, const std::string& y) {
+  std::string s = "x column";
+  if (x.size() > 1) s += "s";
+  for (std::size_t i = 0; i < x.size(); ++i) s += (i ? ", \"" : " \"") + x[i] + "\"";
+  return s + " and y column \"" + y + "\"";
+}
+
 std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid) {
   if (!cmd.grid.empty() || cmd.grid_n > 0) {
     if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
@@ -60,6 +70,9 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--weights-layout", cmd.weights_layout,
                   "wide: one row per query; long: one query,key,weight row per pair")
       ->capture_default_str();
+  sub->add_option("--max-weights", cmd.max_weights,
+                  "Refuse a --weights matrix of more entries than this (m queries x n keys)")
+      ->capture_default_str();
   sub->footer(R"(Without --grid, --grid-n or --query, predicts at the training x (fitted values).
 Examples:
   nwreg predict data/synthetic.csv --grid 0:5:0.1          learn h, predict on a grid
@@ -84,6 +97,17 @@ void run_predict(const PredictCommand& cmd) {
   ThreadPool pool(cmd.engine.threads);
   const EngineOptions engine = cmd.engine.options(pool);
 
+  if (!cmd.weights.empty() && cmd.weights != "-" && cmd.weights == cmd.output &&
+      (!std::filesystem::exists(cmd.output) || std::filesystem::is_regular_file(cmd.output)))
+    throw UsageError("--weights: " + cmd.weights + " is also the -o file");
+  if (!(cmd.max_weights >= 0)) throw UsageError("--max-weights: must be >= 0");
+
+  // Outputs are opened (as temporary files) before any work: a path that cannot be written
+  // fails at once, and a signal from here on removes what was started.
+  std::optional<OutputFile> weights_file;
+  if (!cmd.weights.empty()) weights_file.emplace(cmd.weights, "--weights");
+  OutputFile out(cmd.output, "-o");
+
   std::optional<Model> from_file;
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
@@ -93,9 +117,10 @@ void run_predict(const PredictCommand& cmd) {
   Model model;
   if (from_file) {
     model = *from_file;
-    if (model.x_columns.size() != data.d)
-      throw UsageError("--model: " + cmd.model + " is for " + std::to_string(model.x_columns.size()) +
-                       " x columns, the data have " + std::to_string(data.d));
+    if (model.x_columns != data.x_names || model.y_column != data.y_name)
+      throw InputError(cmd.model, 0, "",
+                       "fitted on " + describe_columns(model.x_columns, model.y_column) + ", not on " +
+                           describe_columns(data.x_names, data.y_name) + " of " + data.source);
     const std::string sum = checksum(data);
     if (sum != model.checksum || model.n != data.n)
       std::cerr << "nwreg: warning: " << data.source << " is not the data " << cmd.model
@@ -117,16 +142,19 @@ void run_predict(const PredictCommand& cmd) {
   std::vector<double> pred(m);
   attention.predict(q.data(), m, pred.data());
 
-  std::optional<OutputFile> weights_file;
-  if (!cmd.weights.empty()) {
-    weights_file.emplace(cmd.weights, "--weights");
+  if (weights_file) {
+    const double entries = static_cast<double>(m) * static_cast<double>(data.n);
+    if (entries > cmd.max_weights)
+      throw UsageError("--weights: " + std::to_string(m) + " queries x " + std::to_string(data.n) + " keys = " +
+                       format_double(entries) + " entries (about " + format_double(std::ceil(entries * 20 / 1e9)) +
+                       " GB as text), over the limit of " + format_double(cmd.max_weights) +
+                       "; raise it with --max-weights");
     WeightsWriter w(weights_file->stream(),
                     format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout,
                     data, q.data(), m);
     attention.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
     w.finish();
   }
-  OutputFile out(cmd.output, "-o");
   write_predictions(out.stream(), format, model, q.data(), m, data.d, pred.data());
   out.commit();
   if (weights_file) weights_file->commit();

@@ -130,8 +130,9 @@ std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
   std::size_t left = p == 0 ? none : (p - 1 == exclude ? (p >= 2 ? p - 2 : none) : p - 1);
   if (left == none) return right;
   if (right >= n_) return left;
-  // The right key is farther iff (x_r - x_l)(x_r + x_l - 2q) > 0.
-  return gap_term(xs_[right], xs_[left], q, 1.0) > 0 ? left : right;
+  // x_l <= q <= x_r: both distances are differences of nearby numbers, exact or nearly, and
+  // never underflow to a tie the way a product of them can (keys near 1e-200).
+  return xs_[right] - q < q - xs_[left] ? right : left;
 }
 
 void Attention::window_1d(double q, double xb, std::size_t& lo, std::size_t& hi) const {

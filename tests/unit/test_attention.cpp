@@ -180,3 +180,13 @@ TEST_CASE("kernel names") {
   CHECK(to_string(Kernel::gaussian) == "gaussian");
   CHECK_THROWS_WITH_AS(parse_kernel("box"), "--kernel: unknown kernel \"box\" (known: gaussian)", UsageError);
 }
+
+TEST_CASE("keys near 1e-200 with h = 1e-204 still find their nearest key") {
+  // Found by the property tests: comparing the two neighbours by a product of their
+  // differences underflowed to a tie and chose the farther key, whose neighbour's weight then
+  // overflowed to NaN.
+  const Dataset d = make_dataset({-3e-201, 7e-201}, {1, 2});
+  CHECK(predict_one(d, 1e-204, 0.0) == 1);
+  CHECK(predict_one(d, 1e-204, 1e-201) == 1);
+  CHECK(predict_one(d, 1e-204, 2.5e-201) == 2);
+}
