@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "cli/common.h"
@@ -32,7 +33,7 @@ struct PredictCommand {
   std::string format;            //!< --format csv|json; empty = from the -o name, else csv
   std::string weights;           //!< --weights FILE
   std::string weights_layout = "wide";  //!< --weights-layout wide|long
-  double max_weights = 1e8;      //!< --max-weights: most matrix entries --weights may write
+  std::uint64_t max_weights = 100000000;  //!< --max-weights: most matrix entries --weights may write
 };
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
 void run_predict(const PredictCommand& cmd);

@@ -100,7 +100,6 @@ void run_predict(const PredictCommand& cmd) {
   if (!cmd.weights.empty() && cmd.weights != "-" && cmd.weights == cmd.output &&
       (!std::filesystem::exists(cmd.output) || std::filesystem::is_regular_file(cmd.output)))
     throw UsageError("--weights: " + cmd.weights + " is also the -o file");
-  if (!(cmd.max_weights >= 0)) throw UsageError("--max-weights: must be >= 0");
 
   // Outputs are opened (as temporary files) before any work: a path that cannot be written
   // fails at once, and a signal from here on removes what was started.
@@ -138,17 +137,19 @@ void run_predict(const PredictCommand& cmd) {
 
   const std::vector<double> q = queries_for(cmd, data, std::move(grid));
   const std::size_t m = q.size() / data.d;
+  if (weights_file) {
+    const double entries = static_cast<double>(m) * static_cast<double>(data.n);
+    if (entries > static_cast<double>(cmd.max_weights))
+      throw UsageError("--weights: " + std::to_string(m) + " queries x " + std::to_string(data.n) + " keys = " +
+                       format_double(entries) + " entries (about " + format_double(std::ceil(entries * 20 / 1e9)) +
+                       " GB as text), over the limit of " + std::to_string(cmd.max_weights) +
+                       "; raise it with --max-weights");
+  }
   const Attention attention(data, model.bandwidth, engine);
   std::vector<double> pred(m);
   attention.predict(q.data(), m, pred.data());
 
   if (weights_file) {
-    const double entries = static_cast<double>(m) * static_cast<double>(data.n);
-    if (entries > cmd.max_weights)
-      throw UsageError("--weights: " + std::to_string(m) + " queries x " + std::to_string(data.n) + " keys = " +
-                       format_double(entries) + " entries (about " + format_double(std::ceil(entries * 20 / 1e9)) +
-                       " GB as text), over the limit of " + format_double(cmd.max_weights) +
-                       "; raise it with --max-weights");
     WeightsWriter w(weights_file->stream(),
                     format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout,
                     data, q.data(), m);

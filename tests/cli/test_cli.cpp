@@ -13,84 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_helpers.h"
 #include "helpers.h"
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-extern char** environ;
-
-namespace {
-
-struct Result {
-  int exit_code = -1;  // -signal when killed by a signal
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-// A scratch directory per test, removed afterwards.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    std::string t = (fs::temp_directory_path() / "nwreg-test-XXXXXX").string();
-    dir = mkdtemp(t.data());
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  fs::path operator/(const std::string& name) const { return dir / name; }
-  std::size_t files() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {})); }
-};
-
-// Runs nwreg with `args`, feeding `input` on stdin.
-Result run_nwreg(const std::vector<std::string>& args, const std::string& input = "") {
-  Scratch io;
-  spit(io / "in", input);
-  std::vector<std::string> argv_s = {NWREG_BINARY};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, (io / "in").c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, (io / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, (io / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  r.out = slurp(io / "out");
-  r.err = slurp(io / "err");
-  return r;
-}
-
-std::string data(const std::string& name) { return testing::source_path("data/" + name); }
-
-// Expects a failure: the exit code and exactly one stderr line.
-void check_error(const Result& r, int code, const std::string& line) {
-  CHECK(r.exit_code == code);
-  CHECK(r.err == "nwreg: error: " + line + "\n");
-  CHECK(r.out.empty());
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> v;
-  std::istringstream s(text);
-  for (std::string l; std::getline(s, l);) v.push_back(l);
-  return v;
-}
-
-}  // namespace
+using namespace clitest;
 
 TEST_CASE("cli: --version, --help, command help with examples") {
   Result v = run_nwreg({"--version"});

@@ -1,0 +1,194 @@
+// Guards for unattended use: determinism across threads and runs, signals, size limits, model
+// mismatches, memory at 1e7 rows. Runs the real binary.
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <memory>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "cli_helpers.h"
+#include "helpers.h"
+#include "nwreg/numbers.h"
+
+namespace fs = std::filesystem;
+using namespace clitest;
+
+extern char** environ;
+
+namespace {
+
+// Starts nwreg with stdin on a pipe that stays open, so it blocks reading it.
+struct Blocked {
+  pid_t pid = -1;
+  int stdin_write = -1;
+};
+
+Blocked start_blocked(const std::vector<std::string>& args, const fs::path& err) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  std::vector<std::string> argv_s = {NWREG_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  Blocked b;
+  REQUIRE(posix_spawn(&b.pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[0]);
+  b.stdin_write = fds[1];
+  return b;
+}
+
+std::size_t temp_files(const fs::path& dir) {
+  std::size_t k = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".nwreg-") != std::string::npos) ++k;
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("guards: output is byte for byte the same whatever --threads, and run after run") {
+  Scratch s;
+  std::string train = "x,y\n";
+  std::mt19937_64 g(3);
+  std::uniform_real_distribution<double> u(0, 5);
+  for (int i = 0; i < 3000; ++i) {
+    const double x = u(g);
+    train += nwreg::format_double(x) + "," + nwreg::format_double(std::sin(x) + u(g) / 5) + "\n";
+  }
+  spit(s / "t.csv", train);
+  std::string first_pred, first_weights, first_fit;
+  for (const char* threads : {"1", "2", "3", "1"}) {
+    Result p = run_nwreg({"predict", (s / "t.csv").string(), "--grid", "-1:6:0.01", "--threads", threads,
+                          "--weights", (s / "w.csv").string(), "--format", "json"});
+    Result f = run_nwreg({"fit", (s / "t.csv").string(), "--threads", threads, "--format", "json"});
+    REQUIRE(p.exit_code == 0);
+    REQUIRE(f.exit_code == 0);
+    if (first_pred.empty()) {
+      first_pred = p.out;
+      first_weights = slurp(s / "w.csv");
+      first_fit = f.out;
+      continue;
+    }
+    CAPTURE(threads);
+    CHECK(p.out == first_pred);
+    CHECK(slurp(s / "w.csv") == first_weights);
+    CHECK(f.out == first_fit);
+  }
+}
+
+TEST_CASE("guards: SIGTERM and SIGINT remove the temporary output and exit 143 and 130") {
+  for (auto [sig, code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
+    Scratch s;
+    spit(s / "keep.csv", "old\n");
+    const Blocked b = start_blocked({"predict", data("synthetic.csv"), "-b", "1", "--query", "-", "-o",
+                                     (s / "keep.csv").string(), "--weights", (s / "w.csv").string()},
+                                    s / "err");
+    // Wait until both temporary files exist: nwreg is then blocked reading the queries.
+    for (int i = 0; i < 200 && temp_files(s.dir) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(temp_files(s.dir) == 2);
+    kill(b.pid, sig);
+    int status = 0;
+    waitpid(b.pid, &status, 0);
+    close(b.stdin_write);
+    CAPTURE(sig);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == code);
+    CHECK(temp_files(s.dir) == 0);
+    CHECK(slurp(s / "keep.csv") == "old\n");
+    CHECK_FALSE(fs::exists(s / "w.csv"));
+  }
+}
+
+TEST_CASE("guards: a weights matrix over the limit is refused before any work, naming the option") {
+  Scratch s;
+  check_error(run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid-n", "800000", "--weights",
+                         (s / "w.csv").string()}),
+              2,
+              "--weights: 800000 queries x 133 keys = 106400000 entries (about 3 GB as text), over the limit of "
+              "100000000; raise it with --max-weights");
+  CHECK(s.files() == 0);
+  Result ok = run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid-n", "10", "--weights",
+                         (s / "w.csv").string(), "--max-weights", "1330"});
+  CHECK(ok.exit_code == 0);
+  check_error(run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid-n", "11", "--weights",
+                         (s / "w.csv").string(), "--max-weights", "1330"}),
+              2,
+              "--weights: 11 queries x 133 keys = 1463 entries (about 1 GB as text), over the limit of 1330; raise it "
+              "with --max-weights");
+  check_error(run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "-o", (s / "p.csv").string(), "--weights",
+                         (s / "p.csv").string()}),
+              2, "--weights: " + (s / "p.csv").string() + " is also the -o file");
+}
+
+TEST_CASE("guards: a model fitted on other columns is refused") {
+  Scratch s;
+  const std::string model = (s / "m.json").string();
+  REQUIRE(run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "-o", model}).exit_code == 0);
+  check_error(run_nwreg({"predict", data("faithful.csv"), "--model", model, "-x", "eruptions", "-y", "waiting"}), 1,
+              model + ": fitted on x column \"waiting\" and y column \"eruptions\", not on x column \"eruptions\" and "
+                      "y column \"waiting\" of " + data("faithful.csv"));
+  // Without -x/-y the model's own columns are used.
+  CHECK(run_nwreg({"predict", data("faithful.csv"), "--model", model, "--grid", "50:90:20"}).exit_code == 0);
+}
+
+#ifndef __SANITIZE_ADDRESS__  // AddressSanitizer's shadow memory would dwarf the figure
+TEST_CASE("guards: 1e7 training rows work within about 3x the raw data size in memory") {
+  Scratch s;
+  const std::size_t n = 10'000'000;
+  {
+    std::ofstream f(s / "big.csv", std::ios::binary);
+    std::string buf = "x,y\n";
+    std::mt19937_64 g(1);
+    std::uniform_real_distribution<double> u(0, 5);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = u(g);
+      nwreg::append_double(buf, x);
+      buf += ',';
+      nwreg::append_double(buf, x * 0.5 + u(g));
+      buf += '\n';
+      if (buf.size() > (1 << 20)) {
+        f << buf;
+        buf.clear();
+      }
+    }
+    f << buf;
+  }
+  const std::vector<std::string> args = {NWREG_BINARY, "predict", (s / "big.csv").string(), "-b", "0.01", "--grid-n",
+                                         "10", "-o", (s / "p.csv").string()};
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const double raw_mb = static_cast<double>(n) * 16 / 1e6;
+  const double peak_mb = static_cast<double>(ru.ru_maxrss) * 1024 / 1e6;
+  MESSAGE("peak RSS " << peak_mb << " MB for " << raw_mb << " MB of raw data");
+  CHECK(peak_mb <= 3 * raw_mb);
+  CHECK(std::count(std::istreambuf_iterator<char>(*std::make_unique<std::ifstream>(s / "p.csv")), {}, '\n') == 11);
+}
+#endif
