@@ -175,7 +175,11 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       m.bandwidth_source = "fixed";
       break;
   }
-  if (need_loo && data.n >= 2) m.loo_mse = Attention(data, m.bandwidth, engine).loo(false).mse;
+  if (need_loo && data.n >= 2) {
+    m.loo_mse = Attention(data, m.bandwidth, engine).loo(false).mse;
+    if (!std::isfinite(*m.loo_mse))
+      throw DataError("the leave-one-out error overflows: y values are too large to square");
+  }
   return m;
 }
 

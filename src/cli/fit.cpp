@@ -41,12 +41,12 @@ void run_fit(const FitCommand& cmd) {
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
   if (model_file) {
-    write_model(model_file->stream(), m);
+    model_file->write([&](std::ostream& os) { write_model(os, m); });
     model_file->commit();
   }
   OutputFile out("-", "stdout");
   if (json_to_stdout) {
-    write_model(out.stream(), m);
+    out.write([&](std::ostream& os) { write_model(os, m); });
   } else {
     std::string bw;
     for (double h : m.bandwidth) bw += (bw.empty() ? "" : " ") + format_double(h);

@@ -3,10 +3,13 @@
 /// the same directory and renamed into place by commit(). "-" writes to standard output; a
 /// path that names a device or FIFO (/dev/null, >(gzip > f)) is written directly.
 
+#include <cstring>
 #include <memory>
 #include <ostream>
 #include <streambuf>
 #include <string>
+
+#include "nwreg/errors.h"
 
 namespace nwreg::cli {
 
@@ -44,6 +47,18 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream() { return stream_; }
+  /// Runs `write` on the stream; a failed write (OutputError) is reworded to name the option
+  /// and the path, keeping its errno (so a closed pipe is still seen as one).
+  template <class F>
+  void write(F&& write_fn) {
+    try {
+      write_fn(stream_);
+    } catch (const OutputError& e) {
+      throw OutputError(option_ + ": cannot write " + (path_ == "-" ? std::string("standard output") : path_) +
+                            ": " + std::strerror(e.errno_value()),
+                        e.errno_value());
+    }
+  }
   /// Flushes, closes and renames the temporary file onto the target path.
   void commit();
 

@@ -150,13 +150,14 @@ void run_predict(const PredictCommand& cmd) {
   attention.predict(q.data(), m, pred.data());
 
   if (weights_file) {
-    WeightsWriter w(weights_file->stream(),
-                    format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout,
-                    data, q.data(), m);
-    attention.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
-    w.finish();
+    weights_file->write([&](std::ostream& os) {
+      WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
+                      q.data(), m);
+      attention.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
+      w.finish();
+    });
   }
-  write_predictions(out.stream(), format, model, q.data(), m, data.d, pred.data());
+  out.write([&](std::ostream& os) { write_predictions(os, format, model, q.data(), m, data.d, pred.data()); });
   out.commit();
   if (weights_file) weights_file->commit();
 }

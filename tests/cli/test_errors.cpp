@@ -1,0 +1,209 @@
+// Every error message nwreg can print, each produced by a real input to the real binary, with
+// its exit code; and a scan of the sources that fails when an error is added that this
+// catalogue does not produce (or does not exempt, with the reason).
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include "cli_helpers.h"
+
+using namespace clitest;
+
+namespace {
+
+struct Entry {
+  std::vector<std::string> args;
+  std::string input;   // stdin
+  int code;            // exit code
+  std::string error;   // the stderr line after "nwreg: error: "
+};
+
+// Messages from the core that no command line can reach, and why.
+const std::map<std::string, std::string> exempt = {
+    {"--grid: only for one x column; give --query FILE", "one x column until several columns land"},
+    {" is named twice", "with one -x a column cannot be named twice"},
+    {" columns for the query points, has ", "a query file always has a first column for one x column"},
+    {"--grid-n: at most ", "--grid-n's own range check (CLI11) answers first"},
+    {" training rows", "4e9 rows do not fit in this machine's memory"},
+    {"leave-one-out needs at least 2 training rows, got ", "fit and predict refuse fewer than 2 rows first"},
+    {" is not finite", "predictions are weighted means of finite values"},
+    {"\" holds a number that is not finite; JSON cannot hold it", "the LOO error is checked when computed"},
+    {"the loss history holds a number that is not finite", "the learner refuses non-finite losses"},
+    {"write failed: ", "the CLI rewords it as \"-o: cannot write PATH: ...\" (covered)"},
+    {"line longer than 16 MiB", "17 MB of input: the next test case"},
+};
+}  // namespace
+
+TEST_CASE("errors: the catalogue, one input each") {
+  Scratch s;
+  auto file = [&](const std::string& name, const std::string& text) {
+    spit(s / name, text);
+    return (s / name).string();
+  };
+  const std::string syn = data("synthetic.csv"), mc = data("mcycle.csv");
+  const std::string model_other = (s / "other.json").string();
+  REQUIRE(run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "-o", model_other}).exit_code == 0);
+  const std::string base =
+      R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x"],"y_column":"y","n":3,"checksum":"c",)";
+  const std::string none = (s / "none.csv").string();
+
+  const std::vector<Entry> catalogue = {
+      // command line, CLI11
+      {{}, "", 2, "A subcommand is required (see nwreg --help)"},
+      {{"fit"}, "", 2, "TRAIN is required (see nwreg --help)"},
+      {{"fit", syn, "--frob"}, "", 2, "The following argument was not expected: --frob (see nwreg --help)"},
+      {{"predict", syn, "--grid", "0:1:1", "--grid-n", "3"}, "", 2, "--grid excludes --grid-n (see nwreg --help)"},
+      {{"predict", syn, "--grid-n", "0"}, "", 2, "--grid-n: Value 0 not in range 1 to 100000000 (see nwreg --help)"},
+      // files
+      {{"fit", none}, "", 1, none + ": cannot open: No such file or directory"},
+      {{"fit", s.dir.string()}, "", 1, s.dir.string() + ": is a directory, not a file"},
+      {{"predict", syn, "--model", none}, "", 1, none + ": cannot open: No such file or directory"},
+      {{"predict", syn, "-b", "1", "-o", (s / "no/p.csv").string()}, "", 1,
+       "-o: cannot write " + (s / "no/p.csv").string() + ": No such file or directory"},
+      {{"predict", syn, "-b", "1", "-o", s.dir.string()}, "", 1, "-o: " + s.dir.string() + " is a directory"},
+      {{"predict", syn, "-b", "1", "-o", "/dev/full"}, "", 1, "-o: cannot write /dev/full: No space left on device"},
+      // CSV content
+      {{"fit", "-"}, "", 1, "<stdin>: the file is empty"},
+      {{"fit", "-"}, "x,y\n", 1, "<stdin>: no data rows after the header"},
+      {{"fit", "-"}, "x,y\n1,2\n3,abc\n", 1, "<stdin>:3: column \"y\": cannot parse \"abc\" as a number"},
+      {{"fit", "-"}, "x,y\n1,2\n,3\n", 1, "<stdin>:3: column \"x\": empty field where a number is required"},
+      {{"fit", "-"}, "x,y\n1,2\n2,nan\n", 1, "<stdin>:3: column \"y\": \"nan\" is not a finite number"},
+      {{"fit", "-"}, "x,y\n1e999,2\n", 1, "<stdin>:2: column \"x\": \"1e999\" is out of the range of a double"},
+      {{"fit", "-"}, "x,y\n1,2\n2,3,4\n", 1, "<stdin>:3: expected 2 fields, found 3"},
+      {{"fit", "-"}, "x,y\n\"1,2\n", 1, "<stdin>:2: unterminated quoted field (a field cannot span lines)"},
+      {{"fit", "-"}, "x,y\n\"1\"x,2\n", 1, "<stdin>:2: unexpected text after a closing quote"},
+      // columns
+      {{"fit", syn, "-x", "nope"}, "", 2, "-x: no column named \"nope\" in " + syn + " (columns: x, y)"},
+      {{"fit", "-", "-y", "b"}, "1,2\n3,4\n", 2, "-y: no column named \"b\" in <stdin> (it has no header row)"},
+      {{"fit", syn, "-y", "3"}, "", 2, "-y: column 3 does not exist: " + syn + " has 2 columns"},
+      {{"fit", syn, "-x", "x", "-y", "x"}, "", 2, "-y: column \"x\" is also an x column"},
+      {{"fit", syn, "--delimiter", "ab"}, "", 2, "--delimiter: must be one character or \"tab\", got \"ab\""},
+      {{"fit", syn, "--delimiter", "\""}, "", 2, "--delimiter: cannot be a quote"},
+      // bandwidth and learning options
+      {{"fit", syn, "-b", "0"}, "", 2, "--bandwidth: must be > 0, got 0"},
+      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0, auto, silverman or scott, got \"fast\""},
+      {{"fit", syn, "-b", "inf"}, "", 2, "--bandwidth: \"inf\" is not a finite number"},
+      {{"fit", syn, "-b", "1e-320"}, "", 2,
+       "--bandwidth: 1e-320 is outside the usable range (5.562684646268003e-309 to 1.7976931348623157e+308)"},
+      {{"fit", syn, "-b", "1,2"}, "", 2, "--bandwidth: needs 1 value (one per x column), got 2"},
+      {{"fit", syn, "--init", "auto"}, "", 2, "--init: expected a bandwidth > 0, silverman or scott, got \"auto\""},
+      {{"fit", syn, "--init", "1", "--init-w", "2"}, "", 2, "--init-w: give --init or --init-w, not both"},
+      {{"fit", syn, "--init-w", "1e-320"}, "", 2, "--init-w: must be a finite nonzero number, got 1e-320"},
+      {{"fit", syn, "--optimizer", "adam"}, "", 2, "--optimizer: unknown optimizer \"adam\" (known: auto, sgd)"},
+      {{"fit", syn, "--param", "h"}, "", 2, "--param: unknown parameter \"h\" (known: log-h, w)"},
+      {{"fit", syn, "--param", "w"}, "", 2, "--param w: only with --optimizer sgd (auto always steps in log h)"},
+      {{"fit", syn, "--loss", "abs"}, "", 2, "--loss: unknown loss \"abs\" (known: mean, sum)"},
+      {{"fit", syn, "--optimizer", "sgd"}, "", 2, "--optimizer sgd: needs a start point, --init H or --init-w W"},
+      {{"fit", syn, "--epochs", "-1"}, "", 2, "--epochs: must be >= 0, got -1"},
+      {{"fit", syn, "--lr", "0"}, "", 2, "--lr: must be > 0, got 0"},
+      {{"fit", syn, "--tol", "-1"}, "", 2, "--tol: must be >= 0, got -1"},
+      {{"fit", syn, "--tolerance", "1"}, "", 2, "--tolerance: must be >= 0 and < 1, got 1"},
+      {{"fit", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: text, json)"},
+      // learning on unsuitable data
+      {{"fit", "-"}, "x,y\n1,2\n", 1, "learning the bandwidth needs at least 2 training rows, got 1"},
+      {{"fit", "-", "-b", "silverman"}, "x,y\n1,2\n", 1, "Silverman's rule needs at least 2 training rows, got 1"},
+      {{"fit", "-"}, "x,y\n1,2\n1,3\n", 1,
+       "all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth H"},
+      {{"fit", "-", "-b", "scott"}, "x,y\n1,2\n1,3\n", 1,
+       "all values of x column \"x\" are equal: Scott's rule cannot work; give --bandwidth H"},
+      {{"fit", "-", "-b", "1"}, "x,y\n1,1e200\n2,-1e200\n3,1e200\n", 1,
+       "the leave-one-out error overflows: y values are too large to square"},
+      {{"fit", mc, "--optimizer", "sgd", "--init", "1", "--lr", "1e6"}, "", 1,
+       "sgd diverged at epoch 1: the bandwidth left the range of a double (0); lower --lr"},
+      // predict options
+      {{"predict", syn, "--grid", "0:1"}, "", 2, "--grid: expected START:STOP:STEP, got \"0:1\""},
+      {{"predict", syn, "--grid", "a:1:1"}, "", 2, "--grid: START: cannot parse \"a\" as a number"},
+      {{"predict", syn, "--grid", "0:1:0"}, "", 2, "--grid: STEP must not be 0"},
+      {{"predict", syn, "--grid", "1:0:1"}, "", 2, "--grid: STEP 1 does not lead from 1 towards 0: no points"},
+      {{"predict", syn, "--grid", "0:1e9:1e-3"}, "", 2, "--grid: 0:1e9:1e-3 has more than 100000000 points"},
+      {{"predict", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: csv, json)"},
+      {{"predict", syn, "--weights-layout", "tall"}, "", 2,
+       "--weights-layout: unknown layout \"tall\" (known: wide, long)"},
+      {{"predict", syn, "--weights", "-"}, "", 2,
+       "--weights -: standard output already carries the predictions; give -o FILE"},
+      {{"predict", "-", "--query", "-"}, "", 2, "--query -: standard input already carries the training data"},
+      {{"predict", syn, "-o", (s / "p.csv").string(), "--weights", (s / "p.csv").string()}, "", 2,
+       "--weights: " + (s / "p.csv").string() + " is also the -o file"},
+      {{"predict", mc, "-b", "1", "--grid-n", "800000", "--weights", (s / "w.csv").string()}, "", 2,
+       "--weights: 800000 queries x 133 keys = 106400000 entries (about 3 GB as text), over the limit of "
+       "100000000; raise it with --max-weights"},
+      // model files
+      {{"predict", syn, "--model", file("a.json", "{oops")}, "", 1,
+       (s / "a.json").string() +
+           ": not a valid JSON model file: [json.exception.parse_error.101] parse error at line 1, column 2: "
+           "syntax error while parsing object key - invalid literal; last read: '{o'; expected string literal"},
+      {{"predict", syn, "--model", file("b.json", "[]")}, "", 1,
+       (s / "b.json").string() + ": not a usable nwreg model: no \"format\": \"nwreg-model\" field"},
+      {{"predict", syn, "--model", file("c.json", R"({"format":"nwreg-model","version":2})")}, "", 1,
+       (s / "c.json").string() + ": not a usable nwreg model: format version 2, this nwreg reads version 1"},
+      {{"predict", syn, "--model", file("d.json", R"({"format":"nwreg-model","version":1})")}, "", 1,
+       (s / "d.json").string() +
+           ": not a usable nwreg model: a required field is missing or has the wrong type "
+           "([json.exception.out_of_range.403] key 'kernel' not found)"},
+      {{"predict", syn, "--model", file("e.json", base + R"("bandwidth":[1,2]})")}, "", 1,
+       (s / "e.json").string() + ": not a usable nwreg model: \"bandwidth\" needs one value per x column"},
+      {{"predict", syn, "--model", file("f.json", base + R"("bandwidth":[0]})")}, "", 1,
+       (s / "f.json").string() + ": not a usable nwreg model: bandwidth: must be > 0, got 0"},
+      {{"predict", syn, "--model",
+        file("g.json", R"({"format":"nwreg-model","version":1,"kernel":"box","x_columns":["x"],"y_column":"y",)"
+                       R"("n":3,"checksum":"c","bandwidth":[1]})")},
+       "", 1, (s / "g.json").string() + ": not a usable nwreg model: --kernel: unknown kernel \"box\" (known: gaussian)"},
+      {{"predict", syn, "-x", "x", "-y", "y", "--model", model_other}, "", 1,
+       model_other + ": fitted on x column \"waiting\" and y column \"eruptions\", not on x column \"x\" and y column "
+                     "\"y\" of " + syn},
+  };
+
+  for (const Entry& e : catalogue) {
+    std::string cmd;
+    for (const auto& a : e.args) cmd += a + " ";
+    CAPTURE(cmd);
+    const Result r = run_nwreg(e.args, e.input);
+    CHECK(r.exit_code == e.code);
+    CHECK(r.err == "nwreg: error: " + e.error + "\n");
+    CHECK(r.out.empty());
+  }
+
+  // Every message literal in a throw statement of the sources appears in the catalogue, or is
+  // exempt with its reason.
+  std::string all;
+  for (const Entry& e : catalogue) all += e.error + "\n";
+  // A throw statement up to its ';', string literals (which may hold ';') skipped whole.
+  const std::regex throw_stmt(R"re(throw\s+[A-Za-z_:]+\(((?:[^;"]|"(?:[^"\\]|\\.)*")*)\);)re");
+  const std::regex literal(R"re("((?:[^"\\]|\\.)*)")re");
+  std::size_t sites = 0;
+  std::set<std::string> exemptions_used;
+  for (const auto& entry : fs::recursive_directory_iterator(testing::source_path("src"))) {
+    if (entry.path().extension() != ".cpp") continue;
+    const std::string text = slurp(entry.path());
+    for (std::sregex_iterator it(text.begin(), text.end(), throw_stmt), end; it != end; ++it) {
+      const std::string args = (*it)[1];
+      std::string longest;
+      for (std::sregex_iterator l(args.begin(), args.end(), literal); l != end; ++l) {
+        std::string lit = (*l)[1];
+        lit = std::regex_replace(lit, std::regex(R"(\\")"), "\"");
+        if (lit.size() > longest.size()) longest = lit;
+      }
+      if (longest.size() < 5) continue;
+      ++sites;
+      CAPTURE(entry.path().string());
+      CAPTURE(longest);
+      if (exempt.count(longest)) exemptions_used.insert(longest);
+      CHECK((all.find(longest) != std::string::npos || exempt.count(longest) == 1));
+    }
+  }
+  CHECK(sites >= 60);
+  for (const auto& [fragment, why] : exempt) {
+    CAPTURE(fragment);
+    CHECK(exemptions_used.count(fragment) == 1);  // no stale exemptions
+  }
+}
+
+TEST_CASE("errors: a line longer than 16 MiB") {
+  const std::string line(17 << 20, '1');
+  const Result r = run_nwreg({"fit", "-"}, "x,y\n" + line + ",2\n");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "nwreg: error: <stdin>:2: line longer than 16 MiB\n");
+}
