@@ -12,6 +12,7 @@
 #include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
 #include "nwreg/writers.h"
+#include "nwreg/csv.h"
 
 namespace nwreg::cli {
 namespace {
@@ -49,6 +50,28 @@ std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, 
   return data.x;  // fitted values at the training points
 }
 
+// Reads queries from stdin line by line and writes each prediction (JSONL) as soon as it is
+// made: memory stays bounded however long the stream.
+void stream_queries(const Dataset& data, const Model& model, const EngineOptions& engine, OutputFile& out) {
+  CsvOptions opts;  // queries: comma-separated, header detected
+  CsvReader reader(std::cin, "<stdin>", opts, true);
+  const std::vector<std::size_t> columns = query_columns(reader, data);
+  const Attention attention(data, model.bandwidth, EngineOptions(engine.tolerance, nullptr));
+  std::vector<double> q(data.d);
+  std::string line;
+  out.write([&](std::ostream& os) {
+    while (reader.next_numeric(columns, q.data())) {
+      double f;
+      attention.predict(q.data(), 1, &f);
+      line.clear();
+      append_jsonl(line, model.x_columns, q.data(), data.d, f);
+      os.write(line.data(), static_cast<std::streamsize>(line.size()));
+      os.flush();
+      check_stream(os);
+    }
+  });
+}
+
 }  // namespace
 
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
@@ -65,11 +88,16 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   grid->excludes(grid_n)->excludes(query);
   grid_n->excludes(query);
   sub->add_option("-o,--output", cmd.output, "Predictions file; - for stdout")->capture_default_str();
-  sub->add_option("--format", cmd.format, "csv or json (default: json if -o ends in .json, else csv)");
+  sub->add_option("--format", cmd.format,
+                  "csv, json or jsonl (one object a line, written as computed; with --query - each "
+                  "query is answered as it arrives). Default: from the -o name, else csv");
   sub->add_option("--weights", cmd.weights, "Also write the attention-weight matrix to this file");
   sub->add_option("--weights-layout", cmd.weights_layout,
                   "wide: one row per query; long: one query,key,weight row per pair")
       ->capture_default_str();
+  sub->add_option("--shard", cmd.shard,
+                  "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
+                  "in order, are the whole output (csv and jsonl)");
   sub->add_option("--max-weights", cmd.max_weights,
                   "Refuse a --weights matrix of more entries than this (m queries x n keys)")
       ->capture_default_str();
@@ -92,6 +120,12 @@ void run_predict(const PredictCommand& cmd) {
   if (cmd.query == "-" && cmd.input.train == "-")
     throw UsageError("--query -: standard input already carries the training data");
   std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid);
+  const Shard shard = cmd.shard.empty() ? Shard{} : parse_shard(cmd.shard);
+  if (!cmd.shard.empty() &&
+      (format == Format::json || (!cmd.weights.empty() && format_for_path(cmd.weights, Format::csv) == Format::json)))
+    throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
+  // A stream of queries on stdin, answered one by one as they arrive.
+  const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty();
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
   check_tolerance(cmd.engine.tolerance);
   ThreadPool pool(cmd.engine.threads);
@@ -135,8 +169,17 @@ void run_predict(const PredictCommand& cmd) {
     model = choose_bandwidth(data, plan, engine, false, std::cerr);
   }
 
-  const std::vector<double> q = queries_for(cmd, data, std::move(grid));
+  if (streaming) {
+    stream_queries(data, model, engine, out);
+    out.commit();
+    return;
+  }
+  std::vector<double> q = queries_for(cmd, data, std::move(grid));
+  const std::size_t first = shard.first(q.size() / data.d), last = shard.last(q.size() / data.d);
+  q = std::vector<double>(q.begin() + static_cast<std::ptrdiff_t>(first * data.d),
+                          q.begin() + static_cast<std::ptrdiff_t>(last * data.d));
   const std::size_t m = q.size() / data.d;
+  const bool header = shard.k == 1;
   if (weights_file) {
     const double entries = static_cast<double>(m) * static_cast<double>(data.n);
     if (entries > static_cast<double>(cmd.max_weights))
@@ -152,12 +195,12 @@ void run_predict(const PredictCommand& cmd) {
   if (weights_file) {
     weights_file->write([&](std::ostream& os) {
       WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
-                      q.data(), m);
+                      q.data(), m, first, header);
       attention.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
       w.finish();
     });
   }
-  out.write([&](std::ostream& os) { write_predictions(os, format, model, q.data(), m, data.d, pred.data()); });
+  out.write([&](std::ostream& os) { write_predictions(os, format, model, q.data(), m, data.d, pred.data(), header); });
   out.commit();
   if (weights_file) weights_file->commit();
 }

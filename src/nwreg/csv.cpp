@@ -88,9 +88,10 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
   }
 }
 
-CsvReader::CsvReader(std::istream& in, std::string source, CsvOptions options)
+CsvReader::CsvReader(std::istream& in, std::string source, CsvOptions options, bool line_by_line)
     : source_(std::move(source)), options_(options) {
-  reader_ = std::make_unique<io::LineReader>(source_, in);
+  if (line_by_line) stream_ = &in;
+  else reader_ = std::make_unique<io::LineReader>(source_, in);
   start();
 }
 
@@ -109,12 +110,24 @@ CsvReader::CsvReader(const std::string& path, CsvOptions options)
 
 CsvReader::~CsvReader() = default;
 
+char* CsvReader::next_line() {
+  if (!stream_) {
+    char* line = reader_->next_line();
+    if (line) line_ = reader_->get_file_line();
+    return line;
+  }
+  if (!std::getline(*stream_, line_buf_)) return nullptr;
+  ++line_;
+  if (!line_buf_.empty() && line_buf_.back() == '\r') line_buf_.pop_back();
+  if (line_ == 1 && line_buf_.rfind("\xEF\xBB\xBF", 0) == 0) line_buf_.erase(0, 3);
+  return line_buf_.data();
+}
+
 bool CsvReader::next_row() {
   try {
     for (;;) {
-      char* line = reader_->next_line();
+      char* line = next_line();
       if (!line) return false;
-      line_ = reader_->get_file_line();
       if (blank_line(line)) continue;
       split_fields(line, options_.delimiter, fields_, source_, line_);
       return true;
@@ -158,22 +171,31 @@ std::size_t CsvReader::resolve(const std::string& spec, const std::string& optio
                    (has_header() ? " (columns: " + known + ")" : " (it has no header row)"));
 }
 
+void CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) {
+  if (fields_.size() != column_count_)
+    throw InputError(source_, line_, "",
+                     "expected " + std::to_string(column_count_) + " fields, found " + std::to_string(fields_.size()));
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const std::string_view field = fields_[columns[c]];
+    ParseFailure why{};
+    const auto v = parse_double(field, &why);
+    if (!v) throw InputError(source_, line_, column_label(columns[c]), describe(why, field));
+    out[c] = *v;
+  }
+}
+
+bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out) {
+  if (!pending_ && !next_row()) return false;
+  pending_ = false;
+  parse_row(columns, out);
+  return true;
+}
+
 std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns) {
   std::vector<std::vector<double>> out(columns.size());
-  while (pending_ || next_row()) {
-    pending_ = false;
-    if (fields_.size() != column_count_)
-      throw InputError(source_, line_, "",
-                       "expected " + std::to_string(column_count_) + " fields, found " +
-                           std::to_string(fields_.size()));
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      const std::string_view field = fields_[columns[c]];
-      ParseFailure why{};
-      const auto v = parse_double(field, &why);
-      if (!v) throw InputError(source_, line_, column_label(columns[c]), describe(why, field));
-      out[c].push_back(*v);
-    }
-  }
+  std::vector<double> row(columns.size());
+  while (next_numeric(columns, row.data()))
+    for (std::size_t c = 0; c < columns.size(); ++c) out[c].push_back(row[c]);
   if (out.empty() || out[0].empty())
     throw InputError(source_, 0, "", has_header() ? "no data rows after the header" : "no data rows");
   return out;

@@ -41,8 +41,10 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
 /// the column count are known before the columns are chosen.
 class CsvReader {
  public:
-  /// Reads from a stream (stdin); `source` names it in messages, e.g. `<stdin>`.
-  CsvReader(std::istream& in, std::string source, CsvOptions options);
+  /// Reads from a stream (stdin); `source` names it in messages, e.g. `<stdin>`. With
+  /// `line_by_line`, each line is read as soon as it arrives (std::getline) instead of in 16 MiB
+  /// blocks: for streams answered one query at a time.
+  CsvReader(std::istream& in, std::string source, CsvOptions options, bool line_by_line = false);
   /// Opens a file. Throws InputError if it cannot be opened or is a directory.
   CsvReader(const std::string& path, CsvOptions options);
   ~CsvReader();
@@ -68,13 +70,21 @@ class CsvReader {
   /// data rows.
   std::vector<std::vector<double>> read_numeric(const std::vector<std::size_t>& columns);
 
+  /// Reads the next data row's chosen columns into out[0..columns.size()); false at the end.
+  /// Same checks as read_numeric, except that no rows at all is not an error.
+  bool next_numeric(const std::vector<std::size_t>& columns, double* out);
+
  private:
   void start();
   bool next_row();  // fills fields_ and line_; false at end of input
+  char* next_line();  // the next physical line, without its line end; nullptr at the end
+  void parse_row(const std::vector<std::size_t>& columns, double* out);
 
   std::string source_;
   CsvOptions options_;
   std::unique_ptr<io::LineReader> reader_;
+  std::istream* stream_ = nullptr;  // line-by-line mode
+  std::string line_buf_;
   std::vector<std::string> names_;
   std::vector<std::string_view> fields_;
   std::size_t column_count_ = 0;

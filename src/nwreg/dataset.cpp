@@ -44,6 +44,16 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
 }
 
 std::vector<double> read_queries(CsvReader& reader, const Dataset& train) {
+  const std::vector<std::size_t> idx = query_columns(reader, train);
+  auto cols = reader.read_numeric(idx);
+  const std::size_t m = cols[0].size();
+  std::vector<double> q(m * train.d);
+  for (std::size_t k = 0; k < train.d; ++k)
+    for (std::size_t i = 0; i < m; ++i) q[i * train.d + k] = cols[k][i];
+  return q;
+}
+
+std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& train) {
   std::vector<std::size_t> idx;
   for (std::size_t k = 0; k < train.d; ++k) {
     const auto& names = reader.names();
@@ -54,12 +64,7 @@ std::vector<double> read_queries(CsvReader& reader, const Dataset& train) {
     throw InputError(reader.source(), 0, "",
                      "needs " + std::to_string(train.d) + " columns for the query points, has " +
                          std::to_string(reader.column_count()));
-  auto cols = reader.read_numeric(idx);
-  const std::size_t m = cols[0].size();
-  std::vector<double> q(m * train.d);
-  for (std::size_t k = 0; k < train.d; ++k)
-    for (std::size_t i = 0; i < m; ++i) q[i * train.d + k] = cols[k][i];
-  return q;
+  return idx;
 }
 
 std::string checksum(const Dataset& data) {

@@ -37,6 +37,10 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);
 /// Returns m x d values, row-major.
 std::vector<double> read_queries(CsvReader& reader, const Dataset& train);
 
+/// The columns read_queries reads: each x column by name when the query file names it, else the
+/// query file's first columns. Throws InputError when there are too few columns.
+std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& train);
+
 /// A 64-bit FNV-1a digest of n, d and the bits of every x and y, as `fnv1a64:<16 hex digits>`.
 /// Row order counts: a model fitted on the same rows in the same order matches.
 std::string checksum(const Dataset& data);

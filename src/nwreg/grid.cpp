@@ -1,5 +1,6 @@
 #include "nwreg/grid.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -96,6 +97,24 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points) 
     for (std::size_t i = 0; i < count; ++i) out.push_back(start + static_cast<double>(i) * step);
   }
   return out;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  auto number = [&](std::string_view part) -> std::size_t {
+    std::size_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || end != part.data() + part.size() || part.empty()) return 0;
+    return v;
+  };
+  Shard s;
+  if (slash != std::string::npos) {
+    s.k = number(std::string_view(text).substr(0, slash));
+    s.n = number(std::string_view(text).substr(slash + 1));
+  }
+  if (slash == std::string::npos || s.k == 0 || s.n == 0 || s.k > s.n)
+    throw UsageError("--shard: expected K/N with 1 <= K <= N, got \"" + text + "\"");
+  return s;
 }
 
 std::vector<double> linspace(double lo, double hi, std::size_t n) {

@@ -17,6 +17,22 @@ inline constexpr std::size_t max_grid_points = 100'000'000;
 /// grid of more than `max_points` points.
 std::vector<double> parse_grid(const std::string& text, std::size_t max_points = max_grid_points);
 
+/// One of N slices of the queries, K in 1..N.
+struct Shard {
+  std::size_t k = 1;
+  std::size_t n = 1;
+  /// The slice [first, last) of m queries: contiguous, in order, sizes differing by at most 1.
+  std::size_t first(std::size_t m) const { return split(m, k - 1); }
+  std::size_t last(std::size_t m) const { return split(m, k); }
+
+ private:
+  // floor(m * j / n) without overflowing m * j.
+  std::size_t split(std::size_t m, std::size_t j) const { return m / n * j + m % n * j / n; }
+};
+
+/// Parses `K/N` with 1 <= K <= N. Throws UsageError naming `--shard`.
+Shard parse_shard(const std::string& text);
+
 /// N points evenly spanning [lo, hi], both ends included (numpy.linspace). N >= 1.
 std::vector<double> linspace(double lo, double hi, std::size_t n);
 

@@ -39,15 +39,18 @@ void append_point(std::string& buf, const double* p, std::size_t d) {
 Format parse_format(const std::string& text, const std::string& option) {
   if (text == "csv") return Format::csv;
   if (text == "json") return Format::json;
-  throw UsageError(option + ": unknown format \"" + text + "\" (known: csv, json)");
+  if (text == "jsonl") return Format::jsonl;
+  throw UsageError(option + ": unknown format \"" + text + "\" (known: csv, json, jsonl)");
 }
 
 Format format_for_path(const std::string& path, Format fallback) {
-  if (path.size() >= 5) {
-    std::string ext = path.substr(path.size() - 5);
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (ext == ".json") return Format::json;
-  }
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  auto ends = [&](const std::string& ext) {
+    return lower.size() >= ext.size() && lower.compare(lower.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  if (ends(".json")) return Format::json;
+  if (ends(".jsonl")) return Format::jsonl;
   return fallback;
 }
 
@@ -131,22 +134,43 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.end_array();
 }
 
+void append_jsonl(std::string& out, const std::vector<std::string>& x_names, const double* q, std::size_t d,
+                  double pred) {
+  out += '{';
+  for (std::size_t k = 0; k < d; ++k) {
+    out += Json(x_names[k]).dump();
+    out += ':';
+    append_double(out, q[k]);
+    out += ',';
+  }
+  out += "\"prediction\":";
+  append_double(out, pred);
+  out += "}\n";
+}
+
 void write_predictions(std::ostream& out, Format format, const Model& model,
-                       const double* queries, std::size_t m, std::size_t d, const double* pred) {
+                       const double* queries, std::size_t m, std::size_t d, const double* pred,
+                       bool header) {
   for (std::size_t i = 0; i < m; ++i)
     if (!std::isfinite(pred[i]))
       throw DataError("prediction " + std::to_string(i + 1) + " is not finite");
   std::string buf;
-  if (format == Format::csv) {
-    for (const auto& name : model.x_columns) buf += csv_field(name) + ",";
-    buf += "prediction\n";
+  if (format == Format::csv || format == Format::jsonl) {
+    if (format == Format::csv && header) {
+      for (const auto& name : model.x_columns) buf += csv_field(name) + ",";
+      buf += "prediction\n";
+    }
     for (std::size_t i = 0; i < m; ++i) {
-      for (std::size_t k = 0; k < d; ++k) {
-        append_double(buf, queries[i * d + k]);
-        buf += ',';
+      if (format == Format::jsonl) {
+        append_jsonl(buf, model.x_columns, queries + i * d, d, pred[i]);
+      } else {
+        for (std::size_t k = 0; k < d; ++k) {
+          append_double(buf, queries[i * d + k]);
+          buf += ',';
+        }
+        append_double(buf, pred[i]);
+        buf += '\n';
       }
-      append_double(buf, pred[i]);
-      buf += '\n';
       if (buf.size() > (1 << 16)) {
         out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
         check_stream(out);
@@ -180,11 +204,15 @@ void write_predictions(std::ostream& out, Format format, const Model& model,
 }
 
 WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout layout,
-                             const Dataset& train, const double* queries, std::size_t m)
-    : out_(out), format_(format), layout_(layout), train_(train), queries_(queries), m_(m) {
+                             const Dataset& train, const double* queries, std::size_t m, std::size_t first,
+                             bool header)
+    : out_(out), format_(format == Format::jsonl ? Format::csv : format), layout_(layout), train_(train),
+      queries_(queries), m_(m), first_(first) {
   const std::size_t n = train.n, d = train.d;
   if (format_ == Format::csv) {
-    if (layout_ == WeightsLayout::long_) {
+    if (!header) {
+      buf_.clear();
+    } else if (layout_ == WeightsLayout::long_) {
       buf_ = "query,key,weight\n";
     } else {
       for (const auto& name : train.x_names) buf_ += csv_field(name) + ",";
@@ -222,7 +250,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
       buf_ += i + 1 < n ? ',' : '\n';
     }
   } else if (format_ == Format::csv) {
-    const std::string q = std::to_string(j + 1) + ",";
+    const std::string q = std::to_string(first_ + j + 1) + ",";
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += q;
       buf_ += std::to_string(i + 1);
@@ -238,7 +266,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     }
     buf_ += ']';
   } else {
-    const std::string q = "{\"query\": " + std::to_string(j + 1) + ", \"key\": ";
+    const std::string q = "{\"query\": " + std::to_string(first_ + j + 1) + ", \"key\": ";
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += (j || i) ? ",\n  " : "\n  ";
       buf_ += q;

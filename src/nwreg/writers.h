@@ -15,15 +15,19 @@ namespace nwreg {
 
 struct Model;
 
-enum class Format { csv, json };
+enum class Format {
+  csv,   //!< a header row, then one row per query
+  json,  //!< one object: the model's fields and the predictions as records
+  jsonl  //!< one compact JSON object per query and line, nothing else (streams, shards)
+};
 enum class WeightsLayout {
   wide,  //!< one row per query: its coordinates, then one weight per training point
   long_  //!< one (query, key, weight) row per pair
 };
 
-/// "csv" or "json"; throws UsageError naming `option` otherwise.
+/// "csv", "json" or "jsonl"; throws UsageError naming `option` otherwise.
 Format parse_format(const std::string& text, const std::string& option);
-/// Json when `path` ends in ".json" (any case), else `fallback`.
+/// json for a path ending in ".json", jsonl for ".jsonl" (any case), else `fallback`.
 Format format_for_path(const std::string& path, Format fallback);
 WeightsLayout parse_layout(const std::string& text);
 
@@ -58,14 +62,23 @@ void write_model_fields(JsonObjectWriter& w, const Model& m);
 
 /// Predictions at m query points (m x d). CSV: the x column names, then `prediction`.
 /// JSON: the model's fields, then "predictions": [{"<x>": q, "prediction": f}, ...].
+/// JSONL: {"<x>": q, "prediction": f} per line. `header` = false leaves out the CSV header (for
+/// shards after the first); JSON always has its fields.
 void write_predictions(std::ostream& out, Format format, const Model& model,
-                       const double* queries, std::size_t m, std::size_t d, const double* pred);
+                       const double* queries, std::size_t m, std::size_t d, const double* pred,
+                       bool header = true);
+
+/// One JSONL record: {"<x>": q, "prediction": f} and a line end, appended to `out`.
+void append_jsonl(std::string& out, const std::vector<std::string>& x_names, const double* q,
+                  std::size_t d, double pred);
 
 /// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
 class WeightsWriter {
  public:
+  /// `first` numbers the queries from first + 1 in the long layout, and `header` = false
+  /// leaves out the CSV header: for the second and later shards.
   WeightsWriter(std::ostream& out, Format format, WeightsLayout layout, const Dataset& train,
-                const double* queries, std::size_t m);
+                const double* queries, std::size_t m, std::size_t first = 0, bool header = true);
   /// Row i of the matrix (n weights); rows must come in order 0..m-1.
   void row(std::size_t i, const double* a);
   void finish();
@@ -77,6 +90,7 @@ class WeightsWriter {
   const Dataset& train_;
   const double* queries_;
   std::size_t m_;
+  std::size_t first_;
   std::string buf_;
 };
 

@@ -119,7 +119,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--grid", "0:1:0"}, "", 2, "--grid: STEP must not be 0"},
       {{"predict", syn, "--grid", "1:0:1"}, "", 2, "--grid: STEP 1 does not lead from 1 towards 0: no points"},
       {{"predict", syn, "--grid", "0:1e9:1e-3"}, "", 2, "--grid: 0:1e9:1e-3 has more than 100000000 points"},
-      {{"predict", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: csv, json)"},
+      {{"predict", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: csv, json, jsonl)"},
       {{"predict", syn, "--weights-layout", "tall"}, "", 2,
        "--weights-layout: unknown layout \"tall\" (known: wide, long)"},
       {{"predict", syn, "--weights", "-"}, "", 2,
@@ -130,6 +130,9 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", mc, "-b", "1", "--grid-n", "800000", "--weights", (s / "w.csv").string()}, "", 2,
        "--weights: 800000 queries x 133 keys = 106400000 entries (about 3 GB as text), over the limit of "
        "100000000; raise it with --max-weights"},
+      {{"predict", syn, "--shard", "0/2"}, "", 2, "--shard: expected K/N with 1 <= K <= N, got \"0/2\""},
+      {{"predict", syn, "--shard", "1/2", "--format", "json"}, "", 2,
+       "--shard: JSON output cannot be joined from pieces; use csv or jsonl"},
       // model files
       {{"predict", syn, "--model", file("a.json", "{oops")}, "", 1,
        (s / "a.json").string() +

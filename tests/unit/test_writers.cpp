@@ -107,7 +107,7 @@ TEST_CASE("weights: wide and long JSON") {
 TEST_CASE("formats from names and paths") {
   CHECK(parse_format("csv", "--format") == Format::csv);
   CHECK(parse_format("json", "--format") == Format::json);
-  CHECK_THROWS_WITH_AS(parse_format("xml", "--format"), "--format: unknown format \"xml\" (known: csv, json)",
+  CHECK_THROWS_WITH_AS(parse_format("xml", "--format"), "--format: unknown format \"xml\" (known: csv, json, jsonl)",
                        UsageError);
   CHECK(format_for_path("out.json", Format::csv) == Format::json);
   CHECK(format_for_path("OUT.JSON", Format::csv) == Format::json);

@@ -1,0 +1,109 @@
+// Daily use: shards, streams, batches, progress, plots, install. Runs the real binary.
+
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli_helpers.h"
+#include "nwreg/errors.h"
+#include "nwreg/grid.h"
+
+using namespace clitest;
+using Json = nlohmann::json;
+
+TEST_CASE("daily: N shards joined in order are the unsharded output, byte for byte") {
+  Scratch s;
+  for (const std::string format : {"csv", "jsonl"}) {
+    for (int n : {1, 2, 3, 7}) {
+      std::string joined, joined_weights;
+      for (int k = 1; k <= n; ++k) {
+        const std::string shard = std::to_string(k) + "/" + std::to_string(n);
+        Result r = run_nwreg({"predict", data("mcycle.csv"), "--grid", "0:60:0.25", "--format", format, "--shard",
+                              shard, "--weights", (s / "w.csv").string(), "--weights-layout", "long"});
+        REQUIRE(r.exit_code == 0);
+        joined += r.out;
+        joined_weights += slurp(s / "w.csv");
+      }
+      Result all = run_nwreg({"predict", data("mcycle.csv"), "--grid", "0:60:0.25", "--format", format, "--weights",
+                              (s / "w.csv").string(), "--weights-layout", "long"});
+      CAPTURE(format);
+      CAPTURE(n);
+      CHECK(joined == all.out);
+      CHECK(joined_weights == slurp(s / "w.csv"));
+    }
+  }
+  // 240 queries in 7 slices: sizes 34 or 35, in order.
+  nwreg::Shard sh{3, 7};
+  CHECK(sh.first(240) == 68);
+  CHECK(sh.last(240) == 102);
+  CHECK(nwreg::parse_shard("7/7").k == 7);
+  CHECK_THROWS_AS(nwreg::parse_shard("8/7"), nwreg::UsageError);
+  CHECK_THROWS_AS(nwreg::parse_shard("1/0"), nwreg::UsageError);
+  CHECK_THROWS_AS(nwreg::parse_shard("a/b"), nwreg::UsageError);
+}
+
+TEST_CASE("daily: JSONL, one object a line, the same numbers as CSV") {
+  Result j = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:0.5", "--format", "jsonl"});
+  Result c = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:0.5"});
+  const auto jl = lines(j.out), cl = lines(c.out);
+  REQUIRE(jl.size() == 10);
+  REQUIRE(cl.size() == 11);
+  for (std::size_t i = 0; i < jl.size(); ++i) {
+    const Json rec = Json::parse(jl[i]);
+    CHECK(rec.size() == 2);
+    const auto comma = cl[i + 1].find(',');
+    CHECK(rec["x"].get<double>() == std::stod(cl[i + 1].substr(0, comma)));
+    CHECK(rec["prediction"].get<double>() == std::stod(cl[i + 1].substr(comma + 1)));
+  }
+  Scratch s;
+  REQUIRE(run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:0.5", "-o",
+                     (s / "p.jsonl").string()}).exit_code == 0);
+  CHECK(slurp(s / "p.jsonl") == j.out);  // .jsonl names the format
+}
+
+TEST_CASE("daily: a stream of queries on stdin is answered line by line as it arrives") {
+  // The next query is written only after the answer to the previous one has been read: a
+  // reader that waited for the end of its input (or for a full buffer) would hang here.
+  int to_child[2], from_child[2];
+  REQUIRE(pipe(to_child) == 0);
+  REQUIRE(pipe(from_child) == 0);
+  std::vector<std::string> args = {NWREG_BINARY, "predict", data("synthetic.csv"), "-b", "0.3", "--query", "-",
+                                   "--format", "jsonl"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+  posix_spawn_file_actions_addclose(&fa, to_child[1]);
+  posix_spawn_file_actions_addclose(&fa, from_child[0]);
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(to_child[0]);
+  close(from_child[1]);
+  FILE* answers = fdopen(from_child[0], "r");
+  std::vector<double> got;
+  for (const char* q : {"x\n0.5\n", "1.5\n", "4\n"}) {
+    REQUIRE(write(to_child[1], q, std::strlen(q)) == static_cast<ssize_t>(std::strlen(q)));
+    char buf[256];
+    REQUIRE(fgets(buf, sizeof buf, answers) != nullptr);  // blocks until the answer comes
+    got.push_back(Json::parse(buf)["prediction"].get<double>());
+  }
+  close(to_child[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fclose(answers);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  Result batch = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"},
+                           "x\n0.5\n1.5\n4\n");
+  const auto bl = lines(batch.out);
+  REQUIRE(bl.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(Json::parse(bl[i])["prediction"].get<double>() == got[i]);
+}
