@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/common.h"
 
 namespace nwreg::cli {
 
 struct FitCommand {
+  std::vector<std::string> trains;  //!< TRAIN...: one file (or -), or several / globs for a batch
   InputOptions input;
   BandwidthOptions bandwidth;
   EngineCliOptions engine;
@@ -19,7 +21,9 @@ struct FitCommand {
   std::string format = "text";   //!< --format of the stdout report: text or json
 };
 CLI::App* setup_fit(CLI::App& app, FitCommand& cmd);
-void run_fit(const FitCommand& cmd);
+/// Returns false when some files of a batch failed (each reported on stderr and its row).
+bool run_fit(const FitCommand& cmd);
+bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan);
 
 struct PredictCommand {
   InputOptions input;

@@ -18,8 +18,8 @@ std::string join(const std::vector<double>& v) {
 
 }  // namespace
 
-void add_input_options(CLI::App& app, InputOptions& o) {
-  app.add_option("TRAIN", o.train, "Training data: a CSV file, or - for standard input")->required();
+void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
+  if (positional) app.add_option("TRAIN", o.train, "Training data: a CSV file, or - for standard input")->required();
   app.add_option("-x,--x", o.x, "x column: header name or 1-based index (default: the first)");
   app.add_option("-y,--y", o.y, "y column: header name or 1-based index (default: the second)");
   app.add_flag("--no-header", o.no_header,

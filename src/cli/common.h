@@ -51,7 +51,8 @@ struct EngineCliOptions {
   EngineOptions options(ThreadPool& pool) const;
 };
 
-void add_input_options(CLI::App& app, InputOptions& o);
+/// Binds the input options; `positional` adds TRAIN (fit binds its own list of files).
+void add_input_options(CLI::App& app, InputOptions& o, bool positional = true);
 void add_engine_options(CLI::App& app, EngineCliOptions& o);
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 

@@ -1,4 +1,8 @@
+#include <glob.h>
+#include <sys/stat.h>
+
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.h"
@@ -6,16 +10,22 @@
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
+#include "nwreg/writers.h"
 
 namespace nwreg::cli {
 
 CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   CLI::App* sub = app.add_subcommand("fit", "Learn the bandwidth and report it with its leave-one-out error");
-  add_input_options(*sub, cmd.input);
+  sub->add_option("TRAIN", cmd.trains,
+                  "Training data: a CSV file, or - for standard input. Several files (or quoted globs such "
+                  "as 'runs/*.csv') fit each and print one summary row per file")
+      ->required();
+  add_input_options(*sub, cmd.input, false);
   add_bandwidth_options(*sub, cmd.bandwidth);
   add_engine_options(*sub, cmd.engine);
   sub->add_option("-o,--output", cmd.output, "Write the model (JSON) to this file; - for stdout");
-  sub->add_option("--format", cmd.format, "Report on stdout: text or json (the model)")
+  sub->add_option("--format", cmd.format,
+                  "Report on stdout: text or json (the model); for a batch, csv (default) or json")
       ->capture_default_str();
   sub->footer(R"(Examples:
   nwreg fit data/synthetic.csv                       learn h, print h and the LOO error
@@ -23,19 +33,121 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   nwreg fit data/faithful.csv -x waiting -y eruptions --verbose
   nwreg fit data.csv --bandwidth 0.3                 LOO error at a fixed h
   nwreg fit data/synthetic.csv --optimizer sgd --param w --init-w 0.3 --loss sum --lr 0.5 --epochs 5
-                                                     the d2l textbook's training run)");
+                                                     the d2l textbook's training run
+  nwreg fit data/*.csv -x 1 -y 2                     a batch: one summary row per file
+  nwreg fit 'runs/*.csv' --format json               globs expanded by nwreg (no ARG_MAX limit))");
   return sub;
 }
 
-void run_fit(const FitCommand& cmd) {
-  if (cmd.format != "text" && cmd.format != "json")
-    throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json)");
+namespace {
+
+bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// The files named: globs that name no file as written are expanded (sorted, as the shell
+// does); a glob that matches nothing stays, and fails on its own row.
+std::vector<std::string> expand(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const auto& a : args) {
+    struct stat st;
+    glob_t g{};
+    if (is_glob(a) && ::stat(a.c_str(), &st) != 0 && ::glob(a.c_str(), 0, nullptr, &g) == 0) {
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+    } else {
+      files.push_back(a);
+    }
+    globfree(&g);
+  }
+  return files;
+}
+
+// LOO R^2 = 1 - LOO MSE / variance of y (population): the share of the variance that the
+// leave-one-out predictions explain; 0 for predicting the mean, negative when worse than that.
+double loo_r2(const Dataset& data, double loo_mse) {
+  long double mean = 0, ss = 0;
+  for (double v : data.y) mean += v;
+  mean /= static_cast<long double>(data.n);
+  for (double v : data.y) ss += (v - mean) * (v - mean);
+  const double var = static_cast<double>(ss / static_cast<long double>(data.n));
+  return var > 0 ? 1 - loo_mse / var : 0.0;
+}
+
+// Several files: one summary row each; a failing file gets its error on its row and on
+// stderr, and the others still run. Returns whether all succeeded.
+bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, const BandwidthPlan& plan) {
+  const bool json = cmd.format == "json";
+  ThreadPool pool(cmd.engine.threads);
+  OutputFile out("-", "stdout");
+  bool all_ok = true;
+  out.write([&](std::ostream& os) {
+    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,error\n");
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const std::string& file = files[i];
+      nlohmann::ordered_json rec;
+      rec["file"] = file;
+      std::string row;
+      try {
+        if (file == "-") throw UsageError("-: standard input cannot be one file of a batch");
+        auto reader = open_csv(file, cmd.input, std::cin);
+        const Dataset data = load_training(*reader, cmd.input, nullptr);
+        reader.reset();
+        const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr);
+        const double r2 = loo_r2(data, *m.loo_mse);
+        rec["n"] = data.n;
+        rec["bandwidth"] = m.bandwidth;
+        rec["loo_mse"] = *m.loo_mse;
+        rec["loo_r2"] = r2;
+        rec["error"] = nullptr;
+        row = csv_field(file) + "," + std::to_string(data.n) + ",";
+        for (std::size_t k = 0; k < m.bandwidth.size(); ++k) row += (k ? " " : "") + format_double(m.bandwidth[k]);
+        row += "," + format_double(*m.loo_mse) + "," + format_double(r2) + ",\n";
+      } catch (const Error& e) {
+        all_ok = false;
+        std::string what = e.what();
+        if (what.rfind(file, 0) != 0) what = file + ": " + what;
+        std::cerr << "nwreg: error: " << what << '\n';
+        for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2"}) rec[k] = nullptr;
+        rec["error"] = what;
+        row = csv_field(file) + ",,,,," + csv_field(what) + "\n";
+      }
+      if (json) os << (i ? ",\n  " : "\n  ") << rec.dump();
+      else os << row;
+      os.flush();  // a row as soon as its file is done
+      check_stream(os);
+    }
+    os << (json ? (files.empty() ? "]\n" : "\n]\n") : "");
+    os.flush();
+    check_stream(os);
+  });
+  out.commit();
+  return all_ok;
+}
+
+}  // namespace
+
+bool run_fit(const FitCommand& cmd) {
+  if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
+    throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json, csv)");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
+  check_tolerance(cmd.engine.tolerance);
+  const std::vector<std::string> files = expand(cmd.trains);
+  if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0])) {
+    if (!cmd.output.empty())
+      throw UsageError("-o: a model file holds one fit; a batch writes its summary to stdout");
+    return run_batch(cmd, files, plan);
+  }
+  if (cmd.format == "csv") throw UsageError("--format csv: only for a batch of several TRAIN files");
+  FitCommand one = cmd;
+  one.input.train = files.at(0);
+  return run_fit_one(one, plan);
+}
+
+bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   check_tolerance(cmd.engine.tolerance);
   std::optional<OutputFile> model_file;  // opened first: an unwritable path fails at once
   if (!cmd.output.empty() && cmd.output != "-") model_file.emplace(cmd.output, "-o");
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, nullptr);
+  reader.reset();
   ThreadPool pool(cmd.engine.threads);
   const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr);
 
@@ -59,6 +171,7 @@ void run_fit(const FitCommand& cmd) {
       s << "epochs: " << m.history.back().epoch << " (" << m.stop_reason << ")\n";
   }
   out.commit();
+  return true;
 }
 
 }  // namespace nwreg::cli

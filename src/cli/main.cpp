@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (fit_app->parsed()) nwreg::cli::run_fit(fit);
+    if (fit_app->parsed() && !nwreg::cli::run_fit(fit)) return exit_data;
     if (predict_app->parsed()) nwreg::cli::run_predict(predict);
   } catch (const nwreg::OutputError& e) {
     if (e.broken_pipe()) {

@@ -107,3 +107,42 @@ TEST_CASE("daily: a stream of queries on stdin is answered line by line as it ar
   REQUIRE(bl.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) CHECK(Json::parse(bl[i])["prediction"].get<double>() == got[i]);
 }
+
+TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails alone") {
+  Scratch s;
+  spit(s / "flat.csv", "x,y\n1,2\n1,3\n");
+  spit(s / "b1.csv", "x,y\n0,1\n1,3\n2,2\n3,5\n");
+  spit(s / "b2.csv", "x,y\n0,0\n1,1\n2,4\n3,9\n4,16\n");
+  Result r = run_nwreg({"fit", data("mcycle.csv"), (s / "flat.csv").string(), (s / "none.csv").string(),
+                        (s / "b*.csv").string()});
+  CHECK(r.exit_code == 1);
+  const auto l = lines(r.out);
+  REQUIRE(l.size() == 6);
+  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,error");
+  // The same numbers as fitting mcycle alone; LOO R^2 = 1 - LOO MSE / var(y).
+  Result alone = run_nwreg({"fit", data("mcycle.csv")});
+  const auto al = lines(alone.out);
+  CHECK(l[1] == data("mcycle.csv") + ",133," + al[0].substr(11) + "," + al[1].substr(9) + ",0.7428497928975213,");
+  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,\"" + (s / "flat.csv").string() +
+                    ": all values of x column \"\"x\"\" are equal: learning the bandwidth cannot work; give "
+                    "--bandwidth H\"");
+  CHECK(l[3] == (s / "none.csv").string() + ",,,,," + (s / "none.csv").string() +
+                    ": cannot open: No such file or directory");
+  CHECK(l[4].rfind((s / "b1.csv").string() + ",4,", 0) == 0);  // the glob, expanded in order
+  CHECK(l[5].rfind((s / "b2.csv").string() + ",5,", 0) == 0);
+  CHECK(r.err == "nwreg: error: " + (s / "flat.csv").string() +
+                     ": all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth "
+                     "H\nnwreg: error: " + (s / "none.csv").string() + ": cannot open: No such file or directory\n");
+
+  Result j = run_nwreg({"fit", (s / "b*.csv").string(), (s / "flat.csv").string(), "--format", "json"});
+  CHECK(j.exit_code == 1);
+  const Json arr = Json::parse(j.out);
+  REQUIRE(arr.size() == 3);
+  CHECK(arr[0]["n"] == 4);
+  CHECK(arr[0]["error"].is_null());
+  CHECK(arr[2]["loo_mse"].is_null());
+  CHECK(arr[2]["error"].get<std::string>().find("are equal") != std::string::npos);
+  Result ok = run_nwreg({"fit", (s / "b*.csv").string()});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.err.empty());
+}
