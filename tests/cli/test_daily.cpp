@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -145,4 +146,24 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   Result ok = run_nwreg({"fit", (s / "b*.csv").string()});
   CHECK(ok.exit_code == 0);
   CHECK(ok.err.empty());
+}
+
+TEST_CASE("daily: cmake --install puts nwreg and its man page under the prefix") {
+  Scratch s;
+  const std::string cmd = "cmake --install '" + std::string(NWREG_BUILD_DIR) + "' --prefix '" + s.dir.string() +
+                          "' > '" + (s / "log").string() + "' 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const fs::path bin = s / "bin/nwreg", man = s / "share/man/man1/nwreg.1";
+  REQUIRE(fs::exists(bin));
+  REQUIRE(fs::exists(man));
+  const std::string page = slurp(man);
+  CHECK(page.find(".TH NWREG \"1\"") != std::string::npos);
+  CHECK(page.find("nwreg \\- Nadaraya-Watson kernel regression as attention pooling") != std::string::npos);
+  CHECK(page.find(".SS \"nwreg fit\"") != std::string::npos);
+  CHECK(page.find(".SS \"nwreg predict\"") != std::string::npos);
+  CHECK(page.find("--max-weights") != std::string::npos);
+  CHECK(page.find(".SH \"EXIT STATUS\"") != std::string::npos);
+  const std::string version = (s / "v").string();
+  REQUIRE(std::system(("'" + bin.string() + "' --version > '" + version + "'").c_str()) == 0);
+  CHECK(slurp(version) == "nwreg 0.1.0\n");
 }
