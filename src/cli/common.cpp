@@ -35,6 +35,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
 
 void add_engine_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--threads", o.threads, "Threads to use; 0 = every core")->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
   app.add_option("--tolerance", o.tolerance,
                  "Skip keys whose weights add up to less than this; each prediction stays within "
                  "tolerance * (max y - min y) of the full sum. 0 = use every key")
@@ -126,7 +127,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
 }
 
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
-                       bool need_loo, std::ostream& log) {
+                       bool need_loo, std::ostream& log, Progress* progress) {
   Model m;
   m.x_columns = data.x_names;
   m.y_column = data.y_name;
@@ -140,8 +141,18 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
       else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
       else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
+      if (progress && !plan.verbose)
+        f.on_scan = [progress](std::size_t i, std::size_t total) {
+          progress->line("nwreg: scanning bandwidths " + std::to_string(i) + "/" + std::to_string(total));
+        };
       auto on_epoch = [&](const Epoch& e) {
-        if (!plan.verbose) return;
+        if (!plan.verbose) {
+          if (progress)
+            progress->line("nwreg: epoch " + std::to_string(e.epoch) + "  bandwidth " + join(e.bandwidth) + "  loss " +
+                               format_double(e.loss),
+                           true);
+          return;
+        }
         log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth);
         if (f.parameter == Parameter::w) {
           std::vector<double> w;

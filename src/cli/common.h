@@ -14,6 +14,7 @@
 #include "nwreg/csv.h"
 #include "nwreg/dataset.h"
 #include "nwreg/model.h"
+#include "cli/progress.h"
 #include "nwreg/thread_pool.h"
 
 namespace nwreg::cli {
@@ -46,6 +47,7 @@ struct BandwidthOptions {
 struct EngineCliOptions {
   unsigned threads = 0;                  //!< --threads: 0 = every core
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
+  bool quiet = false;                    //!< --quiet: no progress display
 
   /// Checks the values (UsageError naming the option) and binds them to `pool`.
   EngineOptions options(ThreadPool& pool) const;
@@ -79,6 +81,6 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o);
 /// Chooses the bandwidth per the plan and returns the model. `need_loo` computes the LOO
 /// error for a fixed bandwidth too. Progress goes to `log` when verbose.
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
-                       bool need_loo, std::ostream& log);
+                       bool need_loo, std::ostream& log, Progress* progress = nullptr);
 
 }  // namespace nwreg::cli

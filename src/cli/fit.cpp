@@ -90,7 +90,8 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         auto reader = open_csv(file, cmd.input, std::cin);
         const Dataset data = load_training(*reader, cmd.input, nullptr);
         reader.reset();
-        const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr);
+        Progress progress(!cmd.engine.quiet);
+        const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &progress);
         const double r2 = loo_r2(data, *m.loo_mse);
         rec["n"] = data.n;
         rec["bandwidth"] = m.bandwidth;
@@ -149,7 +150,9 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   const Dataset data = load_training(*reader, cmd.input, nullptr);
   reader.reset();
   ThreadPool pool(cmd.engine.threads);
-  const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr);
+  std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
+  const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &*progress);
+  progress.reset();  // clear the status line before the report
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
   if (model_file) {

@@ -129,7 +129,11 @@ void run_predict(const PredictCommand& cmd) {
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
   check_tolerance(cmd.engine.tolerance);
   ThreadPool pool(cmd.engine.threads);
-  const EngineOptions engine = cmd.engine.options(pool);
+  Progress progress(!cmd.engine.quiet);
+  const char* task = "predicting";
+  EngineOptions engine = cmd.engine.options(pool);
+  if (progress.active())
+    engine.progress = [&](std::size_t done, std::size_t total) { progress.bar(task, done, total); };
 
   if (!cmd.weights.empty() && cmd.weights != "-" && cmd.weights == cmd.output &&
       (!std::filesystem::exists(cmd.output) || std::filesystem::is_regular_file(cmd.output)))
@@ -166,7 +170,7 @@ void run_predict(const PredictCommand& cmd) {
     model.checksum = sum;
     model.history.clear();
   } else {
-    model = choose_bandwidth(data, plan, engine, false, std::cerr);
+    model = choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
   }
 
   if (streaming) {
@@ -193,6 +197,7 @@ void run_predict(const PredictCommand& cmd) {
   attention.predict(q.data(), m, pred.data());
 
   if (weights_file) {
+    task = "writing weights";
     weights_file->write([&](std::ostream& os) {
       WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
                       q.data(), m, first, header);

@@ -235,14 +235,18 @@ void Attention::predict(const double* queries, std::size_t m, double* out) const
     std::vector<std::size_t> qo(m);
     std::iota(qo.begin(), qo.end(), std::size_t{0});
     std::stable_sort(qo.begin(), qo.end(), [&](std::size_t a, std::size_t b) { return queries[a] < queries[b]; });
+    std::atomic<std::size_t> done{0};
     parallel_for(options_.pool, m, 64, [&](std::size_t a, std::size_t z) {
       for (std::size_t k = a; k < z; ++k) out[qo[k]] = row_1d(queries[qo[k]], none, false).f * y_scale_;
+      if (options_.progress) options_.progress(done += z - a, m);
     });
     return;
   }
+  std::atomic<std::size_t> done{0};
   parallel_for(options_.pool, m, 16, [&](std::size_t a, std::size_t z) {
     std::vector<double> e(n_);
     for (std::size_t j = a; j < z; ++j) out[j] = row_any(queries + j * d_, none, e.data()).f * y_scale_;
+    if (options_.progress) options_.progress(done += z - a, m);
   });
 }
 
@@ -281,6 +285,7 @@ void Attention::weights(const double* queries, std::size_t m,
       }
     });
     for (std::size_t r = 0; r < rows; ++r) emit(start + r, buf.data() + r * n_);
+    if (options_.progress) options_.progress(start + rows, m);
   }
 }
 

@@ -50,6 +50,8 @@ struct EngineOptions {
 
   double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
   ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
+  /// Called as predict and weights advance: (queries done, queries in all), from any thread.
+  std::function<void(std::size_t, std::size_t)> progress;
 };
 
 /// Throws UsageError naming `--tolerance` unless 0 <= tolerance < 1.

@@ -278,8 +278,10 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     const auto stats = all_stats(data, "learning the bandwidth");
     obj.use_rows(options.scan_rows);
     double best = std::numeric_limits<double>::infinity();
-    for (double c : scan_scales(data)) {
-      const auto h = scaled(stats, c);
+    const auto scales = scan_scales(data);
+    for (std::size_t i = 0; i < scales.size(); ++i) {
+      const auto h = scaled(stats, scales[i]);
+      if (options.on_scan) options.on_scan(i + 1, scales.size());
       if (!usable(h)) continue;
       const double loss = obj.at(h, false).mse;
       if (loss < best) {

@@ -57,6 +57,8 @@ struct FitOptions {
   /// over all rows. 0 = every row. sgd always uses every row.
   std::size_t scan_rows = 1000;
   std::size_t descent_rows = 50000;
+  /// Called after each scan point: (points done, points in all).
+  std::function<void(std::size_t, std::size_t)> on_scan;
 };
 
 /// One row of the loss history: the parameters after `epoch` steps (0 = the start point) and

@@ -167,3 +167,32 @@ TEST_CASE("daily: cmake --install puts nwreg and its man page under the prefix")
   REQUIRE(std::system(("'" + bin.string() + "' --version > '" + version + "'").c_str()) == 0);
   CHECK(slurp(version) == "nwreg 0.1.0\n");
 }
+
+namespace {
+
+// Runs a shell command under a pseudo-terminal (util-linux script): stderr is then a terminal.
+std::string on_terminal(const std::string& command) {
+  Scratch s;
+  const std::string cmd = "script -qec \"" + command + "\" /dev/null > '" + (s / "out").string() + "' 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return slurp(s / "out");
+}
+
+}  // namespace
+
+TEST_CASE("daily: progress on a terminal, none with --quiet or when stderr is not a terminal") {
+  const std::string nw = std::string(NWREG_BINARY);
+  const std::string fit = on_terminal(nw + " fit " + data("mcycle.csv"));
+  CHECK(fit.find("\r\033[Knwreg: scanning bandwidths 1/") != std::string::npos);
+  CHECK(fit.find("\r\033[Knwreg: epoch 0  bandwidth ") != std::string::npos);
+  CHECK(fit.find("\r\033[Kbandwidth: 0.91382889533947") != std::string::npos);  // cleared, then the report
+  const std::string quiet = on_terminal(nw + " fit " + data("mcycle.csv") + " --quiet");
+  CHECK(quiet.find('\r') == quiet.find("\r\n"));  // only the terminal's own line ends
+  CHECK(quiet.find("nwreg:") == std::string::npos);
+  const std::string pred = on_terminal(nw + " predict " + data("mcycle.csv") +
+                                       " -b 1 --grid-n 4000000 --tolerance 0 --threads 1 -o /dev/null");
+  CHECK(pred.find("nwreg: predicting [") != std::string::npos);
+  CHECK(pred.find("] 100%") != std::string::npos);
+  Result piped = run_nwreg({"fit", data("mcycle.csv")});  // stderr is a file here
+  CHECK(piped.err.empty());
+}
