@@ -39,6 +39,8 @@ struct PredictCommand {
   std::string weights_layout = "wide";  //!< --weights-layout wide|long
   std::uint64_t max_weights = 100000000;  //!< --max-weights: most matrix entries --weights may write
   std::string shard;             //!< --shard K/N: only the K-th of N slices of the queries
+  std::string plot;              //!< --plot FILE.svg: points, curve, band
+  std::string heatmap;           //!< --heatmap FILE.svg: the attention-weight matrix
 };
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
 void run_predict(const PredictCommand& cmd);

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "nwreg/errors.h"
 #include "nwreg/grid.h"
 #include "nwreg/numbers.h"
+#include "nwreg/plot.h"
 #include "nwreg/thread_pool.h"
 #include "nwreg/writers.h"
 #include "nwreg/csv.h"
@@ -95,6 +97,9 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--weights-layout", cmd.weights_layout,
                   "wide: one row per query; long: one query,key,weight row per pair")
       ->capture_default_str();
+  sub->add_option("--plot", cmd.plot, "Draw the training points and the fitted curve to this SVG file");
+  sub->add_option("--heatmap", cmd.heatmap,
+                  "Draw the attention-weight matrix (queries by keys, sorted by x) to this SVG file");
   sub->add_option("--shard", cmd.shard,
                   "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
                   "in order, are the whole output (csv and jsonl)");
@@ -125,7 +130,8 @@ void run_predict(const PredictCommand& cmd) {
       (format == Format::json || (!cmd.weights.empty() && format_for_path(cmd.weights, Format::csv) == Format::json)))
     throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
   // A stream of queries on stdin, answered one by one as they arrive.
-  const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty();
+  const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() &&
+                         cmd.plot.empty() && cmd.heatmap.empty();
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
   check_tolerance(cmd.engine.tolerance);
   ThreadPool pool(cmd.engine.threads);
@@ -141,8 +147,10 @@ void run_predict(const PredictCommand& cmd) {
 
   // Outputs are opened (as temporary files) before any work: a path that cannot be written
   // fails at once, and a signal from here on removes what was started.
-  std::optional<OutputFile> weights_file;
+  std::optional<OutputFile> weights_file, plot_file, heatmap_file;
   if (!cmd.weights.empty()) weights_file.emplace(cmd.weights, "--weights");
+  if (!cmd.plot.empty()) plot_file.emplace(cmd.plot, "--plot");
+  if (!cmd.heatmap.empty()) heatmap_file.emplace(cmd.heatmap, "--heatmap");
   OutputFile out(cmd.output, "-o");
 
   std::optional<Model> from_file;
@@ -206,8 +214,39 @@ void run_predict(const PredictCommand& cmd) {
     });
   }
   out.write([&](std::ostream& os) { write_predictions(os, format, model, q.data(), m, data.d, pred.data(), header); });
+  if (plot_file || heatmap_file) {
+    if (data.d != 1) throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
+    char h[64];
+    std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
+    if (plot_file) {
+      FitPlot p{data.x, data.y, q, pred, {}, {}, data.x_names[0], data.y_name,
+                std::string("nwreg: ") + h + ", n = " + std::to_string(data.n)};
+      if (model.loo_mse) {
+        char loo[48];
+        std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
+        p.title += loo;
+      }
+      plot_file->write([&](std::ostream& os) {
+        write_fit_svg(os, p);
+        os.flush();
+        check_stream(os);
+      });
+    }
+    if (heatmap_file) {
+      task = "drawing the heat map";
+      Heatmap map(q, data.x);
+      attention.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
+      heatmap_file->write([&](std::ostream& os) {
+        map.write_svg(os, data.x_names[0], std::string("attention weights, ") + h);
+        os.flush();
+        check_stream(os);
+      });
+    }
+  }
   out.commit();
   if (weights_file) weights_file->commit();
+  if (plot_file) plot_file->commit();
+  if (heatmap_file) heatmap_file->commit();
 }
 
 }  // namespace nwreg::cli

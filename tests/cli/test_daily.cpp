@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <regex>
+#include <stdexcept>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -195,4 +199,86 @@ TEST_CASE("daily: progress on a terminal, none with --quiet or when stderr is no
   CHECK(pred.find("] 100%") != std::string::npos);
   Result piped = run_nwreg({"fit", data("mcycle.csv")});  // stderr is a file here
   CHECK(piped.err.empty());
+}
+
+namespace {
+
+// A small XML checker: well-formed nesting, quoted attributes, escaped text. Returns element
+// counts by name, or throws std::runtime_error naming the problem.
+std::map<std::string, int> xml_elements(const std::string& doc) {
+  std::map<std::string, int> count;
+  std::vector<std::string> open;
+  std::size_t i = 0;
+  auto fail = [&](const std::string& why) { throw std::runtime_error(why + " at byte " + std::to_string(i)); };
+  while (i < doc.size()) {
+    if (doc[i] != '<') {
+      if (doc[i] == '&') {
+        const auto semi = doc.find(';', i);
+        const std::string ent = doc.substr(i, semi == std::string::npos ? 0 : semi - i + 1);
+        if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;") fail("bad entity");
+      }
+      ++i;
+      continue;
+    }
+    const auto end = doc.find('>', i);
+    if (end == std::string::npos) fail("unclosed tag");
+    std::string tag = doc.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (tag.empty()) fail("empty tag");
+    if (tag[0] == '/') {
+      if (open.empty() || open.back() != tag.substr(1)) fail("mismatched </" + tag.substr(1) + ">");
+      open.pop_back();
+      continue;
+    }
+    const bool self_closing = tag.back() == '/';
+    if (self_closing) tag.pop_back();
+    const std::string name = tag.substr(0, tag.find_first_of(" \n"));
+    // Attributes: name="value" pairs, nothing else.
+    static const std::regex attrs(R"(^[A-Za-z][\w:-]*(\s+[A-Za-z][\w:-]*="[^"<]*")*\s*$)");
+    if (!std::regex_match(tag, attrs)) fail("bad attributes in <" + name + ">");
+    ++count[name];
+    if (!self_closing) open.push_back(name);
+  }
+  if (!open.empty()) fail("unclosed <" + open.back() + ">");
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("daily: --plot and --heatmap write SVG that parses, with the expected elements") {
+  Scratch s;
+  Result r = run_nwreg({"predict", data("synthetic.csv"), "--grid", "0:5:0.1", "--plot", (s / "fit.svg").string(),
+                        "--heatmap", (s / "map.svg").string()});
+  REQUIRE(r.exit_code == 0);
+  const std::string fit = slurp(s / "fit.svg");
+  const auto f = xml_elements(fit);
+  CHECK(f.at("svg") == 1);
+  CHECK(f.at("circle") == 50);    // every training point
+  CHECK(f.at("polyline") == 1);   // the curve
+  CHECK(f.count("polygon") == 0); // no band without standard errors
+  CHECK(fit.find("<polyline class=\"curve\"") != std::string::npos);
+  CHECK(std::count(fit.begin(), fit.end(), ',') >= 50);  // 50 curve points
+  CHECK(fit.find(">nwreg: h = 0.2685 (learned), n = 50, LOO MSE 0.3701</text>") != std::string::npos);
+  CHECK(fit.find("class=\"x-title\"") != std::string::npos);
+  CHECK(fit.find(">x</text>") != std::string::npos);
+  CHECK(fit.find(">y</text>") != std::string::npos);
+  CHECK(f.at("text") >= 10);  // title, axis titles, tick labels
+
+  const std::string map = slurp(s / "map.svg");
+  const auto m = xml_elements(map);
+  CHECK(m.at("rect") == 50 * 50 + 2 + 100 + 1);  // cells, background and frame, colour bar and its frame
+  CHECK(map.find(">attention weights, h = 0.2685 (learned)</text>") != std::string::npos);
+  CHECK(map.find("binned") == std::string::npos);
+
+  // Large: binned to 150 x 150 and said so; points thinned past 20000 and said so.
+  std::string big = "x,y\n";
+  for (int i = 0; i < 30000; ++i) big += std::to_string(i * 1e-3) + "," + std::to_string(std::sin(i * 1e-3)) + "\n";
+  spit(s / "big.csv", big);
+  REQUIRE(run_nwreg({"predict", (s / "big.csv").string(), "-b", "0.5", "--grid-n", "400", "--plot",
+                     (s / "bfit.svg").string(), "--heatmap", (s / "bmap.svg").string()}).exit_code == 0);
+  const std::string bmap = slurp(s / "bmap.svg"), bfit = slurp(s / "bfit.svg");
+  CHECK(xml_elements(bmap).at("rect") == 150 * 150 + 2 + 100 + 1);
+  CHECK(bmap.find("binned: 400 queries into 150 rows, 30000 keys into 150 columns") != std::string::npos);
+  CHECK(xml_elements(bfit).at("circle") == 15000);
+  CHECK(bfit.find("showing 15000 of 30000 points, evenly thinned") != std::string::npos);
 }

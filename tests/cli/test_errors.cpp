@@ -25,6 +25,7 @@ struct Entry {
 // Messages from the core that no command line can reach, and why.
 const std::map<std::string, std::string> exempt = {
     {"--grid: only for one x column; give --query FILE", "one x column until several columns land"},
+    {": only for one x column", "--plot and --heatmap: one x column until several columns land"},
     {" is named twice", "with one -x a column cannot be named twice"},
     {" columns for the query points, has ", "a query file always has a first column for one x column"},
     {"--grid-n: at most ", "--grid-n's own range check (CLI11) answers first"},

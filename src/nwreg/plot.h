@@ -1,0 +1,47 @@
+#pragma once
+/// Self-contained SVG pictures: the fitted curve over the training points, and the
+/// attention-weight matrix as a heat map (as the d2l textbook shows it).
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace nwreg {
+
+/// What the fit plot shows.
+struct FitPlot {
+  std::vector<double> x, y;             //!< training points
+  std::vector<double> qx, f;            //!< the curve: query points and predictions (any order)
+  std::vector<double> lower, upper;     //!< a band around the curve, or empty
+  std::string x_name, y_name;           //!< axis titles
+  std::string title;                    //!< e.g. the bandwidth and LOO error
+};
+
+/// Writes an 800 x 500 SVG: points (at most 20000 drawn, evenly thinned, said in the picture),
+/// the curve, the band if any, axes with ticks, the title.
+void write_fit_svg(std::ostream& out, const FitPlot& plot);
+
+/// Accumulates an m x n attention matrix into at most `max_bins` x `max_bins` cells, rows and
+/// columns in x order, then writes it as an SVG heat map with a colour bar. A cell is the mean
+/// over its queries of the weight summed over its keys; with no binning, the weight itself.
+class Heatmap {
+ public:
+  /// query_x: the m queries in input order; key_x: the n training x in input order.
+  Heatmap(const std::vector<double>& query_x, const std::vector<double>& key_x, std::size_t max_bins = 150);
+  /// Adds row i (a query, in input order) of weights over the keys in input order.
+  void row(std::size_t i, const double* weights);
+  void write_svg(std::ostream& out, const std::string& x_name, const std::string& title) const;
+
+  std::size_t row_bins() const { return rb_; }
+  std::size_t col_bins() const { return cb_; }
+
+ private:
+  std::vector<double> qx_sorted_, kx_sorted_;
+  std::vector<std::size_t> q_bin_, k_bin_;  // input index -> bin
+  std::vector<std::size_t> q_count_;        // queries per row bin
+  std::size_t m_, n_, rb_, cb_;
+  std::vector<double> cells_;               // rb x cb sums
+};
+
+}  // namespace nwreg
