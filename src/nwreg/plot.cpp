@@ -219,23 +219,21 @@ void Heatmap::write_svg(std::ostream& out, const std::string& x_name, const std:
   out << "</g>\n<rect x=\"" << l << "\" y=\"" << t << "\" width=\"" << size << "\" height=\"" << size
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
   // Axes: x values of the sorted keys (columns) and queries (rows) at five positions.
-  out << "<g class=\"key-ticks\" text-anchor=\"middle\" font-size=\"11\">\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double f = i / 4.0;
-    const double kx = kx_sorted_[std::min(n_ - 1, static_cast<std::size_t>(f * static_cast<double>(n_ - 1)))];
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", kx);
-    out << "<text x=\"" << num(l + f * size) << "\" y=\"" << num(t + size + 16) << "\">" << buf << "</text>\n";
-  }
-  out << "</g>\n<g class=\"query-ticks\" text-anchor=\"end\" font-size=\"11\">\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double f = i / 4.0;
-    const double qx = qx_sorted_[std::min(m_ - 1, static_cast<std::size_t>(f * static_cast<double>(m_ - 1)))];
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", qx);
-    out << "<text x=\"" << num(l - 6) << "\" y=\"" << num(t + f * size + 4) << "\">" << buf << "</text>\n";
-  }
-  out << "</g>\n<text class=\"x-title\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size + 40)
+  auto ticks = [&](const char* cls, const char* anchor, const std::vector<double>& sorted, bool columns) {
+    out << "<g class=\"" << cls << "\" text-anchor=\"" << anchor << "\" font-size=\"11\">\n";
+    for (int i = 0; i <= 4; ++i) {
+      const double f = i / 4.0;
+      const double v = sorted[static_cast<std::size_t>(f * static_cast<double>(sorted.size() - 1))];
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3g", v);
+      out << "<text x=\"" << num(columns ? l + f * size : l - 6) << "\" y=\""
+          << num(columns ? t + size + 16 : t + f * size + 4) << "\">" << buf << "</text>\n";
+    }
+    out << "</g>\n";
+  };
+  ticks("key-ticks", "middle", kx_sorted_, true);
+  ticks("query-ticks", "end", qx_sorted_, false);
+  out << "<text class=\"x-title\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size + 40)
       << "\" text-anchor=\"middle\" font-size=\"14\">keys: training " << escape(x_name) << ", sorted</text>\n"
       << "<text class=\"y-title\" transform=\"translate(22," << num(t + size / 2)
       << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\">queries: " << escape(x_name) << ", sorted</text>\n"

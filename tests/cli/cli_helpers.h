@@ -49,22 +49,28 @@ struct Scratch {
   std::size_t files() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {})); }
 };
 
-// Runs nwreg with `args`, feeding `input` on stdin.
-inline Result run_nwreg(const std::vector<std::string>& args, const std::string& input = "") {
-  Scratch io;
-  spit(io / "in", input);
+// Starts nwreg with `args`; `actions` (may be null) set up its file descriptors.
+inline pid_t spawn_nwreg(const std::vector<std::string>& args, const posix_spawn_file_actions_t* actions) {
   std::vector<std::string> argv_s = {NWREG_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, argv[0], actions, nullptr, argv.data(), environ) == 0);
+  return pid;
+}
+
+// Runs nwreg with `args`, feeding `input` on stdin.
+inline Result run_nwreg(const std::vector<std::string>& args, const std::string& input = "") {
+  Scratch io;
+  spit(io / "in", input);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, (io / "in").c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, (io / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, (io / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  const pid_t pid = spawn_nwreg(args, &fa);
   posix_spawn_file_actions_destroy(&fa);
   int status = 0;
   waitpid(pid, &status, 0);

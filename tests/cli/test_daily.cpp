@@ -76,19 +76,14 @@ TEST_CASE("daily: a stream of queries on stdin is answered line by line as it ar
   int to_child[2], from_child[2];
   REQUIRE(pipe(to_child) == 0);
   REQUIRE(pipe(from_child) == 0);
-  std::vector<std::string> args = {NWREG_BINARY, "predict", data("synthetic.csv"), "-b", "0.3", "--query", "-",
-                                   "--format", "jsonl"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
   posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
   posix_spawn_file_actions_addclose(&fa, to_child[1]);
   posix_spawn_file_actions_addclose(&fa, from_child[0]);
-  pid_t pid;
-  REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  const pid_t pid =
+      spawn_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"}, &fa);
   posix_spawn_file_actions_destroy(&fa);
   close(to_child[0]);
   close(from_child[1]);

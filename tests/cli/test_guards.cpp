@@ -39,18 +39,13 @@ struct Blocked {
 Blocked start_blocked(const std::vector<std::string>& args, const fs::path& err) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
-  std::vector<std::string> argv_s = {NWREG_BINARY};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
   posix_spawn_file_actions_addclose(&fa, fds[1]);
   posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   Blocked b;
-  REQUIRE(posix_spawn(&b.pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  b.pid = spawn_nwreg(args, &fa);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[0]);
   b.stdin_write = fds[1];
@@ -173,13 +168,9 @@ TEST_CASE("guards: 1e7 training rows work within about 3x the raw data size in m
     }
     f << buf;
   }
-  const std::vector<std::string> args = {NWREG_BINARY, "predict", (s / "big.csv").string(), "-b", "0.01", "--grid-n",
-                                         "10", "-o", (s / "p.csv").string()};
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid;
-  REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  const pid_t pid =
+      spawn_nwreg({"predict", (s / "big.csv").string(), "-b", "0.01", "--grid-n", "10", "-o", (s / "p.csv").string()},
+                  nullptr);
   int status = 0;
   struct rusage ru {};
   wait4(pid, &status, 0, &ru);
