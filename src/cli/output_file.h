@@ -10,6 +10,7 @@
 #include <string>
 
 #include "nwreg/errors.h"
+#include "nwreg/writers.h"
 
 namespace nwreg::cli {
 
@@ -47,12 +48,14 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream() { return stream_; }
-  /// Runs `write` on the stream; a failed write (OutputError) is reworded to name the option
-  /// and the path, keeping its errno (so a closed pipe is still seen as one).
+  /// Runs `write` on the stream and flushes it; a failed write (OutputError) is reworded to
+  /// name the option and the path, keeping its errno (so a closed pipe is still seen as one).
   template <class F>
   void write(F&& write_fn) {
     try {
       write_fn(stream_);
+      stream_.flush();
+      check_stream(stream_);
     } catch (const OutputError& e) {
       throw OutputError(option_ + ": cannot write " + (path_ == "-" ? std::string("standard output") : path_) +
                             ": " + std::strerror(e.errno_value()),

@@ -52,6 +52,30 @@ std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, 
   return data.x;  // fitted values at the training points
 }
 
+// The model read with --model, checked against the data it is to be used with.
+Model checked_model(Model model, const std::string& path, const Dataset& data) {
+  if (model.x_columns != data.x_names || model.y_column != data.y_name)
+    throw InputError(path, 0, "",
+                     "fitted on " + describe_columns(model.x_columns, model.y_column) + ", not on " +
+                         describe_columns(data.x_names, data.y_name) + " of " + data.source);
+  const std::string sum = checksum(data);
+  if (sum != model.checksum || model.n != data.n)
+    std::cerr << "nwreg: warning: " << data.source << " is not the data " << path << " was fitted on (" << data.n
+              << " rows, " << sum << "; the model has " << model.n << " rows, " << model.checksum << ")\n";
+  model.bandwidth_source = "model";
+  model.n = data.n;
+  model.checksum = sum;
+  model.history.clear();
+  return model;
+}
+
+// "h = 0.2685 (learned)": for picture titles.
+std::string bandwidth_label(const Model& model) {
+  char h[64];
+  std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
+  return h;
+}
+
 // Reads queries from stdin line by line and writes each prediction (JSONL) as soon as it is
 // made: memory stays bounded however long the stream.
 void stream_queries(const Dataset& data, const Model& model, const EngineOptions& engine, OutputFile& out) {
@@ -159,27 +183,10 @@ void run_predict(const PredictCommand& cmd) {
   const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr);
   reader.reset();
 
-  Model model;
-  if (from_file) {
-    model = *from_file;
-    if (model.x_columns != data.x_names || model.y_column != data.y_name)
-      throw InputError(cmd.model, 0, "",
-                       "fitted on " + describe_columns(model.x_columns, model.y_column) + ", not on " +
-                           describe_columns(data.x_names, data.y_name) + " of " + data.source);
-    const std::string sum = checksum(data);
-    if (sum != model.checksum || model.n != data.n)
-      std::cerr << "nwreg: warning: " << data.source << " is not the data " << cmd.model
-                << " was fitted on (" << data.n << " rows, " << sum << "; the model has "
-                << model.n << " rows, " << model.checksum << ")\n";
-    model.bandwidth_source = "model";
-    model.x_columns = data.x_names;
-    model.y_column = data.y_name;
-    model.n = data.n;
-    model.checksum = sum;
-    model.history.clear();
-  } else {
-    model = choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
-  }
+  if ((plot_file || heatmap_file) && data.d != 1)
+    throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
+  const Model model = from_file ? checked_model(*from_file, cmd.model, data)
+                                : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
 
   if (streaming) {
     stream_queries(data, model, engine, out);
@@ -214,34 +221,22 @@ void run_predict(const PredictCommand& cmd) {
     });
   }
   out.write([&](std::ostream& os) { write_predictions(os, format, model, q.data(), m, data.d, pred.data(), header); });
-  if (plot_file || heatmap_file) {
-    if (data.d != 1) throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
-    char h[64];
-    std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
-    if (plot_file) {
-      FitPlot p{data.x, data.y, q, pred, {}, {}, data.x_names[0], data.y_name,
-                std::string("nwreg: ") + h + ", n = " + std::to_string(data.n)};
-      if (model.loo_mse) {
-        char loo[48];
-        std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
-        p.title += loo;
-      }
-      plot_file->write([&](std::ostream& os) {
-        write_fit_svg(os, p);
-        os.flush();
-        check_stream(os);
-      });
+  if (plot_file) {
+    FitPlot p{data.x, data.y, q, pred, {}, {}, data.x_names[0], data.y_name, "nwreg: " + bandwidth_label(model) +
+                                                                                ", n = " + std::to_string(data.n)};
+    if (model.loo_mse) {
+      char loo[48];
+      std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
+      p.title += loo;
     }
-    if (heatmap_file) {
-      task = "drawing the heat map";
-      Heatmap map(q, data.x);
-      attention.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
-      heatmap_file->write([&](std::ostream& os) {
-        map.write_svg(os, data.x_names[0], std::string("attention weights, ") + h);
-        os.flush();
-        check_stream(os);
-      });
-    }
+    plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
+  }
+  if (heatmap_file) {
+    task = "drawing the heat map";
+    Heatmap map(q, data.x);
+    attention.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
+    heatmap_file->write(
+        [&](std::ostream& os) { map.write_svg(os, data.x_names[0], "attention weights, " + bandwidth_label(model)); });
   }
   out.commit();
   if (weights_file) weights_file->commit();
