@@ -5,3 +5,10 @@ set -eu
 Rscript -e 'library(MASS)
 write.csv(mcycle, "data/mcycle.csv", row.names = FALSE)
 write.csv(faithful, "data/faithful.csv", row.names = FALSE)'
+# Two multivariate sets: Boston housing (MASS), median value against lower-status share and
+# rooms; New York air quality (R datasets), ozone against radiation, wind and temperature,
+# complete rows only (na.omit: 111 of 153).
+Rscript -e 'library(MASS)
+write.csv(Boston[, c("lstat", "rm", "medv")], "data/boston.csv", row.names = FALSE)
+aq <- na.omit(airquality[, c("Solar.R", "Wind", "Temp", "Ozone")])
+write.csv(aq, "data/airquality.csv", row.names = FALSE)'

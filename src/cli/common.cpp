@@ -20,7 +20,9 @@ std::string join(const std::vector<double>& v) {
 
 void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
   if (positional) app.add_option("TRAIN", o.train, "Training data: a CSV file, or - for standard input")->required();
-  app.add_option("-x,--x", o.x, "x column: header name or 1-based index (default: the first)");
+  app.add_option("-x,--x", o.x,
+                 "x column(s): header names or 1-based indices, comma-separated or repeated, one bandwidth "
+                 "each (default: the first column)");
   app.add_option("-y,--y", o.y, "y column: header name or 1-based index (default: the second)");
   app.add_flag("--no-header", o.no_header,
                "The first row is data, in TRAIN and --query (default: a first row that is not all numbers is a header)");
@@ -78,8 +80,13 @@ std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions&
 Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model) {
   ColumnChoice c;
   const bool by_model = model && reader.has_header();
-  if (!o.x.empty()) c.x = {o.x};
-  else if (by_model) c.x = model->x_columns;
+  if (!o.x.empty()) {
+    c.x.clear();
+    for (const auto& part : o.x)
+      for (auto& name : parse_column_list(part, "-x")) c.x.push_back(std::move(name));
+  } else if (by_model) {
+    c.x = model->x_columns;
+  }
   if (!o.y.empty()) c.y = o.y;
   else if (by_model) c.y = model->y_column;
   return read_dataset(reader, c);

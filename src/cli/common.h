@@ -22,7 +22,7 @@ namespace nwreg::cli {
 /// Where the training data come from and which columns to use.
 struct InputOptions {
   std::string train;             //!< CSV path, or "-" for stdin
-  std::string x;                 //!< -x: name or 1-based index; empty = first column
+  std::vector<std::string> x;    //!< -x: names or 1-based indices ("a,b" or repeated); empty = first column
   std::string y;                 //!< -y: name or 1-based index; empty = second column
   bool no_header = false;        //!< --no-header: the first row is data
   std::string delimiter = ",";   //!< --delimiter: one character, or "tab"

@@ -8,6 +8,22 @@
 
 namespace nwreg {
 
+std::vector<std::string> parse_column_list(const std::string& text, const std::string& option) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto first = name.find_first_not_of(" \t");
+    const auto last = name.find_last_not_of(" \t");
+    name = first == std::string::npos ? "" : name.substr(first, last - first + 1);
+    if (name.empty()) throw UsageError(option + ": empty column name in \"" + text + "\"");
+    out.push_back(name);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   std::vector<std::size_t> idx;
   for (const auto& spec : columns.x) idx.push_back(reader.resolve(spec, "-x"));

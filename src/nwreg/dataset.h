@@ -28,6 +28,11 @@ struct ColumnChoice {
   std::string y = "2";              //!< target column; default the second
 };
 
+/// Splits a column list given to -x: names or 1-based indices separated by commas, blanks
+/// around each trimmed ("lstat, rm" or "1,2"). Throws UsageError naming `option` for an empty
+/// name.
+std::vector<std::string> parse_column_list(const std::string& text, const std::string& option);
+
 /// Reads a training set. Throws UsageError for a column that does not exist (naming -x or -y)
 /// and InputError for bad content.
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);

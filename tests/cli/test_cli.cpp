@@ -344,3 +344,27 @@ TEST_CASE("cli: | head -1 ends quietly") {
   pclose(p);
   CHECK(out == "x,prediction\n");  // and no error line from nwreg
 }
+
+TEST_CASE("cli: several x columns from end to end") {
+  Scratch s;
+  const std::string boston = data("boston.csv");
+  spit(s / "q.csv", "rm,lstat\n6.5,5\n5.5,20\n");  // named columns, in another order
+  Result p = run_nwreg({"predict", boston, "-x", "lstat", "-x", "rm", "-y", "medv", "-b", "1.5,0.3", "--query",
+                        (s / "q.csv").string()});
+  REQUIRE(p.exit_code == 0);
+  const auto l = lines(p.out);
+  REQUIRE(l.size() == 3);
+  CHECK(l[0] == "lstat,rm,prediction");
+  CHECK(l[1].rfind("5,6.5,", 0) == 0);
+  CHECK(l[2].rfind("20,5.5,", 0) == 0);
+  // fit -o keeps both columns and bandwidths; predict --model reuses them.
+  const std::string model = (s / "m.json").string();
+  REQUIRE(run_nwreg({"fit", boston, "-x", "lstat,rm", "-y", "medv", "-b", "1.5,0.3", "-o", model}).exit_code == 0);
+  const Json j = Json::parse(slurp(model));
+  CHECK(j["x_columns"] == Json::array({"lstat", "rm"}));
+  CHECK(j["bandwidth"] == Json::array({1.5, 0.3}));
+  Result m = run_nwreg({"predict", boston, "--model", model, "--query", (s / "q.csv").string()});
+  CHECK(m.out == p.out);
+  check_error(run_nwreg({"fit", boston, "-x", "lstat,rm", "-y", "medv", "-b", "1,2,3"}), 2,
+              "--bandwidth: needs 2 values (one per x column), got 3");
+}

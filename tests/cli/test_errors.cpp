@@ -24,10 +24,6 @@ struct Entry {
 
 // Messages from the core that no command line can reach, and why.
 const std::map<std::string, std::string> exempt = {
-    {"--grid: only for one x column; give --query FILE", "one x column until several columns land"},
-    {": only for one x column", "--plot and --heatmap: one x column until several columns land"},
-    {" is named twice", "with one -x a column cannot be named twice"},
-    {" columns for the query points, has ", "a query file always has a first column for one x column"},
     {"--grid-n: at most ", "--grid-n's own range check (CLI11) answers first"},
     {" training rows", "4e9 rows do not fit in this machine's memory"},
     {"leave-one-out needs at least 2 training rows, got ", "fit and predict refuse fewer than 2 rows first"},
@@ -82,6 +78,14 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", "-", "-y", "b"}, "1,2\n3,4\n", 2, "-y: no column named \"b\" in <stdin> (it has no header row)"},
       {{"fit", syn, "-y", "3"}, "", 2, "-y: column 3 does not exist: " + syn + " has 2 columns"},
       {{"fit", syn, "-x", "x", "-y", "x"}, "", 2, "-y: column \"x\" is also an x column"},
+      {{"fit", data("boston.csv"), "-x", "lstat,,rm"}, "", 2, "-x: empty column name in \"lstat,,rm\""},
+      {{"fit", data("boston.csv"), "-x", "lstat,rm,lstat", "-y", "medv"}, "", 2, "-x: column \"lstat\" is named twice"},
+      {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "1,0.3", "--grid", "0:1:1"}, "", 2,
+       "--grid: only for one x column; give --query FILE"},
+      {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "1", "--plot", (s / "p.svg").string()}, "",
+       2, "--plot: only for one x column"},
+      {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "1", "--query", file("q1.csv", "5\n6\n")},
+       "", 1, (s / "q1.csv").string() + ": needs 2 columns for the query points, has 1"},
       {{"fit", syn, "--delimiter", "ab"}, "", 2, "--delimiter: must be one character or \"tab\", got \"ab\""},
       {{"fit", syn, "--delimiter", "\""}, "", 2, "--delimiter: cannot be a quote"},
       // bandwidth and learning options

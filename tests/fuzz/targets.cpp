@@ -56,8 +56,8 @@ void options(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> lines;
   std::istringstream in(text);
-  for (std::string line; std::getline(in, line) && lines.size() < 6;) lines.push_back(line);
-  lines.resize(6);
+  for (std::string line; std::getline(in, line) && lines.size() < 7;) lines.push_back(line);
+  lines.resize(7);
   auto guard = [](auto&& fn) {
     try {
       fn();
@@ -70,6 +70,8 @@ void options(const std::uint8_t* data, std::size_t size) {
   (void)nwreg::parse_double(lines[3]);
   guard([&] { (void)nwreg::parse_format(lines[4], "--format"); });
   guard([&] { (void)nwreg::parse_layout(lines[5]); });
+  guard([&] { (void)nwreg::parse_column_list(lines[6], "-x"); });
+  guard([&] { (void)nwreg::parse_shard(lines[6]); });
 }
 
 bool run(const std::string& name, const std::uint8_t* data, std::size_t size) {

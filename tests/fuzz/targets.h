@@ -16,7 +16,7 @@ void csv(const std::uint8_t* data, std::size_t size);
 /// The model-file reader.
 void model(const std::uint8_t* data, std::size_t size);
 /// The option parsers: lines of the input go to --grid, --delimiter, --bandwidth (lists
-/// included), a number, --format and --weights-layout.
+/// included), a number, --format, --weights-layout, and -x column lists and --shard.
 void options(const std::uint8_t* data, std::size_t size);
 
 /// Runs the target named `name` ("csv", "model", "options"); false for an unknown name.
