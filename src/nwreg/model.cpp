@@ -40,6 +40,8 @@ Model read_model(std::istream& in, const std::string& source) {
     m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
+    // A number too big for size_t parses as a double, and casting that is undefined (fuzzer).
+    if (!j.at("n").is_number_unsigned()) throw bad("\"n\" must be a whole number of rows");
     m.n = j.at("n").get<std::size_t>();
     m.checksum = j.at("checksum").get<std::string>();
     m.bandwidth_source = j.value("bandwidth_source", "model");

@@ -156,6 +156,10 @@ TEST_CASE("errors: the catalogue, one input each") {
        (s / "d.json").string() +
            ": not a usable nwreg model: a required field is missing or has the wrong type "
            "([json.exception.out_of_range.403] key 'kernel' not found)"},
+      {{"predict", syn, "--model",
+        file("n.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","bandwidth":[1],"x_columns":["x"],)"
+                       R"("y_column":"y","n":-1,"checksum":"c"})")},
+       "", 1, (s / "n.json").string() + ": not a usable nwreg model: \"n\" must be a whole number of rows"},
       {{"predict", syn, "--model", file("e.json", base + R"("bandwidth":[1,2]})")}, "", 1,
        (s / "e.json").string() + ": not a usable nwreg model: \"bandwidth\" needs one value per x column"},
       {{"predict", syn, "--model", file("f.json", base + R"("bandwidth":[0]})")}, "", 1,

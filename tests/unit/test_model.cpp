@@ -72,3 +72,16 @@ TEST_CASE("a number beyond the double range is a clear error, not an escaped exc
                        doctest::Contains("m.json: not a valid JSON model file: [json.exception.out_of_range.406]"),
                        InputError);
 }
+
+TEST_CASE("a row count beyond the integer range is a clear error, not undefined behaviour") {
+  // Found by the model fuzzer: 6.6e79 parses as a double, and casting it to size_t is UB.
+  const std::string base =
+      R"({"format":"nwreg-model","version":1,"kernel":"gaussian","bandwidth":[1.5],"x_columns":["x"],"y_column":"y",)";
+  CHECK_THROWS_WITH_AS(parse(base + R"("n":66666666666666666666666666666666666666666666666666666666666666666666666666666663,"checksum":"c"})"),
+                       "m.json: not a usable nwreg model: \"n\" must be a whole number of rows", InputError);
+  CHECK_THROWS_WITH_AS(parse(base + R"("n":-3,"checksum":"c"})"),
+                       "m.json: not a usable nwreg model: \"n\" must be a whole number of rows", InputError);
+  CHECK_THROWS_WITH_AS(parse(base + R"("n":2.5,"checksum":"c"})"),
+                       "m.json: not a usable nwreg model: \"n\" must be a whole number of rows", InputError);
+  CHECK(parse(base + R"("n":3,"checksum":"c"})").n == 3);
+}
