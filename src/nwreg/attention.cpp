@@ -79,7 +79,7 @@ struct Attention::Row {
 };
 
 Attention::Attention(const Dataset& train, EngineOptions options)
-    : data_(train), options_(options), n_(train.n), d_(train.d) {
+    : options_(options), n_(train.n), d_(train.d) {
   check_tolerance(options_.tolerance);
   if (n_ > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");

@@ -65,8 +65,8 @@ struct LooResult {
 
 class Attention {
  public:
-  /// Prepares the keys (sorts them when d = 1). Keeps a reference to `train`, which must
-  /// outlive the engine. set_bandwidth must be called before use.
+  /// Prepares the keys: copies them (sorted when d = 1), so `train` need not outlive the engine.
+  /// set_bandwidth must be called before use.
   explicit Attention(const Dataset& train, EngineOptions options = {});
   /// Prepares the keys and sets the bandwidth. Throws UsageError for a bad bandwidth.
   Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options = {});
@@ -103,7 +103,6 @@ class Attention {
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
   void window_1d(double q, double xb, std::size_t& lo, std::size_t& hi) const;
 
-  const Dataset& data_;
   EngineOptions options_;
   std::size_t n_, d_;
   std::vector<double> h_, inv_h_;

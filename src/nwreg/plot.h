@@ -33,9 +33,6 @@ class Heatmap {
   void row(std::size_t i, const double* weights);
   void write_svg(std::ostream& out, const std::string& x_name, const std::string& title) const;
 
-  std::size_t row_bins() const { return rb_; }
-  std::size_t col_bins() const { return cb_; }
-
  private:
   std::vector<double> qx_sorted_, kx_sorted_;
   std::vector<std::size_t> q_bin_, k_bin_;  // input index -> bin
