@@ -41,6 +41,8 @@ struct PredictCommand {
   std::string shard;             //!< --shard K/N: only the K-th of N slices of the queries
   std::string plot;              //!< --plot FILE.svg: points, curve, band
   std::string heatmap;           //!< --heatmap FILE.svg: the attention-weight matrix
+  bool se = false;               //!< --se: add se, lower, upper columns
+  double level = 0.95;           //!< --level of the band
 };
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
 void run_predict(const PredictCommand& cmd);

@@ -5,6 +5,8 @@
 
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
+#include "nwreg/estimator.h"
+#include "nwreg/metric.h"
 #include "nwreg/numbers.h"
 
 namespace nwreg::cli {
@@ -28,14 +30,37 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
                "The first row is data, in TRAIN and --query (default: a first row that is not all numbers is a header)");
   app.add_option("--delimiter", o.delimiter, "Field separator: one character, or tab")
       ->capture_default_str();
+  app.add_option("--sample-weight", o.sample_weight,
+                 "Column of sample weights (>= 0) multiplying each key's kernel weight; learning and the "
+                 "LOO error weight each row's squared error by it too");
+  app.add_option("--na", o.na,
+                 "Missing values (empty, NA, N/A, NaN, nan, null, NULL) in the columns read: fail names "
+                 "the line; skip drops the row and says how many on stderr")
+      ->capture_default_str();
 }
 
 EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   check_tolerance(tolerance);
-  return EngineOptions{tolerance, &pool};
+  EngineOptions e{tolerance, &pool};
+  e.kernel = parse_kernel(kernel);
+  e.method = parse_method(method);
+  e.out_of_reach = parse_out_of_reach(out_of_reach);
+  return e;
 }
 
 void add_engine_options(CLI::App& app, EngineCliOptions& o) {
+  app.add_option("--kernel", o.kernel,
+                 "gaussian exp(-u^2/2), laplace exp(-|u|), epanechnikov 1-u^2, tricube (1-|u|^3)^3, uniform; "
+                 "u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
+      ->capture_default_str();
+  app.add_option("--method", o.method,
+                 "nw: weighted mean (local constant); local-linear: weighted line at each query, less bias "
+                 "at the edges (its weights can be negative)")
+      ->capture_default_str();
+  app.add_option("--out-of-reach", o.out_of_reach,
+                 "A query with no key within a compact kernel's reach: error (names it) or nearest (the "
+                 "nearest key's y)")
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads to use; 0 = every core")->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
   app.add_option("--tolerance", o.tolerance,
@@ -65,6 +90,12 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
                  "auto: the descent minimises the LOO error of this many rows spread over x (each "
                  "against every key); 0 = all rows. The error reported is over all rows")
       ->capture_default_str();
+  app.add_option("--metric", o.metric,
+                 "diagonal: one bandwidth per x column; full: then learn a linear map A of x, score "
+                 "-|A(q - x)|^2/2 (Gaussian, nw)")
+      ->capture_default_str();
+  app.add_option("--rank", o.rank, "--metric full: rows of A (a projection to r dimensions); 0 = one per x column")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
 }
 
@@ -73,11 +104,18 @@ std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions&
   CsvOptions opts;
   opts.delimiter = parse_delimiter(o.delimiter);
   opts.header = o.no_header ? HeaderMode::absent : HeaderMode::detect;
+  opts.na = parse_na(o.na);
   if (path == "-") return std::make_unique<CsvReader>(stdin_stream, "<stdin>", opts);
   return std::make_unique<CsvReader>(path, opts);
 }
 
-Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model) {
+void report_skipped(const CsvReader& reader, const char* what, std::ostream& log) {
+  if (reader.skipped() == 0) return;
+  log << "nwreg: dropped " << reader.skipped() << " " << what << (reader.skipped() == 1 ? "" : "s")
+      << " with missing values from " << reader.source() << " (first: line " << reader.first_skipped_line() << ")\n";
+}
+
+Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model, std::ostream& log) {
   ColumnChoice c;
   const bool by_model = model && reader.has_header();
   if (!o.x.empty()) {
@@ -89,11 +127,18 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
   }
   if (!o.y.empty()) c.y = o.y;
   else if (by_model) c.y = model->y_column;
-  return read_dataset(reader, c);
+  if (!o.sample_weight.empty()) c.weight = o.sample_weight;
+  else if (by_model) c.weight = model->sample_weight;
+  Dataset data = read_dataset(reader, c);
+  report_skipped(reader, "training row", log);
+  return data;
 }
 
-BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
+BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& engine) {
   BandwidthPlan plan;
+  const Kernel kernel = parse_kernel(engine.kernel);
+  const Method method = parse_method(engine.method);
+  parse_out_of_reach(engine.out_of_reach);
   plan.verbose = o.verbose;
   const BandwidthSpec spec = parse_bandwidth_spec(o.bandwidth, "--bandwidth");
   plan.kind = spec.kind;
@@ -130,14 +175,47 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o) {
   }
   if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty())
     throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
+  if (o.metric == "full") {
+    plan.metric_full = true;
+    plan.rank = o.rank;
+    if (plan.kind != BandwidthSpec::Kind::learn)
+      throw UsageError("--metric full: the map is learned; drop --bandwidth (--init H sets where the descent starts)");
+    if (f.optimizer == Optimizer::sgd || f.loss == Loss::sum)
+      throw UsageError("--metric full: only with --optimizer auto and --loss mean");
+    if (kernel != Kernel::gaussian || method != Method::nw)
+      throw UsageError("--metric full: only with --kernel gaussian and --method nw");
+  } else if (o.metric != "diagonal") {
+    throw UsageError("--metric: unknown metric \"" + o.metric + "\" (known: diagonal, full)");
+  } else if (o.rank != 0) {
+    throw UsageError("--rank: only with --metric full");
+  }
   return plan;
 }
+
+namespace {
+
+// The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the
+// effective number of neighbours. Throws DataError for a row no other key reaches.
+void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
+  const Fitted fitted(data, m, engine);
+  const LooDetail detail = fitted.loo_detail();
+  if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
+  if (!std::isfinite(*m.loo_mse))
+    throw DataError("the leave-one-out error overflows: y values are too large to square");
+  m.loo_r2 = loo_r2(data, *m.loo_mse);
+  m.neighbours = detail.neighbours;
+}
+
+}  // namespace
 
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
                        bool need_loo, std::ostream& log, Progress* progress) {
   Model m;
+  m.kernel = engine.kernel;
+  m.method = engine.method;
   m.x_columns = data.x_names;
   m.y_column = data.y_name;
+  m.sample_weight = data.weight_name;
   m.n = data.n;
   m.checksum = checksum(data);
   using Kind = BandwidthSpec::Kind;
@@ -145,6 +223,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
     case Kind::learn: {
       FitOptions f = plan.fit;
       f.engine = engine;
+      f.engine.progress = nullptr;
       if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
       else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
       else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
@@ -152,15 +231,16 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
         f.on_scan = [progress](std::size_t i, std::size_t total) {
           progress->line("nwreg: scanning bandwidths " + std::to_string(i) + "/" + std::to_string(total));
         };
+      int offset = 0;  // metric epochs are numbered on from the bandwidth's
       auto on_epoch = [&](const Epoch& e) {
+        const bool metric = !e.metric.empty();
+        const std::string what = metric ? "  metric " + join(e.metric) : "  bandwidth " + join(e.bandwidth);
+        const std::string line = "nwreg: epoch " + std::to_string(e.epoch + offset) + what;
         if (!plan.verbose) {
-          if (progress)
-            progress->line("nwreg: epoch " + std::to_string(e.epoch) + "  bandwidth " + join(e.bandwidth) + "  loss " +
-                               format_double(e.loss),
-                           true);
+          if (progress) progress->line(line + "  loss " + format_double(e.loss), true);
           return;
         }
-        log << "nwreg: epoch " << e.epoch << "  bandwidth " << join(e.bandwidth);
+        log << line;
         if (f.parameter == Parameter::w) {
           std::vector<double> w;
           for (double h : e.bandwidth) w.push_back(1 / h);
@@ -177,7 +257,21 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       m.loo_mse = r.loo_mse;
       m.history = std::move(r.history);
       m.stop_reason = r.stop_reason;
-      return m;
+      if (plan.metric_full) {
+        offset = m.history.back().epoch;
+        MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
+        if (plan.verbose)
+          log << "nwreg: metric stopped after " << mf.history.size() - 1 << " epochs (" << mf.stop_reason << "), "
+              << mf.evaluations << " leave-one-out passes\n";
+        for (Epoch& e : mf.history) {
+          e.epoch += offset;
+          if (e.epoch > offset) m.history.push_back(std::move(e));
+        }
+        m.metric = mf.metric;
+        m.loo_mse = mf.loo_mse;
+        m.stop_reason = mf.stop_reason;
+      }
+      break;
     }
     case Kind::silverman:
       m.bandwidth = silverman_bandwidth(data);
@@ -193,11 +287,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       m.bandwidth_source = "fixed";
       break;
   }
-  if (need_loo && data.n >= 2) {
-    m.loo_mse = Attention(data, m.bandwidth, engine).loo(false).mse;
-    if (!std::isfinite(*m.loo_mse))
-      throw DataError("the leave-one-out error overflows: y values are too large to square");
-  }
+  if (need_loo && data.n >= 2) add_loo_statistics(m, data, engine);
   return m;
 }
 

@@ -26,6 +26,8 @@ struct InputOptions {
   std::string y;                 //!< -y: name or 1-based index; empty = second column
   bool no_header = false;        //!< --no-header: the first row is data
   std::string delimiter = ",";   //!< --delimiter: one character, or "tab"
+  std::string sample_weight;     //!< --sample-weight: name or 1-based index; empty = none
+  std::string na = "fail";       //!< --na: fail | skip (rows with a missing value)
 };
 
 /// How the bandwidth is chosen and, when learned, how.
@@ -41,10 +43,15 @@ struct BandwidthOptions {
   double tol = 1e-9;            //!< auto: gradient and step tolerance (FitOptions::tol)
   bool verbose = false;         //!< loss after each epoch on stderr
   std::size_t loo_rows = FitOptions{}.descent_rows;  //!< --loo-rows: rows the descent uses, 0 = all
+  std::string metric = "diagonal";  //!< --metric: diagonal (one bandwidth per column) | full
+  std::size_t rank = 0;         //!< --rank: rows of the learned map (0 = the number of x columns)
 };
 
-/// How the engine runs.
+/// What the engine computes, and how it runs.
 struct EngineCliOptions {
+  std::string kernel = "gaussian";       //!< --kernel
+  std::string method = "nw";             //!< --method: nw | local-linear
+  std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
   unsigned threads = 0;                  //!< --threads: 0 = every core
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
   bool quiet = false;                    //!< --quiet: no progress display
@@ -62,9 +69,13 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
                                     std::istream& stdin_stream);
 
-/// Reads the training set; when -x/-y are not given, `model_columns` (from a model file) pick
-/// the columns by name if the file has a header, else the first and second columns are used.
-Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns);
+/// Reads the training set; when -x/-y/--sample-weight are not given, `model_columns` (from a
+/// model file) pick the columns by name if the file has a header, else the first and second
+/// columns are used. Rows dropped for missing values (--na skip) are counted on `log`.
+Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns, std::ostream& log);
+
+/// Says on `log` how many rows `reader` dropped for missing values, if any.
+void report_skipped(const CsvReader& reader, const char* what, std::ostream& log);
 
 /// The bandwidth options, checked and parsed before any data are read.
 struct BandwidthPlan {
@@ -73,13 +84,17 @@ struct BandwidthPlan {
   FitOptions fit;           //!< for Kind::learn; a single fit.init value is spread over columns
   std::string init_rule;    //!< "silverman" or "scott" when --init names a rule
   bool verbose = false;
+  bool metric_full = false;  //!< --metric full: learn a linear map after the bandwidths
+  std::size_t rank = 0;      //!< its rows; 0 = one per x column
 };
 
-/// Parses and checks the options. Throws UsageError naming the option.
-BandwidthPlan plan_bandwidth(const BandwidthOptions& o);
+/// Parses and checks the options, the engine's too (a learned metric needs the Gaussian NW
+/// estimator). Throws UsageError naming the option.
+BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& engine);
 
-/// Chooses the bandwidth per the plan and returns the model. `need_loo` computes the LOO
-/// error for a fixed bandwidth too. Progress goes to `log` when verbose.
+/// Chooses the bandwidth (and metric) per the plan and returns the model, with the kernel and
+/// method of `engine`. `need_loo` adds the leave-one-out statistics (error, R^2, effective
+/// neighbours), for a fixed bandwidth too. Progress goes to `log` when verbose.
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
                        bool need_loo, std::ostream& log, Progress* progress = nullptr);
 

@@ -60,17 +60,6 @@ std::vector<std::string> expand(const std::vector<std::string>& args) {
   return files;
 }
 
-// LOO R^2 = 1 - LOO MSE / variance of y (population): the share of the variance that the
-// leave-one-out predictions explain; 0 for predicting the mean, negative when worse than that.
-double loo_r2(const Dataset& data, double loo_mse) {
-  long double mean = 0, ss = 0;
-  for (double v : data.y) mean += v;
-  mean /= static_cast<long double>(data.n);
-  for (double v : data.y) ss += (v - mean) * (v - mean);
-  const double var = static_cast<double>(ss / static_cast<long double>(data.n));
-  return var > 0 ? 1 - loo_mse / var : 0.0;
-}
-
 // Several files: one summary row each; a failing file gets its error on its row and on
 // stderr, and the others still run. Returns whether all succeeded.
 bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, const BandwidthPlan& plan) {
@@ -79,7 +68,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
   OutputFile out("-", "stdout");
   bool all_ok = true;
   out.write([&](std::ostream& os) {
-    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,error\n");
+    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,neighbours,error\n");
     for (std::size_t i = 0; i < files.size(); ++i) {
       const std::string& file = files[i];
       nlohmann::ordered_json rec;
@@ -88,27 +77,29 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
       try {
         if (file == "-") throw UsageError("-: standard input cannot be one file of a batch");
         auto reader = open_csv(file, cmd.input, std::cin);
-        const Dataset data = load_training(*reader, cmd.input, nullptr);
+        const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
         reader.reset();
         Progress progress(!cmd.engine.quiet);
         const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &progress);
-        const double r2 = loo_r2(data, *m.loo_mse);
+        if (!m.loo_mse) throw DataError("the leave-one-out error needs at least 2 training rows, got 1");
         rec["n"] = data.n;
         rec["bandwidth"] = m.bandwidth;
         rec["loo_mse"] = *m.loo_mse;
-        rec["loo_r2"] = r2;
+        rec["loo_r2"] = *m.loo_r2;
+        rec["neighbours"] = *m.neighbours;
         rec["error"] = nullptr;
         row = csv_field(file) + "," + std::to_string(data.n) + ",";
         for (std::size_t k = 0; k < m.bandwidth.size(); ++k) row += (k ? " " : "") + format_double(m.bandwidth[k]);
-        row += "," + format_double(*m.loo_mse) + "," + format_double(r2) + ",\n";
+        row += "," + format_double(*m.loo_mse) + "," + format_double(*m.loo_r2) + "," + format_double(*m.neighbours) +
+               ",\n";
       } catch (const Error& e) {
         all_ok = false;
         std::string what = e.what();
         if (what.rfind(file, 0) != 0) what = file + ": " + what;
         std::cerr << "nwreg: error: " << what << '\n';
-        for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2"}) rec[k] = nullptr;
+        for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2", "neighbours"}) rec[k] = nullptr;
         rec["error"] = what;
-        row = csv_field(file) + ",,,,," + csv_field(what) + "\n";
+        row = csv_field(file) + ",,,,,," + csv_field(what) + "\n";
       }
       if (json) os << (i ? ",\n  " : "\n  ") << rec.dump();
       else os << row;
@@ -128,7 +119,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
 bool run_fit(const FitCommand& cmd) {
   if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
     throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json, csv)");
-  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
+  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_tolerance(cmd.engine.tolerance);
   const std::vector<std::string> files = expand(cmd.trains);
   if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0])) {
@@ -147,7 +138,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   std::optional<OutputFile> model_file;  // opened first: an unwritable path fails at once
   if (!cmd.output.empty() && cmd.output != "-") model_file.emplace(cmd.output, "-o");
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
-  const Dataset data = load_training(*reader, cmd.input, nullptr);
+  const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
   reader.reset();
   ThreadPool pool(cmd.engine.threads);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
@@ -163,13 +154,27 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   if (json_to_stdout) {
     out.write([&](std::ostream& os) { write_model(os, m); });
   } else {
-    std::string bw;
-    for (double h : m.bandwidth) bw += (bw.empty() ? "" : " ") + format_double(h);
+    auto join = [](auto first, auto last) {
+      std::string t;
+      for (auto it = first; it != last; ++it) t += (t.empty() ? "" : " ") + format_double(*it);
+      return t;
+    };
+    auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
-    s << "bandwidth: " << bw << '\n'
-      << "loo_mse: " << (m.loo_mse ? format_double(*m.loo_mse) : "none") << '\n'
+    s << "bandwidth: " << join(m.bandwidth.begin(), m.bandwidth.end()) << '\n';
+    const std::size_t d = m.x_columns.size();
+    for (std::size_t a = 0; a < m.metric.rank; ++a)
+      s << "metric: " << join(m.metric.a.begin() + static_cast<std::ptrdiff_t>(a * d),
+                              m.metric.a.begin() + static_cast<std::ptrdiff_t>((a + 1) * d))
+        << '\n';
+    s << "loo_mse: " << opt(m.loo_mse) << '\n'
+      << "loo_r2: " << opt(m.loo_r2) << '\n'
+      << "neighbours: " << opt(m.neighbours) << '\n'
       << "n: " << m.n << '\n'
-      << "source: " << m.bandwidth_source << '\n';
+      << "kernel: " << to_string(m.kernel) << '\n'
+      << "method: " << to_string(m.method) << '\n';
+    if (!m.sample_weight.empty()) s << "sample_weight: " << m.sample_weight << '\n';
+    s << "source: " << m.bandwidth_source << '\n';
     if (!m.history.empty())
       s << "epochs: " << m.history.back().epoch << " (" << m.stop_reason << ")\n";
   }

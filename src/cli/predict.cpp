@@ -9,6 +9,7 @@
 #include "cli/output_file.h"
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
+#include "nwreg/estimator.h"
 #include "nwreg/grid.h"
 #include "nwreg/numbers.h"
 #include "nwreg/plot.h"
@@ -47,7 +48,9 @@ std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, 
   }
   if (!cmd.query.empty()) {
     auto reader = open_csv(cmd.query, cmd.input, std::cin);
-    return read_queries(*reader, data);
+    std::vector<double> q = read_queries(*reader, data);
+    report_skipped(*reader, "query row", std::cerr);
+    return q;
   }
   return data.x;  // fitted values at the training points
 }
@@ -69,28 +72,50 @@ Model checked_model(Model model, const std::string& path, const Dataset& data) {
   return model;
 }
 
-// "h = 0.2685 (learned)": for picture titles.
+// "h = 0.2685 (learned)", plus the kernel and method when not the defaults: for picture titles.
 std::string bandwidth_label(const Model& model) {
   char h[64];
   std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
-  return h;
+  std::string label = h;
+  if (model.kernel != Kernel::gaussian) label += ", " + to_string(model.kernel);
+  if (model.method != Method::nw) label += ", " + to_string(model.method);
+  return label;
+}
+
+// The value columns: the prediction, and with --se its standard error and band.
+std::vector<ValueColumn> value_columns(const std::vector<double>& pred, const Band* band) {
+  std::vector<ValueColumn> c{{"prediction", pred.data()}};
+  if (band) {
+    c.push_back({"se", band->se.data()});
+    c.push_back({"lower", band->lower.data()});
+    c.push_back({"upper", band->upper.data()});
+  }
+  return c;
 }
 
 // Reads queries from stdin line by line and writes each prediction (JSONL) as soon as it is
 // made: memory stays bounded however long the stream.
-void stream_queries(const Dataset& data, const Model& model, const EngineOptions& engine, OutputFile& out) {
+void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model& model, const EngineOptions& engine,
+                    OutputFile& out) {
   CsvOptions opts;  // queries: comma-separated, header detected
+  opts.na = parse_na(cmd.input.na);
   CsvReader reader(std::cin, "<stdin>", opts, true);
   const std::vector<std::size_t> columns = query_columns(reader, data);
-  const Attention attention(data, model.bandwidth, EngineOptions(engine.tolerance, nullptr));
-  std::vector<double> q(data.d);
+  EngineOptions one = engine;
+  one.pool = nullptr;
+  one.progress = nullptr;
+  const Fitted fitted(data, model, one);
+  std::optional<LooDetail> loo;
+  if (cmd.se) loo = Fitted(data, model, engine).loo_detail();
+  std::vector<double> q(data.d), f(1);
   std::string line;
   out.write([&](std::ostream& os) {
     while (reader.next_numeric(columns, q.data())) {
-      double f;
-      attention.predict(q.data(), 1, &f);
+      std::optional<Band> band;
+      if (loo) band = fitted.predict_band(q.data(), 1, cmd.level, *loo, f.data());
+      else fitted.predict(q.data(), 1, f.data());
       line.clear();
-      append_jsonl(line, model.x_columns, q.data(), data.d, f);
+      append_jsonl(line, model.x_columns, q.data(), data.d, value_columns(f, band ? &*band : nullptr), 0);
       os.write(line.data(), static_cast<std::streamsize>(line.size()));
       os.flush();
       check_stream(os);
@@ -105,8 +130,9 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   add_input_options(*sub, cmd.input);
   add_bandwidth_options(*sub, cmd.bandwidth);
   add_engine_options(*sub, cmd.engine);
-  auto* model = sub->add_option("--model", cmd.model, "Use the bandwidth of a model written by fit -o");
-  sub->get_option("--bandwidth")->excludes(model);
+  auto* model = sub->add_option("--model", cmd.model,
+                                "Use the bandwidth (kernel, method, metric) of a model written by fit -o");
+  for (const char* o : {"--bandwidth", "--kernel", "--method", "--metric", "--rank"}) sub->get_option(o)->excludes(model);
   auto* grid = sub->add_option("--grid", cmd.grid, "Query points START:STOP:STEP (stop excluded)");
   auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range")
                      ->check(CLI::Range(std::size_t{1}, max_grid_points));
@@ -127,6 +153,10 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--shard", cmd.shard,
                   "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
                   "in order, are the whole output (csv and jsonl)");
+  sub->add_flag("--se", cmd.se,
+                "Add pointwise standard errors and a confidence band: columns se, lower, upper (see README, "
+                "\"Standard errors\")");
+  sub->add_option("--level", cmd.level, "Confidence level of the --se band")->capture_default_str();
   sub->add_option("--max-weights", cmd.max_weights,
                   "Refuse a --weights matrix of more entries than this (m queries x n keys)")
       ->capture_default_str();
@@ -156,7 +186,8 @@ void run_predict(const PredictCommand& cmd) {
   // A stream of queries on stdin, answered one by one as they arrive.
   const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() &&
                          cmd.plot.empty() && cmd.heatmap.empty();
-  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth);
+  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
+  if (cmd.se) check_level(cmd.level);
   check_tolerance(cmd.engine.tolerance);
   ThreadPool pool(cmd.engine.threads);
   Progress progress(!cmd.engine.quiet);
@@ -180,7 +211,7 @@ void run_predict(const PredictCommand& cmd) {
   std::optional<Model> from_file;
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
-  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr);
+  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr);
   reader.reset();
 
   if ((plot_file || heatmap_file) && data.d != 1)
@@ -189,7 +220,7 @@ void run_predict(const PredictCommand& cmd) {
                                 : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
 
   if (streaming) {
-    stream_queries(data, model, engine, out);
+    stream_queries(cmd, data, model, engine, out);
     out.commit();
     return;
   }
@@ -207,23 +238,40 @@ void run_predict(const PredictCommand& cmd) {
                        " GB as text), over the limit of " + std::to_string(cmd.max_weights) +
                        "; raise it with --max-weights");
   }
-  const Attention attention(data, model.bandwidth, engine);
+  const Fitted fitted(data, model, engine);
   std::vector<double> pred(m);
-  attention.predict(q.data(), m, pred.data());
+  std::optional<Band> band;
+  if (cmd.se) {
+    task = "leave-one-out residuals";
+    const LooDetail loo = fitted.loo_detail();
+    task = "predicting";
+    band = fitted.predict_band(q.data(), m, cmd.level, loo, pred.data());
+  } else {
+    fitted.predict(q.data(), m, pred.data());
+  }
 
   if (weights_file) {
     task = "writing weights";
     weights_file->write([&](std::ostream& os) {
       WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
                       q.data(), m, first, header);
-      attention.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
+      fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
       w.finish();
     });
   }
-  out.write([&](std::ostream& os) { write_predictions(os, format, model, q.data(), m, data.d, pred.data(), header); });
+  out.write([&](std::ostream& os) {
+    write_predictions(os, format, model, q.data(), m, data.d, value_columns(pred, band ? &*band : nullptr), header);
+  });
   if (plot_file) {
-    FitPlot p{data.x, data.y, q, pred, {}, {}, data.x_names[0], data.y_name, "nwreg: " + bandwidth_label(model) +
-                                                                                ", n = " + std::to_string(data.n)};
+    FitPlot p{data.x,
+              data.y,
+              q,
+              pred,
+              band ? band->lower : std::vector<double>{},
+              band ? band->upper : std::vector<double>{},
+              data.x_names[0],
+              data.y_name,
+              "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n)};
     if (model.loo_mse) {
       char loo[48];
       std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
@@ -234,7 +282,7 @@ void run_predict(const PredictCommand& cmd) {
   if (heatmap_file) {
     task = "drawing the heat map";
     Heatmap map(q, data.x);
-    attention.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
+    fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
     heatmap_file->write(
         [&](std::ostream& os) { map.write_svg(os, data.x_names[0], "attention weights, " + bandwidth_label(model)); });
   }

@@ -29,6 +29,86 @@ inline double gap_term(double xi, double xb, double q, double inv_h) {
   return (a == 0 || c == 0) ? 0.0 : a * c;
 }
 
+// Compact kernels: K(u), 0 outside the support (uniform keeps |u| = 1).
+inline double compact_k(Kernel k, double u) {
+  const double a = std::abs(u);
+  switch (k) {
+    case Kernel::epanechnikov:
+      return a < 1 ? 1 - a * a : 0.0;
+    case Kernel::tricube: {
+      if (a >= 1) return 0;
+      const double t = 1 - a * a * a;
+      return t * t * t;
+    }
+    case Kernel::uniform:
+      return a <= 1 ? 1.0 : 0.0;
+    case Kernel::gaussian:
+    case Kernel::laplace:
+      break;
+  }
+  return 0;
+}
+
+// d log K(u) / d log h = -u K'(u) / K(u), where K(u) > 0.
+inline double compact_dlog(Kernel k, double u) {
+  const double a = std::abs(u);
+  if (k == Kernel::epanechnikov) return 2 * a * a / (1 - a * a);
+  if (k == Kernel::tricube) return 9 * a * a * a / (1 - a * a * a);
+  return 0;  // uniform: flat inside its support
+}
+
+// A (d+1) x (d+1) symmetric positive semi-definite system S c = r, factored once (Cholesky,
+// intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys do not
+// spread along it) is dropped: its coefficient is 0 and the others are solved without it.
+class SmallSystem {
+ public:
+  explicit SmallSystem(std::size_t p) : p_(p), l_(p * p, 0.0), active_(p, false) {}
+  double& s(std::size_t i, std::size_t j) { return s_[i * p_ + j]; }
+  void reset() { s_.assign(p_ * p_, 0.0); }
+  void factor() {
+    for (std::size_t k = 0; k < p_; ++k) {
+      for (std::size_t j = 0; j < k; ++j) {
+        if (!active_[j]) continue;
+        double v = s_[k * p_ + j];
+        for (std::size_t m = 0; m < j; ++m)
+          if (active_[m]) v -= l_[k * p_ + m] * l_[j * p_ + m];
+        l_[k * p_ + j] = v / l_[j * p_ + j];
+      }
+      double piv = s_[k * p_ + k];
+      for (std::size_t m = 0; m < k; ++m)
+        if (active_[m]) piv -= l_[k * p_ + m] * l_[k * p_ + m];
+      active_[k] = s_[k * p_ + k] > 0 && piv > 1e-10 * s_[k * p_ + k];
+      l_[k * p_ + k] = active_[k] ? std::sqrt(piv) : 0.0;
+    }
+  }
+  /// Solves into x (inactive entries 0).
+  void solve(const double* r, double* x) const {
+    std::vector<double> t(p_, 0.0);
+    for (std::size_t k = 0; k < p_; ++k) {
+      if (!active_[k]) continue;
+      double v = r[k];
+      for (std::size_t m = 0; m < k; ++m)
+        if (active_[m]) v -= l_[k * p_ + m] * t[m];
+      t[k] = v / l_[k * p_ + k];
+    }
+    for (std::size_t k = p_; k-- > 0;) {
+      if (!active_[k]) {
+        x[k] = 0;
+        continue;
+      }
+      double v = t[k];
+      for (std::size_t m = k + 1; m < p_; ++m)
+        if (active_[m]) v -= l_[m * p_ + k] * x[m];
+      x[k] = v / l_[k * p_ + k];
+    }
+  }
+
+ private:
+  std::size_t p_;
+  std::vector<double> s_, l_;
+  std::vector<bool> active_;
+};
+
 void add(kernel::Sums& to, const kernel::Sums& s) {
   to.s0 += s.s0;
   to.s1 += s.s1;
@@ -38,17 +118,37 @@ void add(kernel::Sums& to, const kernel::Sums& s) {
 
 }  // namespace
 
-std::string to_string(Kernel kernel) {
-  switch (kernel) {
-    case Kernel::gaussian:
-      return "gaussian";
-  }
-  return "gaussian";
-}
+namespace {
+constexpr Kernel kernels[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube,
+                              Kernel::uniform};
+constexpr const char* kernel_names[] = {"gaussian", "laplace", "epanechnikov", "tricube", "uniform"};
+}  // namespace
+
+std::string to_string(Kernel kernel) { return kernel_names[static_cast<int>(kernel)]; }
+std::string to_string(Method method) { return method == Method::nw ? "nw" : "local-linear"; }
+std::string to_string(OutOfReach policy) { return policy == OutOfReach::error ? "error" : "nearest"; }
 
 Kernel parse_kernel(const std::string& name) {
-  if (name == "gaussian") return Kernel::gaussian;
-  throw UsageError("--kernel: unknown kernel \"" + name + "\" (known: gaussian)");
+  for (Kernel k : kernels)
+    if (name == to_string(k)) return k;
+  throw UsageError("--kernel: unknown kernel \"" + name +
+                   "\" (known: gaussian, laplace, epanechnikov, tricube, uniform)");
+}
+
+Method parse_method(const std::string& name) {
+  if (name == "nw") return Method::nw;
+  if (name == "local-linear") return Method::local_linear;
+  throw UsageError("--method: unknown method \"" + name + "\" (known: nw, local-linear)");
+}
+
+OutOfReach parse_out_of_reach(const std::string& name) {
+  if (name == "error") return OutOfReach::error;
+  if (name == "nearest") return OutOfReach::nearest;
+  throw UsageError("--out-of-reach: unknown policy \"" + name + "\" (known: error, nearest)");
+}
+
+bool is_compact(Kernel kernel) {
+  return kernel == Kernel::epanechnikov || kernel == Kernel::tricube || kernel == Kernel::uniform;
 }
 
 void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option) {
@@ -69,33 +169,51 @@ void check_tolerance(double tolerance) {
     throw UsageError("--tolerance: must be >= 0 and < 1, got " + format_double(tolerance));
 }
 
-// One attention row reduced, in units of y_scale_: the prediction, and for d = 1 its
-// derivative in log h; for any d, the nearest key b and the sum of the unnormalised weights.
+// One attention row reduced, in units of y_scale_: the prediction, and (fast path) its
+// derivative in log h; the sum of the unnormalised weights; whether any key was in reach.
 struct Attention::Row {
   double f = 0;
   double dfdtheta = 0;
   double s0 = 0;
-  std::size_t b = 0;
+  bool reached = true;
+};
+
+// The keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
+// the unnormalised weights e_i, and whether the nearest-key fallback made them.
+struct Attention::Span {
+  std::size_t lo = 0, hi = 0, b = 0;
+  double s0 = 0;
+  bool fallback = false;
 };
 
 Attention::Attention(const Dataset& train, EngineOptions options)
-    : options_(options), n_(train.n), d_(train.d) {
+    : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
   check_tolerance(options_.tolerance);
   if (n_ > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
-  order_.resize(n_);
-  std::iota(order_.begin(), order_.end(), std::uint32_t{0});
+  std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
+  if (!train.weight.empty()) {
+    double wmax = 0;
+    for (double v : train.weight) wmax = std::max(wmax, v);
+    if (!(wmax > 0)) throw DataError("every sample weight is 0: there is nothing to attend to");
+    for (double v : train.weight) w.push_back(v / wmax);
+  }
+  for (std::size_t i = 0; i < n_in_; ++i)
+    if (w.empty() || w[i] > 0) order_.push_back(static_cast<std::uint32_t>(i));
+  n_ = order_.size();
   if (d_ == 1)
     std::stable_sort(order_.begin(), order_.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return train.x[a] < train.x[b]; });
-  rank_.resize(n_);
+  rank_.assign(n_in_, std::numeric_limits<std::uint32_t>::max());
   for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = static_cast<std::uint32_t>(i);
+  if (!w.empty())
+    for (std::size_t i = 0; i < n_; ++i) ws_.push_back(w[order_[i]]);
   xs_.resize(n_ * d_);
   for (std::size_t i = 0; i < n_; ++i)
     std::copy_n(train.row(order_[i]), d_, xs_.begin() + static_cast<std::ptrdiff_t>(i * d_));
 
   double ymax = 0;
-  for (double v : train.y) ymax = std::max(ymax, std::abs(v));
+  for (std::uint32_t i : order_) ymax = std::max(ymax, std::abs(train.y[i]));
   if (ymax > 0) {
     int e;
     std::frexp(ymax, &e);  // 2^(e-1) <= ymax < 2^e, and 2^e may overflow
@@ -103,7 +221,8 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   }
   ys_.resize(n_);
   for (std::size_t i = 0; i < n_; ++i) ys_[i] = train.y[order_[i]] / y_scale_;
-  fast_keys_ = d_ == 1 && std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
+  simple_ = d_ == 1 && options_.kernel == Kernel::gaussian && options_.method == Method::nw && ws_.empty();
+  fast_keys_ = simple_ && std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
 }
 
 Attention::Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options)
@@ -135,24 +254,32 @@ std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
   return xs_[right] - q < q - xs_[left] ? right : left;
 }
 
-void Attention::window_1d(double q, double xb, std::size_t& lo, std::size_t& hi) const {
-  if (options_.tolerance == 0) {
+void Attention::window_1d(double q, std::size_t b, std::size_t& lo, std::size_t& hi) const {
+  const double h = h_[0], xb = xs_[b];
+  const Kernel kernel = options_.kernel;
+  double r;  // keys with |x - q| <= r; the margins absorb rounding at the edge
+  if (is_compact(kernel)) {
+    r = h * (1 + 1e-12);  // the support: weights outside it are exactly 0
+  } else if (options_.tolerance == 0) {
     lo = 0;
     hi = n_;
     return;
+  } else {
+    // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
+    // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight s_b <= 1,
+    // 1 without sample weights), every key within h of q weighs at least e^-1/2 (Gaussian) or
+    // e^-1 (Laplace): S0 >= max(s_b, count e^-1/2). Keys with weight below e^-T, T =
+    // ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight is
+    // below tolerance / n.
+    const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
+    const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
+    const double floor = kernel == Kernel::gaussian ? 0.6065306597126334 : 0.36787944117144233;
+    const double s0_low = ws_.empty() ? std::max(1.0, static_cast<double>(near_hi - near_lo) * floor) : ws_[b];
+    const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
+    // Gaussian: (x - q)^2 <= (x_b - q)^2 + 2 T h^2; Laplace: |x - q| <= |x_b - q| + T h.
+    r = (kernel == Kernel::gaussian ? std::hypot(q - xb, std::sqrt(2 * T) * h) : std::abs(q - xb) + T * h) *
+        (1 + 1e-12);
   }
-  // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys may
-  // be left out while E0 <= tolerance S0. Every key within h of q weighs at least e^-1/2, and
-  // the nearest weighs 1: S0 >= max(1, count e^-1/2). Keys with weight below e^-T, T =
-  // ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight is below
-  // tolerance / n.
-  const double h = h_[0];
-  const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
-  const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
-  const double s0_low = std::max(1.0, static_cast<double>(near_hi - near_lo) * 0.6065306597126334);
-  const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
-  // Keys with (x - q)^2 <= (x_b - q)^2 + 2 T h^2; the margin absorbs rounding at the edge.
-  const double r = std::hypot(q - xb, std::sqrt(2 * T) * h) * (1 + 1e-12);
   lo = static_cast<std::size_t>(std::lower_bound(xs_.begin(), xs_.end(), q - r) - xs_.begin());
   hi = static_cast<std::size_t>(std::upper_bound(xs_.begin(), xs_.end(), q + r) - xs_.begin());
 }
@@ -161,7 +288,7 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   const std::size_t b = nearest_1d(q, exclude);
   const double xb = xs_[b], yb = ys_[b];
   std::size_t lo, hi;
-  window_1d(q, xb, lo, hi);
+  window_1d(q, b, lo, hi);
   pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
   kernel::Sums s;
   if (fast_row(q)) {
@@ -197,40 +324,191 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   return row;
 }
 
-Attention::Row Attention::row_any(const double* q, std::size_t exclude, double* e) const {
-  const std::size_t n = n_, d = d_;
+std::size_t Attention::nearest(const double* q, std::size_t exclude) const {
+  if (d_ == 1) return nearest_1d(q[0], exclude);
+  const std::size_t d = d_;
   const double* x = xs_.data();
-  // The nearest key, by an exact comparison of squared distances (see gap_term).
+  const bool l1 = options_.kernel == Kernel::laplace;
+  // The nearest key by an exact comparison of scaled distances (see gap_term); L1 for Laplace.
   std::size_t b = exclude == 0 ? 1 : 0;
-  for (std::size_t i = b + 1; i < n; ++i) {
+  for (std::size_t i = b + 1; i < n_; ++i) {
     if (i == exclude) continue;
     double delta = 0;
-    for (std::size_t k = 0; k < d; ++k) delta += gap_term(x[i * d + k], x[b * d + k], q[k], inv_h_[k]);
+    for (std::size_t k = 0; k < d; ++k)
+      delta += l1 ? (std::abs(x[i * d + k] - q[k]) - std::abs(x[b * d + k] - q[k])) * inv_h_[k]
+                  : gap_term(x[i * d + k], x[b * d + k], q[k], inv_h_[k]);
     if (delta < 0) b = i;
   }
-  pairs_.fetch_add(n, std::memory_order_relaxed);
-  double s0 = 0, s1 = 0;
-  const double yb = ys_[b];
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == exclude) {  // the left-out key may be nearer than b: its e would overflow
+  return b;
+}
+
+Attention::Span Attention::gather(const double* q, std::size_t exclude, double* e) const {
+  const std::size_t d = d_;
+  const double* x = xs_.data();
+  Span s;
+  s.b = nearest(q, exclude);
+  if (d == 1) {
+    window_1d(q[0], s.b, s.lo, s.hi);
+  } else {
+    s.hi = n_;
+  }
+  pairs_.fetch_add(s.hi - s.lo, std::memory_order_relaxed);
+  const double* xb = x + s.b * d;
+  const Kernel kernel = options_.kernel;
+  for (std::size_t i = s.lo; i < s.hi; ++i) {
+    if (i == exclude) {  // the left-out key may be nearer than b: its weight would overflow
       e[i] = 0;
       continue;
     }
-    double delta = 0;  // r_i - r_b >= 0: the score below the row maximum, times -2
-    for (std::size_t k = 0; k < d; ++k) delta += gap_term(x[i * d + k], x[b * d + k], q[k], inv_h_[k]);
-    e[i] = std::exp(-0.5 * delta);
-    s0 += e[i];
-    s1 += e[i] * (ys_[i] - yb);
+    const double* xi = x + i * d;
+    double v = 1;
+    if (kernel == Kernel::gaussian) {  // relative to b: exp(-(r_i^2 - r_b^2) / 2)
+      double delta = 0;
+      for (std::size_t k = 0; k < d; ++k) delta += gap_term(xi[k], xb[k], q[k], inv_h_[k]);
+      v = std::exp(-0.5 * delta);
+    } else if (kernel == Kernel::laplace) {
+      double delta = 0;
+      for (std::size_t k = 0; k < d; ++k) delta += (std::abs(xi[k] - q[k]) - std::abs(xb[k] - q[k])) * inv_h_[k];
+      v = std::exp(-delta);
+    } else {
+      for (std::size_t k = 0; k < d && v > 0; ++k) v *= compact_k(kernel, (xi[k] - q[k]) * inv_h_[k]);
+    }
+    if (!ws_.empty()) v *= ws_[i];
+    e[i] = v;
+    s.s0 += v;
   }
+  if (s.s0 == 0 && options_.out_of_reach == OutOfReach::nearest) {
+    for (std::size_t i = s.lo; i < s.hi; ++i) e[i] = 0;
+    s.lo = s.b;
+    s.hi = s.b + 1;
+    e[s.b] = 1;
+    s.s0 = 1;
+    s.fallback = true;
+  }
+  return s;
+}
+
+Attention::Row Attention::reduce(const double* q, const Span& s, const double* e, double* grad, double* c) const {
+  const std::size_t d = d_;
+  const double* x = xs_.data();
+  const double* xb = x + s.b * d;
+  const double yb = ys_[s.b];
   Row row;
-  row.f = yb + s1 / s0;
-  row.s0 = s0;
-  row.b = b;
+  row.s0 = s.s0;
+  if (s.s0 == 0) {  // out of reach (OutOfReach::error)
+    row.reached = false;
+    return row;
+  }
+  const Kernel kernel = options_.kernel;
+  // d log e_i / d log h_k: for the Gaussian measured from b (the weights' residuals sum to 0,
+  // so a constant shift changes nothing, and r_i^2 - r_b^2 does not cancel).
+  auto dlog = [&](std::size_t i, std::size_t k) {
+    const double* xi = x + i * d;
+    if (kernel == Kernel::gaussian) return gap_term(xi[k], xb[k], q[k], inv_h_[k]);
+    if (kernel == Kernel::laplace) return std::abs(xi[k] - q[k]) * inv_h_[k];
+    return compact_dlog(kernel, (xi[k] - q[k]) * inv_h_[k]);
+  };
+  if (options_.method == Method::nw || s.fallback) {
+    double s1 = 0;
+    for (std::size_t i = s.lo; i < s.hi; ++i) s1 += e[i] * (ys_[i] - yb);
+    row.f = yb + s1 / s.s0;
+    if (c) {  // NW as a local fit with no slopes
+      std::fill(c, c + d + 1, 0.0);
+      c[0] = 1 / s.s0;
+    }
+    if (grad) {
+      for (std::size_t k = 0; k < d; ++k) {
+        double t = 0;
+        if (!s.fallback)
+          for (std::size_t i = s.lo; i < s.hi; ++i)
+            if (e[i] > 0) t += e[i] * (ys_[i] - row.f) * dlog(i, k);
+        grad[k] = t / s.s0;
+      }
+    }
+    return row;
+  }
+  // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h).
+  const std::size_t p = d + 1;
+  SmallSystem sys(p);
+  sys.reset();
+  std::vector<double> z(p), t(p, 0.0), beta(p), cc(p);
+  for (std::size_t i = s.lo; i < s.hi; ++i) {
+    if (e[i] == 0) continue;
+    z[0] = 1;
+    for (std::size_t k = 0; k < d; ++k) z[k + 1] = (x[i * d + k] - q[k]) * inv_h_[k];
+    const double dy = ys_[i] - yb;
+    for (std::size_t a = 0; a < p; ++a) {
+      t[a] += e[i] * z[a] * dy;
+      for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) += e[i] * z[a] * z[b];
+    }
+  }
+  for (std::size_t a = 0; a < p; ++a)
+    for (std::size_t b = a + 1; b < p; ++b) sys.s(a, b) = sys.s(b, a);
+  sys.factor();
+  std::vector<double> e1(p, 0.0);
+  e1[0] = 1;
+  sys.solve(e1.data(), cc.data());
+  sys.solve(t.data(), beta.data());
+  row.f = yb + beta[0];
+  if (c) std::copy(cc.begin(), cc.end(), c);
+  if (grad) {
+    // df/dlog h_k = c^T sum_i (de_i/dlog h_k) z_i r_i, r_i the local fit's residual.
+    std::fill(grad, grad + d, 0.0);
+    for (std::size_t i = s.lo; i < s.hi; ++i) {
+      if (e[i] == 0) continue;
+      z[0] = 1;
+      for (std::size_t k = 0; k < d; ++k) z[k + 1] = (x[i * d + k] - q[k]) * inv_h_[k];
+      double r = ys_[i] - yb, cz = 0;
+      for (std::size_t a = 0; a < p; ++a) {
+        r -= beta[a] * z[a];
+        cz += cc[a] * z[a];
+      }
+      for (std::size_t k = 0; k < d; ++k) grad[k] += e[i] * dlog(i, k) * r * cz;
+    }
+  }
   return row;
 }
 
+void Attention::equivalent(const double* q, const Span& s, const double* c, double* e) const {
+  const std::size_t d = d_;
+  for (std::size_t i = s.lo; i < s.hi; ++i) {
+    if (e[i] == 0) continue;
+    double cz = c[0];
+    for (std::size_t k = 0; k < d; ++k) cz += c[k + 1] * (xs_[i * d + k] - q[k]) * inv_h_[k];
+    e[i] *= cz;
+  }
+}
+
+void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo) const {
+  std::string at;
+  for (std::size_t k = 0; k < d_; ++k) at += (k ? ", " : "") + format_double(q[k]);
+  std::string bw;
+  for (std::size_t k = 0; k < d_; ++k) bw += (k ? " " : "") + format_double(h_[k]);
+  throw DataError(std::string(loo ? "training row " : "query ") + std::to_string(index + 1) + " (x = " + at +
+                  ") has no " + (loo ? "other " : "") + "training point within reach of the " +
+                  to_string(options_.kernel) + " kernel (bandwidth " + bw +
+                  "): widen --bandwidth or give --out-of-reach nearest");
+}
+
+template <class F>
+std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& body) const {
+  // Each chunk gets its own row buffer; returns the first query for which body failed (none).
+  std::atomic<std::size_t> done{0}, first_bad{none};
+  parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
+    std::vector<double> e(n_);
+    for (std::size_t j = a; j < z; ++j) {
+      if (body(j, e.data())) continue;
+      std::size_t cur = first_bad.load();
+      while (j < cur && !first_bad.compare_exchange_weak(cur, j)) {
+      }
+    }
+    if (options_.progress) options_.progress(done += z - a, m);
+  });
+  return first_bad.load();
+}
+
 void Attention::predict(const double* queries, std::size_t m, double* out) const {
-  if (d_ == 1) {
+  if (simple_) {
     // Queries in sorted order: neighbouring queries share their windows in cache.
     std::vector<std::size_t> qo(m);
     std::iota(qo.begin(), qo.end(), std::size_t{0});
@@ -242,36 +520,72 @@ void Attention::predict(const double* queries, std::size_t m, double* out) const
     });
     return;
   }
-  std::atomic<std::size_t> done{0};
-  parallel_for(options_.pool, m, 16, [&](std::size_t a, std::size_t z) {
-    std::vector<double> e(n_);
-    for (std::size_t j = a; j < z; ++j) out[j] = row_any(queries + j * d_, none, e.data()).f * y_scale_;
-    if (options_.progress) options_.progress(done += z - a, m);
+  std::vector<double> dummy;
+  predict_detail(queries, m, dummy, out, nullptr, nullptr);
+}
+
+void Attention::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
+                               double* sum_w2, double* smooth) const {
+  std::vector<double> ve;  // v in engine order
+  if (smooth)
+    for (std::uint32_t i : order_) ve.push_back(v.at(i));
+  const bool detail = sum_w2 || smooth;
+  const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, double* e) {
+      const double* q = queries + j * d_;
+      const Span s = gather(q, none, e);
+      std::vector<double> c(d_ + 1);
+      const Row r = reduce(q, s, e, nullptr, detail ? c.data() : nullptr);
+      if (!r.reached) return false;
+      out[j] = r.f * y_scale_;
+      if (!detail) return true;
+      if (smooth) {  // NW weights e_i / s0
+        double a = 0;
+        for (std::size_t i = s.lo; i < s.hi; ++i) a += e[i] * ve[i];
+        smooth[j] = a / s.s0;
+      }
+      if (sum_w2) {
+        equivalent(q, s, c.data(), e);
+        double a = 0;
+        for (std::size_t i = s.lo; i < s.hi; ++i) a += e[i] * e[i];
+        sum_w2[j] = a;
+      }
+      return true;
   });
+  if (bad != none) throw_out_of_reach(queries + bad * d_, bad, false);
 }
 
 void Attention::weights(const double* queries, std::size_t m,
                         const std::function<void(std::size_t, const double*)>& emit) const {
   // Rows are made in parallel a block at a time (about 32 MB) and handed out in order.
-  const std::size_t block = std::clamp<std::size_t>((std::size_t{1} << 22) / std::max<std::size_t>(n_, 1), 1, 4096);
-  std::vector<double> buf(std::min(block, m) * n_);
+  const std::size_t block = std::clamp<std::size_t>((std::size_t{1} << 22) / std::max<std::size_t>(n_in_, 1), 1, 4096);
+  std::vector<double> buf(std::min(block, m) * n_in_);
+  std::atomic<std::size_t> first_bad{none};
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
       std::vector<double> e(n_);
       for (std::size_t r = a; r < z; ++r) {
-        double* w = buf.data() + r * n_;
+        double* w = buf.data() + r * n_in_;
         const double* q = queries + (start + r) * d_;
-        std::fill(w, w + n_, 0.0);
-        if (d_ != 1) {
-          const double s0 = row_any(q, none, e.data()).s0;
-          for (std::size_t i = 0; i < n_; ++i) w[order_[i]] = e[i] / s0;
+        std::fill(w, w + n_in_, 0.0);
+        if (!simple_) {
+          Span s = gather(q, none, e.data());
+          std::vector<double> c(d_ + 1);
+          const Row row = reduce(q, s, e.data(), nullptr, c.data());
+          if (!row.reached) {
+            std::size_t cur = first_bad.load();
+            while (start + r < cur && !first_bad.compare_exchange_weak(cur, start + r)) {
+            }
+            continue;
+          }
+          equivalent(q, s, c.data(), e.data());
+          for (std::size_t i = s.lo; i < s.hi; ++i) w[order_[i]] = e[i];
           continue;
         }
         const std::size_t b = nearest_1d(q[0], none);
         const double xb = xs_[b];
         std::size_t lo, hi;
-        window_1d(q[0], xb, lo, hi);
+        window_1d(q[0], b, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
         if (fast_row(q[0])) {
           kernel::weights(xs_.data(), lo, hi, xb, q[0], xb - q[0], K2_, e.data());
@@ -284,7 +598,8 @@ void Attention::weights(const double* queries, std::size_t m,
         for (std::size_t i = lo; i < hi; ++i) w[order_[i]] = e[i] / s0;
       }
     });
-    for (std::size_t r = 0; r < rows; ++r) emit(start + r, buf.data() + r * n_);
+    if (first_bad.load() != none) throw_out_of_reach(queries + first_bad.load() * d_, first_bad.load(), false);
+    for (std::size_t r = 0; r < rows; ++r) emit(start + r, buf.data() + r * n_in_);
     if (options_.progress) options_.progress(start + rows, m);
   }
 }
@@ -292,8 +607,8 @@ void Attention::weights(const double* queries, std::size_t m,
 std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
   std::vector<std::size_t> rows;
   if (count >= n_) {
-    rows.resize(n_);
-    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    for (std::uint32_t i : order_) rows.push_back(i);
+    std::sort(rows.begin(), rows.end());
     return rows;
   }
   for (std::size_t k = 0; k < count; ++k) {
@@ -305,20 +620,22 @@ std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
 
 LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
   if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
-  std::vector<std::size_t> pos;
+  std::vector<std::size_t> pos;  // keys only: a row of sample weight 0 counts for nothing
   if (rows) {
-    for (std::size_t r : *rows) pos.push_back(rank_.at(r));
+    for (std::size_t r : *rows)
+      if (rank_.at(r) != std::numeric_limits<std::uint32_t>::max()) pos.push_back(rank_[r]);
   } else {
     pos.resize(n_);
     std::iota(pos.begin(), pos.end(), std::size_t{0});
   }
   const std::size_t cnt = pos.size(), d = d_;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
+  std::vector<char> reached(cnt, 1);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    std::vector<double> e(d == 1 ? 0 : n_);
+    std::vector<double> e(simple_ ? 0 : n_), g(d);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
-      if (d == 1) {
+      if (simple_) {
         const Row row = row_1d(xs_[p], p, with_gradient);
         const double resid = ys_[p] - row.f;
         sq[k] = resid * resid;
@@ -326,36 +643,78 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         continue;
       }
       const double* q = xs_.data() + p * d;
-      const Row row = row_any(q, p, e.data());
-      const double resid = ys_[p] - row.f;
-      sq[k] = resid * resid;
-      if (!with_gradient) continue;
-      // df/dlog h_k = sum_i a_i (y_i - f) (r_ik - r_bk), measured from the nearest key b (the
-      // weights sum to 1). Keys with e = 0 add nothing (and may be infinitely far).
-      const std::size_t b = row.b;
-      for (std::size_t c = 0; c < d; ++c) {
-        double t = 0;
-        for (std::size_t i = 0; i < n_; ++i) {
-          if (e[i] == 0) continue;
-          t += e[i] * (ys_[i] - row.f) * gap_term(xs_[i * d + c], xs_[b * d + c], q[c], inv_h_[c]);
-        }
-        grad[k * d + c] = -2 * resid * t / row.s0;
+      const Row row = reduce(q, gather(q, p, e.data()), e.data(), with_gradient ? g.data() : nullptr, nullptr);
+      if (!row.reached) {
+        reached[k] = 0;
+        continue;
       }
+      const double resid = ys_[p] - row.f, sw = ws_.empty() ? 1.0 : ws_[p];
+      sq[k] = sw * resid * resid;
+      if (with_gradient)
+        for (std::size_t c = 0; c < d; ++c) grad[k * d + c] = -2 * sw * resid * g[c];
     }
   });
   // Summed in a fixed order: the result does not depend on the number of threads.
   LooResult out;
   const double unit = y_scale_ * y_scale_;
-  double sse = 0;
-  for (double v : sq) sse += v;
-  out.mse = sse / static_cast<double>(cnt) * unit;
+  double sse = 0, total = 0;
+  for (std::size_t k = 0; k < cnt; ++k) {
+    sse += sq[k];
+    total += ws_.empty() ? 1.0 : ws_[pos[k]];
+    if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = order_[pos[k]];
+  }
+  out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
   if (with_gradient) {
     out.gradient.assign(d, 0.0);
     for (std::size_t k = 0; k < cnt; ++k)
       for (std::size_t c = 0; c < d; ++c) out.gradient[c] += grad[k * d + c];
-    for (double& g : out.gradient) g = g / static_cast<double>(cnt) * unit;
+    for (double& g : out.gradient) g = g / total * unit;
   }
   return out;
+}
+
+LooDetail Attention::loo_detail() const {
+  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
+  LooDetail out;
+  out.residual.assign(n_in_, 0.0);
+  std::vector<double> inv_w2(n_);
+  const std::size_t bad = for_queries(n_, 16, [&](std::size_t p, double* e) {
+    const double* q = xs_.data() + p * d_;
+    const Span s = gather(q, p, e);
+    std::vector<double> c(d_ + 1);
+    const Row r = reduce(q, s, e, nullptr, c.data());
+    if (!r.reached) return false;
+    equivalent(q, s, c.data(), e);
+    double w2 = 0;
+    for (std::size_t i = s.lo; i < s.hi; ++i) w2 += e[i] * e[i];
+    out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
+    inv_w2[p] = 1 / w2;
+    return true;
+  });
+  if (bad != none) throw_out_of_reach(xs_.data() + bad * d_, order_[bad], true);
+  double sum = 0, total = 0;
+  for (std::size_t p = 0; p < n_; ++p) {
+    const double sw = ws_.empty() ? 1.0 : ws_[p];
+    sum += sw * inv_w2[p];
+    total += sw;
+  }
+  out.neighbours = sum / total;
+  return out;
+}
+
+bool Attention::loo_weights(std::size_t j, double* a) const {
+  std::fill(a, a + n_in_, 0.0);
+  const std::uint32_t p = rank_.at(j);
+  if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2) return false;
+  std::vector<double> e(n_);
+  const double* q = xs_.data() + std::size_t{p} * d_;
+  const Span s = gather(q, p, e.data());
+  std::vector<double> c(d_ + 1);
+  const Row r = reduce(q, s, e.data(), nullptr, c.data());
+  if (!r.reached) return false;
+  equivalent(q, s, c.data(), e.data());
+  for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = e[i];
+  return true;
 }
 
 }  // namespace nwreg

@@ -2,20 +2,35 @@
 /// The attention engine: every prediction, every attention row written out, and the
 /// leave-one-out loss and gradient go through this one class.
 ///
-///   score  s_i(q) = -1/2 sum_k ((q_k - x_ik) / h_k)^2          (Gaussian kernel, log scale)
-///   weight a_i(q) = exp(s_i - M) / sum_j exp(s_j - M),  M = max_j s_j   (stable softmax)
-///   f(q)          = sum_i a_i(q) y_i
+///   weight e_i(q) = s_i prod_k K((q_k - x_ik) / h_k)       (s_i the sample weight, default 1)
+///   a_i(q)        = e_i / sum_j e_j
+///   f(q)          = sum_i a_i(q) y_i                       (--method nw)
 ///
+/// For the Gaussian kernel K(u) = exp(-u^2/2) this is the softmax of the scores
+/// -1/2 sum_k ((q_k - x_ik) / h_k)^2, made stable by measuring each score from the row maximum:
 /// M is the score of the nearest key b, found by an exact comparison, and each s_i - M is
 /// computed in the factored form -1/2 sum_k (x_ik - x_bk)(x_ik + x_bk - 2 q_k) / h_k^2, which
-/// neither overflows nor cancels where (q - x)^2 would (q = 1e200, keys a unit apart).
+/// neither overflows nor cancels where (q - x)^2 would (q = 1e200, keys a unit apart). The
+/// Laplace kernel exp(-|u|) is measured from the nearest key in the same way; the compact
+/// kernels (Epanechnikov 1 - u^2, tricube (1 - |u|^3)^3, uniform 1, all zero for |u| >= 1,
+/// |u| > 1 for uniform) are bounded and need no shift. A query whose weights are all zero (no
+/// key within h on every column) is "out of reach": an error, or the nearest key's value
+/// (OutOfReach). Keys with sample weight 0 take no part at all.
+///
+/// --method local-linear fits a weighted line at each query (the weights e_i above) and
+/// predicts its value at q; the prediction is still sum_i l_i y_i, with the equivalent-kernel
+/// weights l_i = e_i c^T z_i, z_i = (1, (x_i - q) / h), c = (sum_j e_j z_j z_j^T)^-1 (1, 0..0):
+/// they sum to 1 and can be negative. A direction in which the keys in reach do not spread
+/// (fewer than d + 1 keys, or all on a line) is fitted as constant, down to plain NW.
 ///
 /// With one x column the keys are sorted once, and each query sums only over the window of keys
-/// whose weight relative to the nearest key is at least e^-T, T = ln(n / (tolerance S0_low)),
-/// S0_low a lower bound on the row's weight sum: the omitted weights add up to less than
-/// tolerance * S0, so each prediction is within tolerance * (max y - min y) of the sum over
-/// all keys, and each omitted attention weight is below tolerance / n. The sums run in vectorised kernels (kernel1d.h), in parallel over
-/// queries; each result is summed in a fixed order, whatever the number of threads.
+/// that can matter: within h for compact kernels; for Gaussian and Laplace the keys whose weight
+/// relative to the nearest key is at least e^-T, T = ln(n / (tolerance S0_low)), S0_low a lower
+/// bound on the row's weight sum: the omitted weights add up to less than tolerance * S0, so
+/// each prediction is within tolerance * (max y - min y) of the sum over all keys, and each
+/// omitted attention weight is below tolerance / n. The Gaussian NW sums without sample weights
+/// run in vectorised kernels (kernel1d.h); the rest in scalar code. Queries run in parallel;
+/// each result is summed in a fixed order, whatever the number of threads.
 
 #include <atomic>
 #include <cstddef>
@@ -30,11 +45,23 @@ namespace nwreg {
 
 class ThreadPool;
 
-enum class Kernel { gaussian };
+enum class Kernel { gaussian, laplace, epanechnikov, tricube, uniform };
+enum class Method { nw, local_linear };
+/// What a query with no key in reach of a compact kernel gets.
+enum class OutOfReach {
+  error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
+  nearest  //!< the value of the nearest key (scaled distance), weight 1 on it
+};
 
 std::string to_string(Kernel kernel);
-/// Throws UsageError naming `--kernel` for an unknown name.
+std::string to_string(Method method);
+std::string to_string(OutOfReach policy);
+/// Throw UsageError naming --kernel, --method or --out-of-reach for an unknown name.
 Kernel parse_kernel(const std::string& name);
+Method parse_method(const std::string& name);
+OutOfReach parse_out_of_reach(const std::string& name);
+/// Whether K(u) = 0 for large |u| (Epanechnikov, tricube, uniform).
+bool is_compact(Kernel kernel);
 
 /// Checks a bandwidth vector for `d` columns: each entry finite, > 0, with a finite inverse.
 /// Throws UsageError that starts with `option`.
@@ -50,6 +77,9 @@ struct EngineOptions {
 
   double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
   ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
+  Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
+  Method method = Method::nw;            //!< the estimator at each query,
+  OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -59,8 +89,18 @@ void check_tolerance(double tolerance);
 
 /// Leave-one-out mean squared error and its gradient with respect to log h_k.
 struct LooResult {
-  double mse = 0;                 //!< (1/|rows|) sum_j (y_j - f_-j)^2
+  double mse = 0;                 //!< sum_j s_j (y_j - f_-j)^2 / sum_j s_j (s = sample weights)
   std::vector<double> gradient;   //!< d mse / d log h_k (empty unless asked for)
+  std::size_t out_of_reach = 0;   //!< rows no other key reaches (OutOfReach::error): mse is +inf
+  std::size_t first_out_of_reach = 0;  //!< the first such row (input index)
+};
+
+/// Per-row leave-one-out details, for statistics and standard errors.
+struct LooDetail {
+  std::vector<double> residual;  //!< y_j - f_-j per input row (0 for rows of sample weight 0)
+  /// Mean over rows (sample-weighted) of 1 / sum_i a_ji^2, the a_ji being row j's
+  /// leave-one-out weights as --weights writes them: the effective number of neighbours.
+  double neighbours = 0;
 };
 
 class Attention {
@@ -75,11 +115,19 @@ class Attention {
   void set_bandwidth(std::vector<double> bandwidth);
   const std::vector<double>& bandwidth() const { return h_; }
 
-  /// Predicts at m query points (m x d, row-major) into out[0..m).
+  /// Predicts at m query points (m x d, row-major) into out[0..m). Throws DataError naming the
+  /// first query out of reach (OutOfReach::error).
   void predict(const double* queries, std::size_t m, double* out) const;
 
+  /// Predicts, and for each query also sum_i w_i^2 over its weights as --weights writes them
+  /// (into sum_w2) and sum_i a_i v_i over its normalised kernel weights (NW weights, whatever
+  /// the method; into smooth), v given per input row. For standard errors.
+  void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
+                      double* sum_w2, double* smooth) const;
+
   /// Calls row(i, a) for each query i in order, with a[0..n) its attention row over the
-  /// training points in input order (non-negative, summing to 1; pruned keys get 0).
+  /// training points in input order (summing to 1; pruned keys and keys of sample weight 0 get
+  /// 0; non-negative except for local-linear's equivalent weights).
   void weights(const double* queries, std::size_t m,
                const std::function<void(std::size_t, const double*)>& row) const;
 
@@ -87,6 +135,14 @@ class Attention {
   /// stay in). `rows` (input indices) restricts the mean to those rows, each still attending
   /// to all other keys; by default every row. Needs n >= 2 (throws DataError otherwise).
   LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
+
+  /// Every row's leave-one-out residual, and the effective number of neighbours. Throws
+  /// DataError for a row out of reach (OutOfReach::error) or fewer than 2 rows.
+  LooDetail loo_detail() const;
+
+  /// Row j's leave-one-out weights (as loo uses them), in input order, into a[0..n).
+  /// Returns false, a all 0, for a row out of reach or of sample weight 0.
+  bool loo_weights(std::size_t j, double* a) const;
 
   /// Input indices of `count` rows spread evenly over the keys in x order (d = 1) or input
   /// order: a stratified, deterministic sample for LOO estimates. All rows if count >= n.
@@ -97,22 +153,32 @@ class Attention {
 
  private:
   struct Row;
+  struct Span;
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
-  Row row_any(const double* q, std::size_t exclude, double* e) const;
+  Span gather(const double* q, std::size_t exclude, double* e) const;
+  Row reduce(const double* q, const Span& s, const double* e, double* grad, double* c) const;
+  void equivalent(const double* q, const Span& s, const double* c, double* e) const;
+  std::size_t nearest(const double* q, std::size_t exclude) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
-  void window_1d(double q, double xb, std::size_t& lo, std::size_t& hi) const;
+  void window_1d(double q, std::size_t b, std::size_t& lo, std::size_t& hi) const;
+  [[noreturn]] void throw_out_of_reach(const double* q, std::size_t index, bool loo) const;
+  template <class F>
+  std::size_t for_queries(std::size_t m, std::size_t grain, const F& body) const;
 
   EngineOptions options_;
-  std::size_t n_, d_;
+  std::size_t n_, d_, n_in_;  // keys (sample weight > 0), columns, input rows
   std::vector<double> h_, inv_h_;
   // Keys in engine order (sorted by x when d = 1), their targets divided by y_scale_ (the
   // power of two in (max|y|/2, max|y|], so sums of weighted values never overflow), and the
   // maps between engine order and input order.
-  std::vector<double> xs_, ys_;
+  // Sample weights in engine order, divided by the largest (empty: all 1); input rows of
+  // weight 0 are no keys and have rank_ = none.
+  std::vector<double> xs_, ys_, ws_;
   std::vector<std::uint32_t> order_, rank_;  // 32 bits: half the memory at 1e7 rows
   double y_scale_ = 1;
-  bool fast_keys_ = false;  // every |x| <= 4e307: the vectorised kernels apply
+  bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
+  bool fast_keys_ = false;  // simple_, and every |x| <= 4e307: the vectorised kernels apply
   double K2_ = 0;           // -log2(e) / (2 h^2), d = 1
   mutable std::atomic<std::uint64_t> pairs_{0};
 };

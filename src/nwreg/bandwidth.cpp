@@ -50,10 +50,12 @@ class Objective {
   }
   std::size_t rows() const { return rows_.size(); }
 
+  /// The objective at h; +inf where a row has no other key in reach (compact kernels).
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
     engine_.set_bandwidth(h);
     LooResult r = engine_.loo(gradient, &rows_);
+    if (r.out_of_reach) return r;
     if (!std::isfinite(r.mse))
       throw DataError("the leave-one-out error overflows: y values are too large to square");
     const double factor = loss_ == Loss::sum ? static_cast<double>(rows_.size()) : 1.0;
@@ -85,18 +87,19 @@ std::vector<double> from_theta(const std::vector<double>& theta) {
   return h;
 }
 
-FitResult descend(const Dataset& data, const FitOptions& opt, std::vector<double> h,
-                  Objective& obj, const std::function<void(const Epoch&)>& on_epoch) {
-  FitResult res;
-  auto record = [&](int epoch, const std::vector<double>& bw, double loss) {
-    res.history.push_back({epoch, bw, loss});
-    if (on_epoch) on_epoch(res.history.back());
-  };
-  const std::size_t d = data.d;
-  LooResult cur = obj.at(h, true);
-  record(0, h, cur.mse);
-  std::vector<double> theta(d);
-  for (std::size_t k = 0; k < d; ++k) theta[k] = std::log(h[k]);
+}  // namespace
+
+Descent line_search(std::vector<double> theta, const FitOptions& opt,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record) {
+  Descent res;
+  const std::size_t d = theta.size();
+  LooResult cur = eval(theta);
+  if (!std::isfinite(cur.mse))
+    throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
+                    " training rows with no other key in reach (first: row " +
+                    std::to_string(cur.first_out_of_reach + 1) + "); start from a wider bandwidth");
+  record(0, theta, cur.mse);
 
   // Barzilai-Borwein step lengths proposed, Armijo backtracking accepting: no step can raise
   // the loss, so the descent cannot diverge.
@@ -119,7 +122,8 @@ FitResult descend(const Dataset& data, const FitOptions& opt, std::vector<double
       }
       if (sy > 0) step = ss / sy;
     }
-    // No single step moves any log h by more than 1 (a factor e); the scan found the basin.
+    // No single step moves any parameter by more than 1 (for log h, a factor e); the scan
+    // found the basin.
     step = std::min(step, 1.0 / gmax);
     const double g2 = [&] {
       double a = 0;
@@ -131,9 +135,7 @@ FitResult descend(const Dataset& data, const FitOptions& opt, std::vector<double
     LooResult trial;
     for (int tries = 0; tries < 60 && step * gmax > 1e-15; ++tries, step /= 2) {
       for (std::size_t k = 0; k < d; ++k) trial_theta[k] = theta[k] - step * cur.gradient[k];
-      const auto trial_h = from_theta(trial_theta);
-      if (!usable(trial_h)) continue;
-      trial = obj.at(trial_h, true);
+      trial = eval(trial_theta);  // +inf where unusable: rejected below
       if (trial.mse <= cur.mse - 1e-4 * step * g2) {
         accepted = true;
         break;
@@ -150,17 +152,45 @@ FitResult descend(const Dataset& data, const FitOptions& opt, std::vector<double
     prev_grad = cur.gradient;
     theta = trial_theta;
     cur = trial;
-    h = from_theta(theta);
-    record(epoch, h, cur.mse);
-    // A step that changed every h by a relative tol or less: h is known to that precision.
+    res.epochs = epoch;
+    record(epoch, theta, cur.mse);
+    // A step that changed every parameter by tol or less: known to that precision.
     if (moved <= opt.tol) {
       res.converged = true;
       res.stop_reason = "tolerance";
       break;
     }
   }
-  res.bandwidth = h;
-  res.loo_mse = obj.mean(cur.mse);
+  res.theta = theta;
+  res.loss = cur.mse;
+  return res;
+}
+
+namespace {
+
+FitResult descend(const FitOptions& opt, const std::vector<double>& h, Objective& obj,
+                  const std::function<void(const Epoch&)>& on_epoch) {
+  FitResult res;
+  std::vector<double> theta;
+  for (double v : h) theta.push_back(std::log(v));
+  auto eval = [&](const std::vector<double>& t) {
+    const auto trial_h = from_theta(t);
+    if (!usable(trial_h)) {
+      LooResult r;
+      r.mse = std::numeric_limits<double>::infinity();
+      return r;
+    }
+    return obj.at(trial_h, true);
+  };
+  auto record = [&](int epoch, const std::vector<double>& t, double loss) {
+    res.history.push_back({epoch, from_theta(t), loss, {}});
+    if (on_epoch) on_epoch(res.history.back());
+  };
+  const Descent dsc = line_search(theta, opt, eval, record);
+  res.bandwidth = from_theta(dsc.theta);
+  res.loo_mse = obj.mean(dsc.loss);
+  res.converged = dsc.converged;
+  res.stop_reason = dsc.stop_reason;
   return res;
 }
 
@@ -169,7 +199,10 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
   FitResult res;
   const std::size_t d = data.d;
   LooResult cur = obj.at(h, true);
-  res.history.push_back({0, h, cur.mse});
+  if (cur.out_of_reach)
+    throw DataError("sgd: the start bandwidth leaves training row " + std::to_string(cur.first_out_of_reach + 1) +
+                    " with no other key in reach; start from a wider bandwidth");
+  res.history.push_back({0, h, cur.mse, {}});
   if (on_epoch) on_epoch(res.history.back());
   std::vector<double> w(d);
   for (std::size_t k = 0; k < d; ++k) w[k] = 1 / h[k];
@@ -187,7 +220,10 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
       throw DataError("sgd diverged at epoch " + std::to_string(epoch) + ": the bandwidth left the range of a double (" +
                       format_double(h[0]) + "); lower --lr");
     cur = obj.at(h, true);
-    res.history.push_back({epoch, h, cur.mse});
+    if (cur.out_of_reach)
+      throw DataError("sgd: at epoch " + std::to_string(epoch) + " training row " +
+                      std::to_string(cur.first_out_of_reach + 1) + " has no other key in reach; lower --lr");
+    res.history.push_back({epoch, h, cur.mse, {}});
     if (on_epoch) on_epoch(res.history.back());
   }
   res.bandwidth = h;
@@ -270,6 +306,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
   Objective obj(data, options);
   std::vector<double> start;
+  std::vector<std::vector<double>> more;  // further start points (several columns)
   if (options.init) {
     start = *options.init;
     check_bandwidth(start, data.d, "--init");
@@ -289,16 +326,36 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
         start = h;
       }
     }
+    if (start.empty())  // cannot happen for a scan that reaches four times the range
+      throw DataError("no bandwidth of the scan reaches every training row");
+    // With several columns the common scale is only a start: the LOO error can have several
+    // basins once the columns go their own ways (Boston, local linear). Descend also from a
+    // half decade below and above, and keep the best.
+    if (data.d > 1)
+      for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5)}) {
+        std::vector<double> h = start;
+        for (double& v : h) v *= f;
+        more.push_back(h);
+      }
   }
   const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
   obj.use_rows(sgd_run ? 0 : options.descent_rows);
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
-                          : descend(data, options, start, obj, on_epoch);
+                          : descend(options, start, obj, on_epoch);
+  for (const auto& h : more) {
+    if (!usable(h) || obj.at(h, false).out_of_reach) continue;
+    FitResult other = descend(options, h, obj, on_epoch);
+    if (other.loo_mse < res.loo_mse) res = std::move(other);
+  }
   res.descent_rows = obj.rows();
   if (obj.rows() < data.n) {  // the error reported is over every row
     obj.use_rows(0);
-    res.loo_mse = obj.mean(obj.at(res.bandwidth, false).mse);
+    const LooResult full = obj.at(res.bandwidth, false);
+    if (full.out_of_reach)
+      throw DataError("the bandwidth learned on " + std::to_string(res.descent_rows) + " rows leaves training row " +
+                      std::to_string(full.first_out_of_reach + 1) + " with no other key in reach; give --loo-rows 0");
+    res.loo_mse = obj.mean(full.mse);
   }
   res.evaluations = obj.evaluations;
   res.scan_evaluations = scan_evaluations;

@@ -67,6 +67,7 @@ struct Epoch {
   int epoch = 0;
   std::vector<double> bandwidth;
   double loss = 0;  //!< the objective (mean or sum, per FitOptions::loss) over the rows used
+  std::vector<double> metric;  //!< metric descent: the map A (r x d, row-major); else empty
 };
 
 struct FitResult {
@@ -83,10 +84,31 @@ struct FitResult {
 /// Checks epochs, lr and tol. Throws UsageError naming the option (--epochs, --lr, --tol).
 void check_fit_options(const FitOptions& options);
 
-/// Learns the bandwidth. `on_epoch`, when set, sees each history row as it is made.
+/// Learns the bandwidth: the scan of common scales (unless FitOptions::init), then the descent;
+/// with several columns, descents also from the best scale divided and multiplied by 10^0.5,
+/// keeping the lowest (the history is the winner's). `on_epoch`, when set, sees each history
+/// row as it is made (epoch 0 starts each descent).
 /// Throws DataError for fewer than 2 rows or a constant column, UsageError for bad options.
 FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
                         const std::function<void(const Epoch&)>& on_epoch = {});
+
+/// Where a line search ended.
+struct Descent {
+  std::vector<double> theta;  //!< the parameters reached
+  double loss = 0;            //!< the objective there
+  int epochs = 0;             //!< accepted steps
+  bool converged = false;
+  std::string stop_reason;    //!< "tolerance", "no further decrease" or "epoch cap"
+};
+
+/// Gradient descent from theta with Barzilai-Borwein steps and Armijo backtracking, no step
+/// moving a parameter by more than 1: the loss never rises. `eval` gives the objective and its
+/// gradient (mse = +inf where theta is unusable); `record` sees (epoch, theta, loss) after each
+/// accepted step, epoch 0 first. Stops per FitOptions::tol and epochs. Throws DataError when
+/// the start point is unusable.
+Descent line_search(std::vector<double> theta, const FitOptions& options,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record);
 
 /// The scan's grid of common scales c (h_k = c sd_k), from a quarter of the smallest gap
 /// between x values to four times the range, ten points a decade. Exposed for tests.

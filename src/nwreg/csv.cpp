@@ -21,9 +21,14 @@ bool blank_line(const char* line) {
   return true;
 }
 
+// A data row: every field a number or a missing-value marker, and at least one a number.
 bool all_numbers(const std::vector<std::string_view>& fields) {
-  return std::all_of(fields.begin(), fields.end(),
-                     [](std::string_view f) { return parse_double(f).has_value(); });
+  bool any = false;
+  for (std::string_view f : fields) {
+    if (parse_double(f)) any = true;
+    else if (!is_missing(f)) return false;
+  }
+  return any;
 }
 
 // fast-cpp-csv-parser errors carry their own text; ours are reworded to name our source.
@@ -35,6 +40,20 @@ bool all_numbers(const std::vector<std::string_view>& fields) {
 }
 
 }  // namespace
+
+bool is_missing(std::string_view f) {
+  while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
+  while (!f.empty() && (f.back() == ' ' || f.back() == '\t')) f.remove_suffix(1);
+  for (std::string_view m : {"", "NA", "N/A", "NaN", "nan", "null", "NULL"})
+    if (f == m) return true;
+  return false;
+}
+
+NaPolicy parse_na(const std::string& text) {
+  if (text == "fail") return NaPolicy::fail;
+  if (text == "skip") return NaPolicy::skip;
+  throw UsageError("--na: unknown policy \"" + text + "\" (known: fail, skip)");
+}
 
 char parse_delimiter(const std::string& text) {
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
@@ -171,7 +190,7 @@ std::size_t CsvReader::resolve(const std::string& spec, const std::string& optio
                    (has_header() ? " (columns: " + known + ")" : " (it has no header row)"));
 }
 
-void CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) {
+bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) {
   if (fields_.size() != column_count_)
     throw InputError(source_, line_, "",
                      "expected " + std::to_string(column_count_) + " fields, found " + std::to_string(fields_.size()));
@@ -179,16 +198,31 @@ void CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) 
     const std::string_view field = fields_[columns[c]];
     ParseFailure why{};
     const auto v = parse_double(field, &why);
-    if (!v) throw InputError(source_, line_, column_label(columns[c]), describe(why, field));
-    out[c] = *v;
+    if (v) {
+      out[c] = *v;
+      continue;
+    }
+    if (is_missing(field)) {
+      if (options_.na == NaPolicy::skip) {
+        if (skipped_++ == 0) first_skipped_ = line_;
+        return false;
+      }
+      throw InputError(source_, line_, column_label(columns[c]),
+                       (field.empty() ? std::string("missing value (empty field)")
+                                      : "missing value \"" + std::string(field) + "\"") +
+                           "; give --na skip to drop rows with missing values");
+    }
+    throw InputError(source_, line_, column_label(columns[c]), describe(why, field));
   }
+  return true;
 }
 
 bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out) {
-  if (!pending_ && !next_row()) return false;
-  pending_ = false;
-  parse_row(columns, out);
-  return true;
+  for (;;) {
+    if (!pending_ && !next_row()) return false;
+    pending_ = false;
+    if (parse_row(columns, out)) return true;
+  }
 }
 
 std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns) {
@@ -197,7 +231,9 @@ std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::
   while (next_numeric(columns, row.data()))
     for (std::size_t c = 0; c < columns.size(); ++c) out[c].push_back(row[c]);
   if (out.empty() || out[0].empty())
-    throw InputError(source_, 0, "", has_header() ? "no data rows after the header" : "no data rows");
+    throw InputError(source_, 0, "",
+                     std::string(has_header() ? "no data rows after the header" : "no data rows") +
+                         (skipped_ ? " (" + std::to_string(skipped_) + " dropped for missing values)" : ""));
   return out;
 }
 

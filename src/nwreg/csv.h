@@ -23,9 +23,23 @@ enum class HeaderMode {
   absent,   //!< there is no header (--no-header)
 };
 
+/// What a missing value in a chosen column does (--na).
+enum class NaPolicy {
+  fail,  //!< InputError naming file, line and column
+  skip   //!< the row is dropped and counted (CsvReader::skipped)
+};
+
+/// Whether a field marks a missing value: empty, NA, N/A, NaN, nan, null or NULL (blanks
+/// around it ignored).
+bool is_missing(std::string_view field);
+
+/// --na: "fail" or "skip". Throws UsageError naming --na otherwise.
+NaPolicy parse_na(const std::string& text);
+
 struct CsvOptions {
   char delimiter = ',';                   //!< field separator; ',' by default, '\t' for TSV
   HeaderMode header = HeaderMode::detect;  //!< how the first row is read
+  NaPolicy na = NaPolicy::fail;           //!< missing values in the columns read
 };
 
 /// Parses a delimiter given on the command line: one character, or `tab` / `\t`.
@@ -74,11 +88,15 @@ class CsvReader {
   /// Same checks as read_numeric, except that no rows at all is not an error.
   bool next_numeric(const std::vector<std::size_t>& columns, double* out);
 
+  /// Rows dropped for a missing value (NaPolicy::skip), and the line of the first.
+  std::size_t skipped() const { return skipped_; }
+  std::size_t first_skipped_line() const { return first_skipped_; }
+
  private:
   void start();
   bool next_row();  // fills fields_ and line_; false at end of input
   char* next_line();  // the next physical line, without its line end; nullptr at the end
-  void parse_row(const std::vector<std::size_t>& columns, double* out);
+  bool parse_row(const std::vector<std::size_t>& columns, double* out);  // false: skipped
 
   std::string source_;
   CsvOptions options_;
@@ -90,6 +108,7 @@ class CsvReader {
   std::size_t column_count_ = 0;
   std::size_t line_ = 0;
   bool pending_ = false;  // fields_ holds a data row already read (no header)
+  std::size_t skipped_ = 0, first_skipped_ = 0;
 };
 
 }  // namespace nwreg

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "nwreg/errors.h"
+#include "nwreg/numbers.h"
 
 namespace nwreg {
 
@@ -35,6 +36,13 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
         idx.begin() + static_cast<std::ptrdiff_t>(i))
       throw UsageError("-x: column " + reader.column_label(idx[i]) + " is named twice");
 
+  std::size_t w_idx = 0;
+  if (!columns.weight.empty()) {
+    w_idx = reader.resolve(columns.weight, "--sample-weight");
+    if (w_idx == y_idx || std::find(idx.begin(), idx.end(), w_idx) != idx.end())
+      throw UsageError("--sample-weight: column " + reader.column_label(w_idx) + " is also an x or y column");
+  }
+
   Dataset data;
   data.source = reader.source();
   data.d = idx.size();
@@ -43,10 +51,24 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
                                                : (data.d == 1 ? "x" : "x" + std::to_string(k + 1)));
   data.y_name = reader.has_header() ? reader.names()[y_idx] : "y";
 
+  if (!columns.weight.empty()) {
+    data.weight_name = reader.has_header() ? reader.names()[w_idx] : "w";
+    idx.push_back(w_idx);
+  }
   idx.push_back(y_idx);
   auto cols = reader.read_numeric(idx);
   data.n = cols.back().size();
   data.y = std::move(cols.back());
+  cols.pop_back();
+  if (!columns.weight.empty()) {
+    data.weight = std::move(cols.back());
+    cols.pop_back();
+    for (std::size_t i = 0; i < data.n; ++i)
+      if (data.weight[i] < 0)
+        throw InputError(data.source, 0, reader.column_label(w_idx),
+                         "data row " + std::to_string(i + 1) + ": sample weight " + format_double(data.weight[i]) +
+                             " is negative");
+  }
   if (data.d == 1) {
     data.x = std::move(cols[0]);  // no copy: at 1e7 rows that is 80 MB
   } else {
@@ -100,6 +122,7 @@ std::string checksum(const Dataset& data) {
   mix(data.d);
   for (double v : data.x) mix_double(v);
   for (double v : data.y) mix_double(v);
+  for (double v : data.weight) mix_double(v);  // none: the checksum of earlier versions
   char hex[17];
   for (int i = 0; i < 16; ++i) hex[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 0xfu];
   hex[16] = '\0';

@@ -18,6 +18,8 @@ struct Dataset {
   std::vector<std::string> x_names;    //!< d column names ("x" when the file has no header)
   std::string y_name;                  //!< target column name ("y" when the file has no header)
   std::string source;                  //!< file name as given, or "<stdin>"
+  std::vector<double> weight;          //!< n sample weights >= 0 (--sample-weight); empty = all 1
+  std::string weight_name;             //!< the sample-weight column's name, when there is one
 
   const double* row(std::size_t i) const { return x.data() + i * d; }
 };
@@ -26,6 +28,7 @@ struct Dataset {
 struct ColumnChoice {
   std::vector<std::string> x{"1"};  //!< input columns; default the first
   std::string y = "2";              //!< target column; default the second
+  std::string weight;               //!< sample-weight column (--sample-weight); empty = none
 };
 
 /// Splits a column list given to -x: names or 1-based indices separated by commas, blanks
@@ -33,8 +36,8 @@ struct ColumnChoice {
 /// name.
 std::vector<std::string> parse_column_list(const std::string& text, const std::string& option);
 
-/// Reads a training set. Throws UsageError for a column that does not exist (naming -x or -y)
-/// and InputError for bad content.
+/// Reads a training set. Throws UsageError for a column that does not exist (naming -x, -y or
+/// --sample-weight) and InputError for bad content (a negative sample weight included).
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);
 
 /// Reads query points for a model over `train`'s columns: each x column is found by name when

@@ -10,6 +10,7 @@
 
 #include "nwreg/attention.h"
 #include "nwreg/bandwidth.h"
+#include "nwreg/metric.h"
 
 namespace nwreg {
 
@@ -18,13 +19,18 @@ inline constexpr int model_format_version = 1;
 
 struct Model {
   Kernel kernel = Kernel::gaussian;
-  std::vector<double> bandwidth;        //!< one per x column
+  Method method = Method::nw;
+  std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
+  Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott" or "model"
   std::vector<std::string> x_columns;   //!< training x column names
   std::string y_column;                 //!< training y column name
+  std::string sample_weight;            //!< the sample-weight column's name; empty = none
   std::size_t n = 0;                    //!< training rows
   std::string checksum;                 //!< checksum(Dataset) of the training data
   std::optional<double> loo_mse;        //!< mean LOO squared error at `bandwidth`
+  std::optional<double> loo_r2;         //!< 1 - loo_mse / var(y)
+  std::optional<double> neighbours;     //!< mean effective number of neighbours, 1 / sum a^2
   std::vector<Epoch> history;           //!< loss per epoch when learned
   std::string stop_reason;              //!< why learning stopped, when learned
 };

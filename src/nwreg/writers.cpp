@@ -113,20 +113,34 @@ void JsonObjectWriter::finish() {
 
 void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("kernel", to_string(m.kernel));
+  w.field("method", to_string(m.method));
   w.field("bandwidth", m.bandwidth);
+  if (m.metric.rank) {
+    Json rows = Json::array();
+    const std::size_t d = m.x_columns.size();
+    for (std::size_t a = 0; a < m.metric.rank; ++a)
+      rows.push_back(std::vector<double>(m.metric.a.begin() + static_cast<std::ptrdiff_t>(a * d),
+                                         m.metric.a.begin() + static_cast<std::ptrdiff_t>((a + 1) * d)));
+    w.field("metric", rows);
+  }
   w.field("bandwidth_source", m.bandwidth_source);
   w.field("x_columns", m.x_columns);
   w.field("y_column", m.y_column);
+  if (!m.sample_weight.empty()) w.field("sample_weight", m.sample_weight);
   w.field("n", m.n);
   w.field("checksum", m.checksum);
-  w.field("loo_mse", m.loo_mse ? Json(*m.loo_mse) : Json(nullptr));
+  auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  w.field("loo_mse", opt(m.loo_mse));
+  if (m.loo_r2) w.field("loo_r2", opt(m.loo_r2));
+  if (m.neighbours) w.field("neighbours", opt(m.neighbours));
   if (m.history.empty()) return;
   w.field("stop_reason", m.stop_reason);
   w.begin_array("history");
   for (const auto& e : m.history) {
     Json rec;
     rec["epoch"] = e.epoch;
-    rec["bandwidth"] = e.bandwidth;
+    if (e.metric.empty()) rec["bandwidth"] = e.bandwidth;
+    else rec["metric"] = e.metric;
     rec["loss"] = e.loss;
     if (!all_finite(rec)) throw DataError("the loss history holds a number that is not finite");
     w.element(rec.dump());
@@ -135,7 +149,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
 }
 
 void append_jsonl(std::string& out, const std::vector<std::string>& x_names, const double* q, std::size_t d,
-                  double pred) {
+                  const std::vector<ValueColumn>& columns, std::size_t i) {
   out += '{';
   for (std::size_t k = 0; k < d; ++k) {
     out += Json(x_names[k]).dump();
@@ -143,32 +157,43 @@ void append_jsonl(std::string& out, const std::vector<std::string>& x_names, con
     append_double(out, q[k]);
     out += ',';
   }
-  out += "\"prediction\":";
-  append_double(out, pred);
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    out += (c ? ",\"" : "\"") + columns[c].name + "\":";
+    append_double(out, columns[c].values[i]);
+  }
   out += "}\n";
 }
 
-void write_predictions(std::ostream& out, Format format, const Model& model,
-                       const double* queries, std::size_t m, std::size_t d, const double* pred,
-                       bool header) {
-  for (std::size_t i = 0; i < m; ++i)
-    if (!std::isfinite(pred[i]))
-      throw DataError("prediction " + std::to_string(i + 1) + " is not finite");
+void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
+                       std::size_t m, std::size_t d, const double* pred, bool header) {
+  write_predictions(out, format, model, queries, m, d, {{"prediction", pred}}, header);
+}
+
+void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
+                       std::size_t m, std::size_t d, const std::vector<ValueColumn>& columns, bool header) {
+  for (const auto& c : columns)
+    for (std::size_t i = 0; i < m; ++i)
+      if (!std::isfinite(c.values[i]))
+        throw DataError(c.name + " " + std::to_string(i + 1) + " is not finite");
   std::string buf;
   if (format == Format::csv || format == Format::jsonl) {
     if (format == Format::csv && header) {
       for (const auto& name : model.x_columns) buf += csv_field(name) + ",";
-      buf += "prediction\n";
+      for (std::size_t c = 0; c < columns.size(); ++c) buf += (c ? "," : "") + columns[c].name;
+      buf += '\n';
     }
     for (std::size_t i = 0; i < m; ++i) {
       if (format == Format::jsonl) {
-        append_jsonl(buf, model.x_columns, queries + i * d, d, pred[i]);
+        append_jsonl(buf, model.x_columns, queries + i * d, d, columns, i);
       } else {
         for (std::size_t k = 0; k < d; ++k) {
           append_double(buf, queries[i * d + k]);
           buf += ',';
         }
-        append_double(buf, pred[i]);
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+          if (c) buf += ',';
+          append_double(buf, columns[c].values[i]);
+        }
         buf += '\n';
       }
       if (buf.size() > (1 << 16)) {
@@ -194,8 +219,10 @@ void write_predictions(std::ostream& out, Format format, const Model& model,
       append_double(buf, queries[i * d + k]);
       buf += ", ";
     }
-    buf += "\"prediction\": ";
-    append_double(buf, pred[i]);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      buf += (c ? ", \"" : "\"") + columns[c].name + "\": ";
+      append_double(buf, columns[c].values[i]);
+    }
     buf += '}';
     w.element(buf);
   }

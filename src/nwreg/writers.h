@@ -60,17 +60,29 @@ class JsonObjectWriter {
 /// the model file and the JSON predictions.
 void write_model_fields(JsonObjectWriter& w, const Model& m);
 
-/// Predictions at m query points (m x d). CSV: the x column names, then `prediction`.
-/// JSON: the model's fields, then "predictions": [{"<x>": q, "prediction": f}, ...].
-/// JSONL: {"<x>": q, "prediction": f} per line. `header` = false leaves out the CSV header (for
-/// shards after the first); JSON always has its fields.
+/// A column of values per query: "prediction", and with --se "se", "lower", "upper".
+struct ValueColumn {
+  std::string name;
+  const double* values;
+};
+
+/// Predictions at m query points (m x d). CSV: the x column names, then the value columns.
+/// JSON: the model's fields, then "predictions": [{"<x>": q, "prediction": f, ...}, ...].
+/// JSONL: {"<x>": q, "prediction": f, ...} per line. `header` = false leaves out the CSV header
+/// (for shards after the first); JSON always has its fields. Throws DataError for a value that
+/// is not finite.
+void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
+                       std::size_t m, std::size_t d, const std::vector<ValueColumn>& columns,
+                       bool header = true);
+/// The same with one column, "prediction".
 void write_predictions(std::ostream& out, Format format, const Model& model,
                        const double* queries, std::size_t m, std::size_t d, const double* pred,
                        bool header = true);
 
-/// One JSONL record: {"<x>": q, "prediction": f} and a line end, appended to `out`.
+/// One JSONL record for query i: {"<x>": q_i, "<column>": value_i, ...} and a line end,
+/// appended to `out` (q points at query i's coordinates).
 void append_jsonl(std::string& out, const std::vector<std::string>& x_names, const double* q,
-                  std::size_t d, double pred);
+                  std::size_t d, const std::vector<ValueColumn>& columns, std::size_t i);
 
 /// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
 class WeightsWriter {

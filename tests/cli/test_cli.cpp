@@ -118,12 +118,18 @@ TEST_CASE("cli: fit learns at least as well as statsmodels cv_ls and reports it"
   Result r = run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions"});
   REQUIRE(r.exit_code == 0);
   const auto l = lines(r.out);
-  REQUIRE(l.size() == 5);
+  REQUIRE(l.size() == 9);
   CHECK(l[0].rfind("bandwidth: 3.77", 0) == 0);
-  CHECK(std::stod(l[1].substr(9)) <= std::stod(g.at("loo_mse")[2]));
-  CHECK(l[2] == "n: 272");
-  CHECK(l[3] == "source: learned");
-  CHECK(l[4].find("(tolerance)") != std::string::npos);
+  const double loo = std::stod(l[1].substr(9));
+  CHECK(loo <= std::stod(g.at("loo_mse")[2]));
+  // R^2 = 1 - LOO MSE / var(eruptions), the population variance of faithful's 272 eruptions.
+  CHECK(std::stod(l[2].substr(8)) == doctest::Approx(1 - loo / 1.2979388904492855).epsilon(1e-12));
+  CHECK(l[3].rfind("neighbours: ", 0) == 0);
+  CHECK(l[4] == "n: 272");
+  CHECK(l[5] == "kernel: gaussian");
+  CHECK(l[6] == "method: nw");
+  CHECK(l[7] == "source: learned");
+  CHECK(l[8].find("(tolerance)") != std::string::npos);
   CHECK(r.err.empty());
   Result v = run_nwreg({"fit", data("synthetic.csv"), "--verbose"});
   CHECK(v.err.rfind("nwreg: epoch 0  bandwidth ", 0) == 0);
@@ -243,8 +249,8 @@ TEST_CASE("cli: bad data files, one line each, exit 1") {
   check_error(run_nwreg({"fit", with("")}), 1, t + ": the file is empty");
   check_error(run_nwreg({"fit", with("x,y\n")}), 1, t + ": no data rows after the header");
   check_error(run_nwreg({"fit", with("x,y\n1,2\n3,abc\n")}), 1, t + ":3: column \"y\": cannot parse \"abc\" as a number");
-  check_error(run_nwreg({"fit", with("x,y\n1,2\n,3\n")}), 1, t + ":3: column \"x\": empty field where a number is required");
-  check_error(run_nwreg({"fit", with("x,y\n1,2\n2,NaN\n")}), 1, t + ":3: column \"y\": \"NaN\" is not a finite number");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n,3\n")}), 1, t + ":3: column \"x\": missing value (empty field); give --na skip to drop rows with missing values");
+  check_error(run_nwreg({"fit", with("x,y\n1,2\n2,NaN\n")}), 1, t + ":3: column \"y\": missing value \"NaN\"; give --na skip to drop rows with missing values");
   check_error(run_nwreg({"fit", with("x,y\n1,2\n2,inf\n")}), 1, t + ":3: column \"y\": \"inf\" is not a finite number");
   check_error(run_nwreg({"fit", with("x,y\n1e999,2\n")}), 1, t + ":2: column \"x\": \"1e999\" is out of the range of a double");
   check_error(run_nwreg({"fit", with("x,y\n1,2\n2,3,4\n")}), 1, t + ":3: expected 2 fields, found 3");
@@ -289,9 +295,9 @@ TEST_CASE("cli: silverman and scott") {
   Result r = run_nwreg({"fit", data("synthetic.csv"), "-b", "silverman"});
   const auto g = testing::read_golden("tests/golden/silverman.csv");
   CHECK(std::stod(lines(r.out)[0].substr(11)) == doctest::Approx(std::stod(g.at("bandwidth")[0])).epsilon(1e-13));
-  CHECK(lines(r.out)[3] == "source: silverman");
+  CHECK(lines(r.out)[7] == "source: silverman");
   Result s = run_nwreg({"fit", data("synthetic.csv"), "-b", "scott"});
-  CHECK(lines(s.out)[3] == "source: scott");
+  CHECK(lines(s.out)[7] == "source: scott");
 }
 
 TEST_CASE("cli: an output that cannot be written leaves nothing behind, nor clobbers a file") {

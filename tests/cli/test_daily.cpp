@@ -118,15 +118,16 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   CHECK(r.exit_code == 1);
   const auto l = lines(r.out);
   REQUIRE(l.size() == 6);
-  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,error");
+  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,error");
   // The same numbers as fitting mcycle alone; LOO R^2 = 1 - LOO MSE / var(y).
   Result alone = run_nwreg({"fit", data("mcycle.csv")});
   const auto al = lines(alone.out);
-  CHECK(l[1] == data("mcycle.csv") + ",133," + al[0].substr(11) + "," + al[1].substr(9) + ",0.7428497928975213,");
-  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,\"" + (s / "flat.csv").string() +
+  CHECK(l[1] == data("mcycle.csv") + ",133," + al[0].substr(11) + "," + al[1].substr(9) + ",0.7428497928975213," +
+                    al[3].substr(12) + ",");
+  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,,\"" + (s / "flat.csv").string() +
                     ": all values of x column \"\"x\"\" are equal: learning the bandwidth cannot work; give "
                     "--bandwidth H\"");
-  CHECK(l[3] == (s / "none.csv").string() + ",,,,," + (s / "none.csv").string() +
+  CHECK(l[3] == (s / "none.csv").string() + ",,,,,," + (s / "none.csv").string() +
                     ": cannot open: No such file or directory");
   CHECK(l[4].rfind((s / "b1.csv").string() + ",4,", 0) == 0);  // the glob, expanded in order
   CHECK(l[5].rfind((s / "b2.csv").string() + ",5,", 0) == 0);

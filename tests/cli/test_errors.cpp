@@ -67,8 +67,8 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", "-"}, "", 1, "<stdin>: the file is empty"},
       {{"fit", "-"}, "x,y\n", 1, "<stdin>: no data rows after the header"},
       {{"fit", "-"}, "x,y\n1,2\n3,abc\n", 1, "<stdin>:3: column \"y\": cannot parse \"abc\" as a number"},
-      {{"fit", "-"}, "x,y\n1,2\n,3\n", 1, "<stdin>:3: column \"x\": empty field where a number is required"},
-      {{"fit", "-"}, "x,y\n1,2\n2,nan\n", 1, "<stdin>:3: column \"y\": \"nan\" is not a finite number"},
+      {{"fit", "-"}, "x,y\n1,2\n,3\n", 1, "<stdin>:3: column \"x\": missing value (empty field); give --na skip to drop rows with missing values"},
+      {{"fit", "-"}, "x,y\n1,2\n2,nan\n", 1, "<stdin>:3: column \"y\": missing value \"nan\"; give --na skip to drop rows with missing values"},
       {{"fit", "-"}, "x,y\n1e999,2\n", 1, "<stdin>:2: column \"x\": \"1e999\" is out of the range of a double"},
       {{"fit", "-"}, "x,y\n1,2\n2,3,4\n", 1, "<stdin>:3: expected 2 fields, found 3"},
       {{"fit", "-"}, "x,y\n\"1,2\n", 1, "<stdin>:2: unterminated quoted field (a field cannot span lines)"},
@@ -167,7 +167,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model",
         file("g.json", R"({"format":"nwreg-model","version":1,"kernel":"box","x_columns":["x"],"y_column":"y",)"
                        R"("n":3,"checksum":"c","bandwidth":[1]})")},
-       "", 1, (s / "g.json").string() + ": not a usable nwreg model: --kernel: unknown kernel \"box\" (known: gaussian)"},
+       "", 1, (s / "g.json").string() + ": not a usable nwreg model: --kernel: unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)"},
       {{"predict", syn, "-x", "x", "-y", "y", "--model", model_other}, "", 1,
        model_other + ": fitted on x column \"waiting\" and y column \"eruptions\", not on x column \"x\" and y column "
                      "\"y\" of " + syn},

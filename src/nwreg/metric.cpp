@@ -1,0 +1,160 @@
+#include "nwreg/metric.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "nwreg/attention.h"
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+#include "nwreg/thread_pool.h"
+
+namespace nwreg {
+
+void check_metric(const Metric& m, std::size_t d, const std::string& option) {
+  if (m.rank == 0 || m.a.size() != m.rank * d)
+    throw UsageError(option + ": needs " + std::to_string(d) + " numbers per row (one per x column), got " +
+                     std::to_string(m.a.size()) + " in " + std::to_string(m.rank) + " rows");
+  for (double v : m.a)
+    if (!std::isfinite(v)) throw UsageError(option + ": " + format_double(v) + " is not a finite number");
+}
+
+MetricMap::MetricMap(const Metric& metric, const Dataset& train) : metric_(metric), train_(train), centre_(train.d) {
+  for (std::size_t i = 0; i < train.n; ++i)
+    for (std::size_t k = 0; k < train.d; ++k) centre_[k] += train.x[i * train.d + k];
+  for (double& c : centre_) c /= static_cast<double>(std::max<std::size_t>(train.n, 1));
+}
+
+std::vector<double> MetricMap::queries(const double* q, std::size_t m) const {
+  const std::size_t d = train_.d, r = metric_.rank;
+  std::vector<double> z(m * r, 0.0);
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t a = 0; a < r; ++a) {
+      double v = 0;
+      for (std::size_t k = 0; k < d; ++k) v += metric_.a[a * d + k] * (q[j * d + k] - centre_[k]);
+      z[j * r + a] = v;
+    }
+  return z;
+}
+
+Dataset MetricMap::data() const {
+  Dataset z;
+  z.n = train_.n;
+  z.d = metric_.rank;
+  z.x = queries(train_.x.data(), train_.n);
+  z.y = train_.y;
+  z.weight = train_.weight;
+  z.weight_name = train_.weight_name;
+  for (std::size_t a = 0; a < z.d; ++a) z.x_names.push_back("z" + std::to_string(a + 1));
+  z.y_name = train_.y_name;
+  z.source = train_.source;
+  return z;
+}
+
+MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::vector<double>& h,
+                     std::size_t rank, const std::function<void(const Epoch&)>& on_epoch) {
+  const std::size_t d = data.d, n = data.n;
+  if (rank < 1 || rank > d)
+    throw UsageError("--rank: must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
+                     std::to_string(rank));
+  check_bandwidth(h, d, "--bandwidth");
+  // Start: the r columns with the smallest bandwidth relative to their spread.
+  std::vector<std::size_t> cols(d);
+  std::iota(cols.begin(), cols.end(), std::size_t{0});
+  std::vector<double> rel(d);
+  for (std::size_t k = 0; k < d; ++k) rel[k] = h[k] / std::max(column_stats(data, k).sd, 1e-300);
+  std::stable_sort(cols.begin(), cols.end(), [&](std::size_t a, std::size_t b) { return rel[a] < rel[b]; });
+  std::vector<double> theta(rank * d, 0.0);  // B = A diag(h)
+  for (std::size_t a = 0; a < rank; ++a) theta[a * d + cols[a]] = 1;
+
+  EngineOptions engine = options.engine;
+  engine.kernel = Kernel::gaussian;
+  engine.method = Method::nw;
+  engine.progress = nullptr;
+  auto to_metric = [&](const std::vector<double>& b) {
+    Metric m{rank, b};
+    for (std::size_t a = 0; a < rank; ++a)
+      for (std::size_t k = 0; k < d; ++k) m.a[a * d + k] = b[a * d + k] / h[k];
+    return m;
+  };
+  // The rows whose error the descent minimises: spread over the data, fixed for the descent.
+  std::vector<std::size_t> rows;
+  {
+    const Metric m0 = to_metric(theta);
+    const Attention e(MetricMap(m0, data).data(), std::vector<double>(rank, 1.0), engine);
+    rows = e.spread_rows(options.descent_rows == 0 ? std::numeric_limits<std::size_t>::max() : options.descent_rows);
+  }
+  double wsum = 0;
+  for (std::size_t j : rows) wsum += data.weight.empty() ? 1.0 : data.weight[j];
+
+  MetricFit res;
+  auto eval = [&](const std::vector<double>& b) {
+    ++res.evaluations;
+    const Metric m = to_metric(b);
+    LooResult out;
+    for (double v : m.a)
+      if (!std::isfinite(v)) {
+        out.mse = std::numeric_limits<double>::infinity();
+        return out;
+      }
+    const Dataset z = MetricMap(m, data).data();
+    const Attention e(z, std::vector<double>(rank, 1.0), engine);
+    out = e.loo(false, &rows);
+    if (out.out_of_reach || !std::isfinite(out.mse)) {
+      out.mse = std::numeric_limits<double>::infinity();
+      return out;
+    }
+    // dL/dB = -B M, M = (2 / sum s) sum_j s_j (f_j - y_j) sum_i a_ji (y_i - f_j) u_ji u_ji^T,
+    // u_ji = diag(1/h) (x_j - x_i). One M_j per row, summed in order: thread-independent.
+    std::vector<double> mj(rows.size() * d * d, 0.0);
+    parallel_for(engine.pool, rows.size(), 4, [&](std::size_t lo, std::size_t hi) {
+      std::vector<double> a(n), u(d);
+      for (std::size_t r = lo; r < hi; ++r) {
+        const std::size_t j = rows[r];
+        if (!e.loo_weights(j, a.data())) continue;
+        double f = 0;
+        for (std::size_t i = 0; i < n; ++i) f += a[i] * data.y[i];
+        const double sj = data.weight.empty() ? 1.0 : data.weight[j];
+        const double outer = 2 * sj * (f - data.y[j]) / wsum;
+        double* M = mj.data() + r * d * d;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (a[i] == 0) continue;
+          const double c = outer * a[i] * (data.y[i] - f);
+          for (std::size_t k = 0; k < d; ++k) u[k] = (data.x[j * d + k] - data.x[i * d + k]) / h[k];
+          for (std::size_t k = 0; k < d; ++k)
+            for (std::size_t l = 0; l < d; ++l) M[k * d + l] += c * u[k] * u[l];
+        }
+      }
+    });
+    std::vector<double> M(d * d, 0.0);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (std::size_t k = 0; k < d * d; ++k) M[k] += mj[r * d * d + k];
+    out.gradient.assign(rank * d, 0.0);
+    for (std::size_t a = 0; a < rank; ++a)
+      for (std::size_t l = 0; l < d; ++l) {
+        double g = 0;
+        for (std::size_t k = 0; k < d; ++k) g -= b[a * d + k] * M[k * d + l];
+        out.gradient[a * d + l] = g;
+      }
+    return out;
+  };
+  auto record = [&](int epoch, const std::vector<double>& b, double loss) {
+    res.history.push_back({epoch, {}, loss, to_metric(b).a});
+    if (on_epoch) on_epoch(res.history.back());
+  };
+  const Descent dsc = line_search(theta, options, eval, record);
+  res.metric = to_metric(dsc.theta);
+  res.stop_reason = dsc.stop_reason;
+  res.loo_mse = dsc.loss;
+  if (rows.size() < n) {  // the error reported is over every row
+    const Attention e(MetricMap(res.metric, data).data(), std::vector<double>(rank, 1.0), engine);
+    const LooResult full = e.loo(false);
+    if (full.out_of_reach || !std::isfinite(full.mse))
+      throw DataError("the leave-one-out error at the learned metric is not finite");
+    res.loo_mse = full.mse;
+  }
+  return res;
+}
+
+}  // namespace nwreg
