@@ -121,6 +121,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
       check_stream(os);
     }
   });
+  report_skipped(reader, "query row", std::cerr);
 }
 
 }  // namespace

@@ -109,6 +109,13 @@ class SmallSystem {
   std::vector<bool> active_;
 };
 
+// first = min(first, v), atomically: the first query that failed, whatever the threads' order.
+void lower_to(std::atomic<std::size_t>& first, std::size_t v) {
+  std::size_t cur = first.load();
+  while (v < cur && !first.compare_exchange_weak(cur, v)) {
+  }
+}
+
 void add(kernel::Sums& to, const kernel::Sums& s) {
   to.s0 += s.s0;
   to.s1 += s.s1;
@@ -497,10 +504,7 @@ std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& bo
   parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
     std::vector<double> e(n_);
     for (std::size_t j = a; j < z; ++j) {
-      if (body(j, e.data())) continue;
-      std::size_t cur = first_bad.load();
-      while (j < cur && !first_bad.compare_exchange_weak(cur, j)) {
-      }
+      if (!body(j, e.data())) lower_to(first_bad, j);
     }
     if (options_.progress) options_.progress(done += z - a, m);
   });
@@ -573,9 +577,7 @@ void Attention::weights(const double* queries, std::size_t m,
           std::vector<double> c(d_ + 1);
           const Row row = reduce(q, s, e.data(), nullptr, c.data());
           if (!row.reached) {
-            std::size_t cur = first_bad.load();
-            while (start + r < cur && !first_bad.compare_exchange_weak(cur, start + r)) {
-            }
+            lower_to(first_bad, start + r);
             continue;
           }
           equivalent(q, s, c.data(), e.data());
