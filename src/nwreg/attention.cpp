@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include "nwreg/errors.h"
@@ -108,6 +109,10 @@ class SmallSystem {
   std::vector<double> s_, l_;
   std::vector<bool> active_;
 };
+
+// A row of unnormalised weights: only the span a query covers is ever written and read, so
+// it is not zeroed (at n = 1e6, zeroing 8 MB per chunk of queries cost more than the sums).
+std::unique_ptr<double[]> row_buffer(std::size_t n) { return std::make_unique_for_overwrite<double[]>(n); }
 
 // first = min(first, v), atomically: the first query that failed, whatever the threads' order.
 void lower_to(std::atomic<std::size_t>& first, std::size_t v) {
@@ -502,9 +507,9 @@ std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& bo
   // Each chunk gets its own row buffer; returns the first query for which body failed (none).
   std::atomic<std::size_t> done{0}, first_bad{none};
   parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
-    std::vector<double> e(n_);
+    const auto e = row_buffer(n_);
     for (std::size_t j = a; j < z; ++j) {
-      if (!body(j, e.data())) lower_to(first_bad, j);
+      if (!body(j, e.get())) lower_to(first_bad, j);
     }
     if (options_.progress) options_.progress(done += z - a, m);
   });
@@ -567,20 +572,21 @@ void Attention::weights(const double* queries, std::size_t m,
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      std::vector<double> e(n_);
+      const auto buffer = row_buffer(n_);
+      double* const e = buffer.get();
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * n_in_;
         const double* q = queries + (start + r) * d_;
         std::fill(w, w + n_in_, 0.0);
         if (!simple_) {
-          Span s = gather(q, none, e.data());
+          Span s = gather(q, none, e);
           std::vector<double> c(d_ + 1);
-          const Row row = reduce(q, s, e.data(), nullptr, c.data());
+          const Row row = reduce(q, s, e, nullptr, c.data());
           if (!row.reached) {
             lower_to(first_bad, start + r);
             continue;
           }
-          equivalent(q, s, c.data(), e.data());
+          equivalent(q, s, c.data(), e);
           for (std::size_t i = s.lo; i < s.hi; ++i) w[order_[i]] = e[i];
           continue;
         }
@@ -590,7 +596,7 @@ void Attention::weights(const double* queries, std::size_t m,
         window_1d(q[0], b, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
         if (fast_row(q[0])) {
-          kernel::weights(xs_.data(), lo, hi, xb, q[0], xb - q[0], K2_, e.data());
+          kernel::weights(xs_.data(), lo, hi, xb, q[0], xb - q[0], K2_, e);
         } else {
           for (std::size_t i = lo; i < hi; ++i)
             e[i] = std::exp2(std::max(-0.5 * log2e * gap_term(xs_[i], xb, q[0], inv_h_[0]), -1021.0));
@@ -634,7 +640,8 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    std::vector<double> e(simple_ ? 0 : n_), g(d);
+    const auto e = row_buffer(simple_ ? 0 : n_);
+    std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
       if (simple_) {
@@ -645,7 +652,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         continue;
       }
       const double* q = xs_.data() + p * d;
-      const Row row = reduce(q, gather(q, p, e.data()), e.data(), with_gradient ? g.data() : nullptr, nullptr);
+      const Row row = reduce(q, gather(q, p, e.get()), e.get(), with_gradient ? g.data() : nullptr, nullptr);
       if (!row.reached) {
         reached[k] = 0;
         continue;
@@ -675,27 +682,39 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   return out;
 }
 
-LooDetail Attention::loo_detail() const {
+LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) const {
   if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
   LooDetail out;
-  out.residual.assign(n_in_, 0.0);
-  std::vector<double> inv_w2(n_);
-  const std::size_t bad = for_queries(n_, 16, [&](std::size_t p, double* e) {
+  if (residuals) out.residual.assign(n_in_, 0.0);
+  // Every row's residual (the fast path where it applies); the effective number of neighbours
+  // from every row, or from `neighbour_rows` spread over x (each sum over its window, scalar).
+  std::vector<char> sampled(n_, neighbour_rows == 0 || neighbour_rows >= n_);
+  if (!sampled[0])
+    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * n_ / (2 * neighbour_rows)] = 1;
+  std::vector<double> inv_w2(n_, 0.0);
+  const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, double* e) {
     const double* q = xs_.data() + p * d_;
+    if (!residuals && !sampled[p] && !is_compact(options_.kernel)) return true;  // never out of reach
+    if (simple_ && !sampled[p]) {
+      out.residual[order_[p]] = (ys_[p] - row_1d(q[0], p, false).f) * y_scale_;
+      return true;
+    }
     const Span s = gather(q, p, e);
     std::vector<double> c(d_ + 1);
     const Row r = reduce(q, s, e, nullptr, c.data());
     if (!r.reached) return false;
+    if (residuals) out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
+    if (!sampled[p]) return true;
     equivalent(q, s, c.data(), e);
     double w2 = 0;
     for (std::size_t i = s.lo; i < s.hi; ++i) w2 += e[i] * e[i];
-    out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
     inv_w2[p] = 1 / w2;
     return true;
   });
   if (bad != none) throw_out_of_reach(xs_.data() + bad * d_, order_[bad], true);
   double sum = 0, total = 0;
   for (std::size_t p = 0; p < n_; ++p) {
+    if (!sampled[p]) continue;
     const double sw = ws_.empty() ? 1.0 : ws_[p];
     sum += sw * inv_w2[p];
     total += sw;
@@ -708,13 +727,14 @@ bool Attention::loo_weights(std::size_t j, double* a) const {
   std::fill(a, a + n_in_, 0.0);
   const std::uint32_t p = rank_.at(j);
   if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2) return false;
-  std::vector<double> e(n_);
+  const auto buffer = row_buffer(n_);
+  double* const e = buffer.get();
   const double* q = xs_.data() + std::size_t{p} * d_;
-  const Span s = gather(q, p, e.data());
+  const Span s = gather(q, p, e);
   std::vector<double> c(d_ + 1);
-  const Row r = reduce(q, s, e.data(), nullptr, c.data());
+  const Row r = reduce(q, s, e, nullptr, c.data());
   if (!r.reached) return false;
-  equivalent(q, s, c.data(), e.data());
+  equivalent(q, s, c.data(), e);
   for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = e[i];
   return true;
 }

@@ -99,7 +99,8 @@ struct LooResult {
 struct LooDetail {
   std::vector<double> residual;  //!< y_j - f_-j per input row (0 for rows of sample weight 0)
   /// Mean over rows (sample-weighted) of 1 / sum_i a_ji^2, the a_ji being row j's
-  /// leave-one-out weights as --weights writes them: the effective number of neighbours.
+  /// leave-one-out weights as --weights writes them: the effective number of neighbours
+  /// (over a spread sample of rows when loo_detail was asked for one).
   double neighbours = 0;
 };
 
@@ -136,9 +137,11 @@ class Attention {
   /// to all other keys; by default every row. Needs n >= 2 (throws DataError otherwise).
   LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
 
-  /// Every row's leave-one-out residual, and the effective number of neighbours. Throws
-  /// DataError for a row out of reach (OutOfReach::error) or fewer than 2 rows.
-  LooDetail loo_detail() const;
+  /// Every row's leave-one-out residual (unless `residuals` is false: then every row out of
+  /// reach is still found), and the effective number of neighbours averaged over every row, or
+  /// over `neighbour_rows` rows spread over the keys when there are more (0 = every row).
+  /// Throws DataError for a row out of reach (OutOfReach::error) or fewer than 2 rows.
+  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const;
 
   /// Row j's leave-one-out weights (as loo uses them), in input order, into a[0..n).
   /// Returns false, a all 0, for a row out of reach or of sample weight 0.

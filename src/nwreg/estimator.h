@@ -42,7 +42,9 @@ class Fitted {
   void predict(const double* q, std::size_t m, double* out) const;
   void weights(const double* q, std::size_t m, const std::function<void(std::size_t, const double*)>& row) const;
   LooResult loo() const { return engine_.loo(false); }
-  LooDetail loo_detail() const { return engine_.loo_detail(); }
+  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const {
+    return engine_.loo_detail(neighbour_rows, residuals);
+  }
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_detail().
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
 

@@ -362,7 +362,7 @@ TEST_CASE("standard errors: the normal quantile, the formula by hand, and its co
   CHECK(band.lower[0] == doctest::Approx(3 - 1.959963984540054 * band.se[0]).epsilon(1e-15));
   CHECK(band.upper[0] == doctest::Approx(3 + 1.959963984540054 * band.se[0]).epsilon(1e-15));
 
-  // Coverage: y = sin(2 pi x) + N(0, 0.3^2), n = 400 on [0, 1], bandwidth learned on each of 200
+  // Coverage: y = sin(2 pi x) + N(0, 0.3^2), n = 400 on [0, 1], bandwidth learned on each of 100
   // data sets; the 95% band at interior points (0.2..0.8) covers the true curve about 95% of
   // the time. The band ignores bias, so a learned (MSE-optimal) bandwidth undercovers a little.
   std::mt19937_64 gen(42);
@@ -371,7 +371,7 @@ TEST_CASE("standard errors: the normal quantile, the formula by hand, and its co
   std::vector<double> qs;
   for (double x = 0.2; x <= 0.8 + 1e-9; x += 0.05) qs.push_back(x);
   std::size_t covered = 0, total = 0;
-  for (int rep = 0; rep < 200; ++rep) {
+  for (int rep = 0; rep < 100; ++rep) {
     std::vector<double> x(400), y(400);
     for (std::size_t i = 0; i < 400; ++i) {
       x[i] = unif(gen);
