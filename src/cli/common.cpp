@@ -10,15 +10,13 @@
 #include "nwreg/numbers.h"
 
 namespace nwreg::cli {
-namespace {
-
-std::string join(const std::vector<double>& v) {
+std::string join(const double* first, const double* last) {
   std::string s;
-  for (double a : v) s += (s.empty() ? "" : " ") + format_double(a);
+  for (const double* p = first; p != last; ++p) s += (p == first ? "" : " ") + format_double(*p);
   return s;
 }
 
-}  // namespace
+std::string join(const std::vector<double>& v) { return join(v.data(), v.data() + v.size()); }
 
 void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
   if (positional) app.add_option("TRAIN", o.train, "Training data: a CSV file, or - for standard input")->required();

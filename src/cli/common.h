@@ -60,6 +60,10 @@ struct EngineCliOptions {
   EngineOptions options(ThreadPool& pool) const;
 };
 
+/// Numbers in shortest round-trip form, separated by spaces: "0.5 1.25".
+std::string join(const double* first, const double* last);
+std::string join(const std::vector<double>& v);
+
 /// Binds the input options; `positional` adds TRAIN (fit binds its own list of files).
 void add_input_options(CLI::App& app, InputOptions& o, bool positional = true);
 void add_engine_options(CLI::App& app, EngineCliOptions& o);

@@ -88,8 +88,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         rec["loo_r2"] = *m.loo_r2;
         rec["neighbours"] = *m.neighbours;
         rec["error"] = nullptr;
-        row = csv_field(file) + "," + std::to_string(data.n) + ",";
-        for (std::size_t k = 0; k < m.bandwidth.size(); ++k) row += (k ? " " : "") + format_double(m.bandwidth[k]);
+        row = csv_field(file) + "," + std::to_string(data.n) + "," + join(m.bandwidth);
         row += "," + format_double(*m.loo_mse) + "," + format_double(*m.loo_r2) + "," + format_double(*m.neighbours) +
                ",\n";
       } catch (const Error& e) {
@@ -154,19 +153,12 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   if (json_to_stdout) {
     out.write([&](std::ostream& os) { write_model(os, m); });
   } else {
-    auto join = [](auto first, auto last) {
-      std::string t;
-      for (auto it = first; it != last; ++it) t += (t.empty() ? "" : " ") + format_double(*it);
-      return t;
-    };
     auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
-    s << "bandwidth: " << join(m.bandwidth.begin(), m.bandwidth.end()) << '\n';
+    s << "bandwidth: " << join(m.bandwidth) << '\n';
     const std::size_t d = m.x_columns.size();
     for (std::size_t a = 0; a < m.metric.rank; ++a)
-      s << "metric: " << join(m.metric.a.begin() + static_cast<std::ptrdiff_t>(a * d),
-                              m.metric.a.begin() + static_cast<std::ptrdiff_t>((a + 1) * d))
-        << '\n';
+      s << "metric: " << join(m.metric.a.data() + a * d, m.metric.a.data() + (a + 1) * d) << '\n';
     s << "loo_mse: " << opt(m.loo_mse) << '\n'
       << "loo_r2: " << opt(m.loo_r2) << '\n'
       << "neighbours: " << opt(m.neighbours) << '\n'

@@ -182,11 +182,10 @@ void check_tolerance(double tolerance) {
 }
 
 // One attention row reduced, in units of y_scale_: the prediction, and (fast path) its
-// derivative in log h; the sum of the unnormalised weights; whether any key was in reach.
+// derivative in log h; whether any key was in reach.
 struct Attention::Row {
   double f = 0;
   double dfdtheta = 0;
-  double s0 = 0;
   bool reached = true;
 };
 
@@ -406,7 +405,6 @@ Attention::Row Attention::reduce(const double* q, const Span& s, const double* e
   const double* xb = x + s.b * d;
   const double yb = ys_[s.b];
   Row row;
-  row.s0 = s.s0;
   if (s.s0 == 0) {  // out of reach (OutOfReach::error)
     row.reached = false;
     return row;
@@ -502,6 +500,14 @@ void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo)
                   "): widen --bandwidth or give --out-of-reach nearest");
 }
 
+Attention::Row Attention::weights_row(const double* q, std::size_t exclude, double* e, Span& s) const {
+  s = gather(q, exclude, e);
+  std::vector<double> c(d_ + 1);
+  const Row r = reduce(q, s, e, nullptr, c.data());
+  if (r.reached) equivalent(q, s, c.data(), e);
+  return r;
+}
+
 template <class F>
 std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& body) const {
   // Each chunk gets its own row buffer; returns the first query for which body failed (none).
@@ -579,14 +585,11 @@ void Attention::weights(const double* queries, std::size_t m,
         const double* q = queries + (start + r) * d_;
         std::fill(w, w + n_in_, 0.0);
         if (!simple_) {
-          Span s = gather(q, none, e);
-          std::vector<double> c(d_ + 1);
-          const Row row = reduce(q, s, e, nullptr, c.data());
-          if (!row.reached) {
+          Span s;
+          if (!weights_row(q, none, e, s).reached) {
             lower_to(first_bad, start + r);
             continue;
           }
-          equivalent(q, s, c.data(), e);
           for (std::size_t i = s.lo; i < s.hi; ++i) w[order_[i]] = e[i];
           continue;
         }
@@ -699,13 +702,17 @@ LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) cons
       out.residual[order_[p]] = (ys_[p] - row_1d(q[0], p, false).f) * y_scale_;
       return true;
     }
-    const Span s = gather(q, p, e);
-    std::vector<double> c(d_ + 1);
-    const Row r = reduce(q, s, e, nullptr, c.data());
+    Span s;
+    Row r;
+    if (sampled[p]) {
+      r = weights_row(q, p, e, s);
+    } else {
+      s = gather(q, p, e);
+      r = reduce(q, s, e, nullptr, nullptr);
+    }
     if (!r.reached) return false;
     if (residuals) out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
     if (!sampled[p]) return true;
-    equivalent(q, s, c.data(), e);
     double w2 = 0;
     for (std::size_t i = s.lo; i < s.hi; ++i) w2 += e[i] * e[i];
     inv_w2[p] = 1 / w2;
@@ -729,12 +736,8 @@ bool Attention::loo_weights(std::size_t j, double* a) const {
   if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2) return false;
   const auto buffer = row_buffer(n_);
   double* const e = buffer.get();
-  const double* q = xs_.data() + std::size_t{p} * d_;
-  const Span s = gather(q, p, e);
-  std::vector<double> c(d_ + 1);
-  const Row r = reduce(q, s, e, nullptr, c.data());
-  if (!r.reached) return false;
-  equivalent(q, s, c.data(), e);
+  Span s;
+  if (!weights_row(xs_.data() + std::size_t{p} * d_, p, e, s).reached) return false;
   for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = e[i];
   return true;
 }

@@ -161,6 +161,8 @@ class Attention {
   Span gather(const double* q, std::size_t exclude, double* e) const;
   Row reduce(const double* q, const Span& s, const double* e, double* grad, double* c) const;
   void equivalent(const double* q, const Span& s, const double* c, double* e) const;
+  // gather, reduce, equivalent: e[s.lo..s.hi) ends as the row --weights writes (if reached).
+  Row weights_row(const double* q, std::size_t exclude, double* e, Span& s) const;
   std::size_t nearest(const double* q, std::size_t exclude) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q

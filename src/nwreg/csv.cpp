@@ -41,9 +41,8 @@ bool all_numbers(const std::vector<std::string_view>& fields) {
 
 }  // namespace
 
-bool is_missing(std::string_view f) {
-  while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
-  while (!f.empty() && (f.back() == ' ' || f.back() == '\t')) f.remove_suffix(1);
+bool is_missing(std::string_view field) {
+  const std::string_view f = trim(field);
   for (std::string_view m : {"", "NA", "N/A", "NaN", "nan", "null", "NULL"})
     if (f == m) return true;
   return false;

@@ -5,15 +5,11 @@
 #include <system_error>
 
 namespace nwreg {
-namespace {
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
-
-}  // namespace
 
 std::optional<double> parse_double(std::string_view text, ParseFailure* why) {
   auto fail = [&](ParseFailure f) -> std::optional<double> {

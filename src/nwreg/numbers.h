@@ -16,6 +16,9 @@ enum class ParseFailure { empty, not_a_number, not_finite, out_of_range };
 /// values beyond the double range. Values too small for a double (1e-400) are out of range too.
 std::optional<double> parse_double(std::string_view text, ParseFailure* why = nullptr);
 
+/// `text` without the spaces and tabs around it.
+std::string_view trim(std::string_view text);
+
 /// One sentence for a failure, e.g. `cannot parse "abc" as a number`.
 std::string describe(ParseFailure why, std::string_view text);
 

@@ -165,11 +165,6 @@ void append_jsonl(std::string& out, const std::vector<std::string>& x_names, con
 }
 
 void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
-                       std::size_t m, std::size_t d, const double* pred, bool header) {
-  write_predictions(out, format, model, queries, m, d, {{"prediction", pred}}, header);
-}
-
-void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
                        std::size_t m, std::size_t d, const std::vector<ValueColumn>& columns, bool header) {
   for (const auto& c : columns)
     for (std::size_t i = 0; i < m; ++i)

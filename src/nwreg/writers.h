@@ -74,10 +74,6 @@ struct ValueColumn {
 void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
                        std::size_t m, std::size_t d, const std::vector<ValueColumn>& columns,
                        bool header = true);
-/// The same with one column, "prediction".
-void write_predictions(std::ostream& out, Format format, const Model& model,
-                       const double* queries, std::size_t m, std::size_t d, const double* pred,
-                       bool header = true);
 
 /// One JSONL record for query i: {"<x>": q_i, "<column>": value_i, ...} and a line end,
 /// appended to `out` (q points at query i's coordinates).

@@ -41,7 +41,7 @@ TEST_CASE("CSV predictions: x column name, then prediction, in shortest numbers"
   const Dataset d = testing::make_dataset({0, 1}, {1, 2});
   const std::vector<double> q = {0.1, 0.30000000000000004}, p = {1.5, -2e-300};
   std::ostringstream out;
-  write_predictions(out, Format::csv, model_for(d), q.data(), 2, 1, p.data());
+  write_predictions(out, Format::csv, model_for(d), q.data(), 2, 1, {{"prediction", p.data()}});
   CHECK(out.str() == "x,prediction\n0.1,1.5\n0.30000000000000004,-2e-300\n");
 }
 
@@ -57,11 +57,11 @@ TEST_CASE("JSON predictions: the model's fields, then records") {
   d.x_names = {"times"};
   Model m = model_for(d);
   m.loo_mse = 0.25;
-  m.history = {{0, {0.4}, 0.3}, {1, {0.5}, 0.25}};
+  m.history = {{0, {0.4}, 0.3, {}}, {1, {0.5}, 0.25, {}}};
   m.stop_reason = "tolerance";
   const std::vector<double> q = {0.5, 1.5}, p = {1.25, 1.75};
   std::ostringstream out;
-  write_predictions(out, Format::json, m, q.data(), 2, 1, p.data());
+  write_predictions(out, Format::json, m, q.data(), 2, 1, {{"prediction", p.data()}});
   const Json j = Json::parse(out.str());
   CHECK(j["kernel"] == "gaussian");
   CHECK(j["bandwidth"] == Json::array({0.5}));
@@ -78,7 +78,7 @@ TEST_CASE("a non-finite number is never written") {
   const Dataset d = testing::make_dataset({0, 1}, {1, 2});
   const std::vector<double> q = {0.5}, p = {NAN};
   std::ostringstream out;
-  CHECK_THROWS_WITH_AS(write_predictions(out, Format::csv, model_for(d), q.data(), 1, 1, p.data()),
+  CHECK_THROWS_WITH_AS(write_predictions(out, Format::csv, model_for(d), q.data(), 1, 1, {{"prediction", p.data()}}),
                        "prediction 1 is not finite", DataError);
   Model m = model_for(d);
   m.loo_mse = INFINITY;
