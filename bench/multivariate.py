@@ -4,21 +4,16 @@ local constant (nw) and local linear, plus nwreg's learned metric. Prints a Mark
 wall times (statsmodels: one run, in process; nwreg: median of 5 whole-process runs) and the LOO
 errors reached. Usage: bench/multivariate.py [path/to/nwreg]   (from the repository root)
 """
-import csv, os, statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 
-import numpy as np
 from statsmodels.nonparametric.kernel_regression import KernelReg
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "golden"))
+from columns import ROOT, load  # noqa: E402
+
 NWREG = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "src", "nwreg")
 SETS = {"boston": ("boston.csv", ["lstat", "rm"], "medv"),
         "airquality": ("airquality.csv", ["Solar.R", "Wind", "Temp"], "Ozone")}
-
-
-def load(fname, xc, yc):
-    with open(os.path.join(ROOT, "data", fname), newline="") as f:
-        rows = list(csv.DictReader(f))
-    return np.array([[float(r[c]) for c in xc] for r in rows]), np.array([float(r[yc]) for r in rows])
 
 
 def nwreg_fit(path, xc, yc, extra):

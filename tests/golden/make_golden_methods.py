@@ -13,13 +13,14 @@ Run from the repository root (takes a minute or two):
 Writes tests/golden/methods.csv (kind,set,reg,kernel,bandwidth,x...,value) and
 tests/golden/methods_cv_ls.csv.
 """
-import csv
 import os
 import time
 
 import numpy as np
 from statsmodels.nonparametric import _kernel_base
 from statsmodels.nonparametric.kernel_regression import KernelReg
+
+from columns import ROOT, load
 
 
 def _u(h, Xi, x):
@@ -33,16 +34,8 @@ _kernel_base.kernel_func.update(
     laplace=lambda h, Xi, x: np.exp(-np.abs(_u(h, Xi, x))),
 )
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-
-def load(fname, xc, yc):
-    with open(os.path.join(ROOT, "data", fname), newline="") as f:
-        rows = list(csv.DictReader(f))
-    return np.array([[float(r[c]) for c in xc] for r in rows]), np.array([float(r[yc]) for r in rows])
-
-
-# name -> (file, x columns, y column, [(reg, kernel, bandwidth)], queries)
+# name -> (file, x columns, y column, [(reg, kernel, bandwidth)])
 CASES = {
     "mcycle": ("mcycle.csv", ["times"], "accel",
                [("ll", "gaussian", [1.0]), ("ll", "gaussian", [2.5]), ("lc", "tricube", [3.0]),

@@ -4,24 +4,18 @@ product kernel, one bandwidth per column): predictions and LOO error at fixed ba
 what bw='cv_ls' reaches. Run from the repository root (takes a few minutes):
     /usr/bin/python3 tests/golden/make_golden_multi.py
 """
-import csv
 import os
 import time
 
 import numpy as np
 from statsmodels.nonparametric.kernel_regression import KernelReg
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from columns import ROOT, load
+
 SETS = {  # name -> (file, x columns, y column, fixed bandwidth vectors)
     "boston": ("boston.csv", ["lstat", "rm"], "medv", [[1.0, 0.3], [3.0, 1.0]]),
     "airquality": ("airquality.csv", ["Solar.R", "Wind", "Temp"], "Ozone", [[60.0, 2.0, 4.0], [150.0, 5.0, 10.0]]),
 }
-
-
-def load(fname, xc, yc):
-    with open(os.path.join(ROOT, "data", fname), newline="") as f:
-        rows = list(csv.DictReader(f))
-    return np.array([[float(r[c]) for c in xc] for r in rows]), np.array([float(r[yc]) for r in rows])
 
 
 def main():
