@@ -143,20 +143,20 @@ std::string to_string(OutOfReach policy) { return policy == OutOfReach::error ? 
 Kernel parse_kernel(const std::string& name) {
   for (Kernel k : kernels)
     if (name == to_string(k)) return k;
-  throw UsageError("--kernel: unknown kernel \"" + name +
-                   "\" (known: gaussian, laplace, epanechnikov, tricube, uniform)");
+  throw UsageError("--kernel: unknown kernel " + quote(name) +
+                   " (known: gaussian, laplace, epanechnikov, tricube, uniform)");
 }
 
 Method parse_method(const std::string& name) {
   if (name == "nw") return Method::nw;
   if (name == "local-linear") return Method::local_linear;
-  throw UsageError("--method: unknown method \"" + name + "\" (known: nw, local-linear)");
+  throw UsageError("--method: unknown method " + quote(name) + " (known: nw, local-linear)");
 }
 
 OutOfReach parse_out_of_reach(const std::string& name) {
   if (name == "error") return OutOfReach::error;
   if (name == "nearest") return OutOfReach::nearest;
-  throw UsageError("--out-of-reach: unknown policy \"" + name + "\" (known: error, nearest)");
+  throw UsageError("--out-of-reach: unknown policy " + quote(name) + " (known: error, nearest)");
 }
 
 bool is_compact(Kernel kernel) {

@@ -18,7 +18,7 @@ std::vector<std::string> parse_column_list(const std::string& text, const std::s
     const auto first = name.find_first_not_of(" \t");
     const auto last = name.find_last_not_of(" \t");
     name = first == std::string::npos ? "" : name.substr(first, last - first + 1);
-    if (name.empty()) throw UsageError(option + ": empty column name in \"" + text + "\"");
+    if (name.empty()) throw UsageError(option + ": empty column name in " + quote(text));
     out.push_back(name);
     if (comma == std::string::npos) return out;
     start = comma + 1;

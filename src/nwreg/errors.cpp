@@ -3,12 +3,14 @@
 #include <cerrno>
 #include <utility>
 
+#include "nwreg/numbers.h"
+
 namespace nwreg {
 namespace {
 
 std::string locate(const std::string& file, std::size_t line, const std::string& column,
                    const std::string& detail) {
-  std::string out = file;
+  std::string out = escape_excerpt(file, 200);
   if (line > 0) out.append(":").append(std::to_string(line));
   if (!out.empty()) out.append(": ");
   if (!column.empty()) out.append("column ").append(column).append(": ");

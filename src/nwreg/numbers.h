@@ -19,7 +19,17 @@ std::optional<double> parse_double(std::string_view text, ParseFailure* why = nu
 /// `text` without the spaces and tabs around it.
 std::string_view trim(std::string_view text);
 
-/// One sentence for a failure, e.g. `cannot parse "abc" as a number`.
+/// Untrusted text made safe for a one-line message: control characters (C0, DEL, C1) and bytes
+/// that are not UTF-8 are escaped (\n, \t, \x1b, \u009b), and text longer than `max_bytes` is
+/// cut at a character boundary and ends in "..." with its full length, e.g.
+/// `1234567890... (16777216 bytes)`.
+std::string escape_excerpt(std::string_view text, std::size_t max_bytes = 60);
+
+/// escape_excerpt in double quotes: `"abc"`, `"a\nb"`. Quotes and backslashes inside are
+/// escaped too, so the quoted text reads back unambiguously.
+std::string quote(std::string_view text, std::size_t max_bytes = 60);
+
+/// One sentence for a failure, e.g. `cannot parse "abc" as a number` (the text quoted short).
 std::string describe(ParseFailure why, std::string_view text);
 
 /// Shortest decimal text that reads back to exactly `v` (std::to_chars). `v` must be finite.

@@ -40,7 +40,7 @@ Format parse_format(const std::string& text, const std::string& option) {
   if (text == "csv") return Format::csv;
   if (text == "json") return Format::json;
   if (text == "jsonl") return Format::jsonl;
-  throw UsageError(option + ": unknown format \"" + text + "\" (known: csv, json, jsonl)");
+  throw UsageError(option + ": unknown format " + quote(text) + " (known: csv, json, jsonl)");
 }
 
 Format format_for_path(const std::string& path, Format fallback) {
@@ -57,7 +57,7 @@ Format format_for_path(const std::string& path, Format fallback) {
 WeightsLayout parse_layout(const std::string& text) {
   if (text == "wide") return WeightsLayout::wide;
   if (text == "long") return WeightsLayout::long_;
-  throw UsageError("--weights-layout: unknown layout \"" + text + "\" (known: wide, long)");
+  throw UsageError("--weights-layout: unknown layout " + quote(text) + " (known: wide, long)");
 }
 
 std::string csv_field(const std::string& text) {
