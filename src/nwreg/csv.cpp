@@ -1,10 +1,16 @@
 #include "nwreg/csv.h"
 
+// No reader thread: a process that cannot start one (a low pids limit) must still read its input.
+#define CSV_IO_NO_THREAD
 #include <libfccp/csv.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <filesystem>
+#include <ios>
 #include <system_error>
 
 #include "nwreg/errors.h"
@@ -31,6 +37,61 @@ bool all_numbers(const std::vector<std::string_view>& fields) {
   return any;
 }
 
+// fast-cpp-csv-parser reads C strings, so a NUL byte would silently end its line. The bytes
+// are handed over with each NUL turned into this mark (and the fact remembered): a line that
+// holds it is refused.
+constexpr char nul_mark = '\x01';
+
+// Mark the NUL bytes in buf[0..n); returns whether there were any.
+bool mark_nuls(char* buf, std::size_t n) {
+  bool any = false;
+  for (char* p = buf; (p = static_cast<char*>(std::memchr(p, '\0', static_cast<std::size_t>(buf + n - p))));) {
+    *p++ = nul_mark;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+/// The bytes of a file (a descriptor) or a stream, NUL bytes marked, read errors thrown as
+/// InputError naming the source.
+class CsvReader::Source : public io::ByteSourceBase {
+ public:
+  Source(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  Source(std::istream& in, std::string name) : in_(&in), name_(std::move(name)) {}
+  ~Source() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int read(char* buf, int size) override {
+    std::size_t got = 0;
+    if (in_) {
+      in_->read(buf, size);  // a read error sets badbit (errno tells which)
+      if (in_->bad()) fail(errno);
+      got = static_cast<std::size_t>(in_->gcount());
+    } else {
+      ssize_t r;
+      do r = ::read(fd_, buf, static_cast<std::size_t>(size));
+      while (r < 0 && errno == EINTR);
+      if (r < 0) fail(errno);
+      got = static_cast<std::size_t>(r);
+    }
+    if (mark_nuls(buf, got)) nul_seen = true;
+    return static_cast<int>(got);
+  }
+  bool nul_seen = false;
+
+ private:
+  [[noreturn]] void fail(int e) const {
+    throw InputError(name_, 0, "", std::string("cannot read: ") + std::strerror(e ? e : EIO));
+  }
+  std::istream* in_ = nullptr;
+  int fd_ = -1;
+  std::string name_;
+};
+
+namespace {
+
 // fast-cpp-csv-parser errors carry their own text; ours are reworded to name our source.
 [[noreturn]] void rethrow_io(const io::error::base& e, const std::string& source,
                              std::size_t line) {
@@ -51,13 +112,13 @@ bool is_missing(std::string_view field) {
 NaPolicy parse_na(const std::string& text) {
   if (text == "fail") return NaPolicy::fail;
   if (text == "skip") return NaPolicy::skip;
-  throw UsageError("--na: unknown policy \"" + text + "\" (known: fail, skip)");
+  throw UsageError("--na: unknown policy " + quote(text) + " (known: fail, skip)");
 }
 
 char parse_delimiter(const std::string& text) {
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
   if (text.size() != 1)
-    throw UsageError("--delimiter: must be one character or \"tab\", got \"" + text + "\"");
+    throw UsageError("--delimiter: must be one character or \"tab\", got " + quote(text));
   const char c = text[0];
   if (c == '"' || c == '\n' || c == '\r' || c == ' ')
     throw UsageError(std::string("--delimiter: cannot be ") +
@@ -108,21 +169,25 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
 
 CsvReader::CsvReader(std::istream& in, std::string source, CsvOptions options, bool line_by_line)
     : source_(std::move(source)), options_(options) {
-  if (line_by_line) stream_ = &in;
-  else reader_ = std::make_unique<io::LineReader>(source_, in);
+  if (line_by_line) {
+    stream_ = &in;
+  } else {
+    auto bytes = std::make_unique<Source>(in, source_);
+    bytes_ = bytes.get();
+    reader_ = std::make_unique<io::LineReader>(source_, std::move(bytes));
+  }
   start();
 }
 
 CsvReader::CsvReader(const std::string& path, CsvOptions options)
     : source_(path), options_(options) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(source_, 0, "", "is a directory, not a file");
-  try {
-    reader_ = std::make_unique<io::LineReader>(path);
-  } catch (const io::error::can_not_open_file& e) {
-    throw InputError(source_, 0, "", std::string("cannot open: ") + std::strerror(e.errno_value));
-  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(source_, 0, "", std::string("cannot open: ") + std::strerror(errno));
+  auto bytes = std::make_unique<Source>(fd, source_);
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(source_, 0, "", "is a directory, not a file");
+  bytes_ = bytes.get();
+  reader_ = std::make_unique<io::LineReader>(source_, std::move(bytes));
   start();
 }
 
@@ -134,10 +199,26 @@ char* CsvReader::next_line() {
     if (line) line_ = reader_->get_file_line();
     return line;
   }
-  if (!std::getline(*stream_, line_buf_)) return nullptr;
+  // One line from a stream, as soon as it is complete, at most max_line_bytes long.
+  line_buf_.clear();
+  std::streambuf* in = stream_->rdbuf();
+  bool any = false;
+  try {
+    for (int c; (c = in->sbumpc()) != std::char_traits<char>::eof();) {
+      any = true;
+      if (c == '\n') break;
+      if (line_buf_.size() >= max_line_bytes)
+        throw InputError(source_, line_ + 1, "", "line longer than 16 MiB");  // max_line_bytes
+      line_buf_.push_back(static_cast<char>(c));
+    }
+  } catch (const std::ios_base::failure& e) {
+    throw InputError(source_, 0, "", std::string("cannot read: ") + std::strerror(e.code().value() ? e.code().value() : EIO));
+  }
+  if (!any) return nullptr;
   ++line_;
   if (!line_buf_.empty() && line_buf_.back() == '\r') line_buf_.pop_back();
   if (line_ == 1 && line_buf_.rfind("\xEF\xBB\xBF", 0) == 0) line_buf_.erase(0, 3);
+  if (mark_nuls(line_buf_.data(), line_buf_.size())) stream_nul_ = true;
   return line_buf_.data();
 }
 
@@ -146,6 +227,8 @@ bool CsvReader::next_row() {
     for (;;) {
       char* line = next_line();
       if (!line) return false;
+      if ((stream_nul_ || (bytes_ && bytes_->nul_seen)) && std::strchr(line, nul_mark))
+        throw InputError(source_, line_, "", "holds a NUL byte: not a text file");
       if (blank_line(line)) continue;
       split_fields(line, options_.delimiter, fields_, source_, line_);
       return true;
@@ -170,7 +253,7 @@ void CsvReader::start() {
 }
 
 std::string CsvReader::column_label(std::size_t index) const {
-  if (has_header()) return "\"" + names_[index] + "\"";
+  if (has_header()) return quote(names_[index]);
   return std::to_string(index + 1);
 }
 
@@ -180,12 +263,13 @@ std::size_t CsvReader::resolve(const std::string& spec, const std::string& optio
   if (!spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     const std::size_t index = spec.size() > 9 ? 0 : std::stoul(spec);
     if (index >= 1 && index <= column_count_) return index - 1;
-    throw UsageError(option + ": column " + spec + " does not exist: " + source_ + " has " +
+    throw UsageError(option + ": column " + spec + " does not exist: " + escape_excerpt(source_, 200) + " has " +
                      std::to_string(column_count_) + " column" + (column_count_ == 1 ? "" : "s"));
   }
   std::string known;
-  for (const auto& n : names_) known += (known.empty() ? "" : ", ") + n;
-  throw UsageError(option + ": no column named \"" + spec + "\" in " + source_ +
+  for (std::size_t i = 0; i < names_.size() && i < 12; ++i) known += (i ? ", " : "") + escape_excerpt(names_[i], 30);
+  if (names_.size() > 12) known += ", ... (" + std::to_string(names_.size()) + " in all)";
+  throw UsageError(option + ": no column named " + quote(spec) + " in " + escape_excerpt(source_, 200) +
                    (has_header() ? " (columns: " + known + ")" : " (it has no header row)"));
 }
 
@@ -208,7 +292,7 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) 
       }
       throw InputError(source_, line_, column_label(columns[c]),
                        (field.empty() ? std::string("missing value (empty field)")
-                                      : "missing value \"" + std::string(field) + "\"") +
+                                      : "missing value " + quote(field)) +
                            "; give --na skip to drop rows with missing values");
     }
     throw InputError(source_, line_, column_label(columns[c]), describe(why, field));

@@ -51,6 +51,9 @@ char parse_delimiter(const std::string& text);
 void split_fields(char* line, char delimiter, std::vector<std::string_view>& fields,
                   const std::string& source, std::size_t line_number);
 
+/// Longest line any reader accepts (fast-cpp-csv-parser's block size).
+inline constexpr std::size_t max_line_bytes = std::size_t{1} << 24;
+
 /// One CSV input, read row by row. Opening reads up to the first data row, so the header and
 /// the column count are known before the columns are chosen.
 class CsvReader {
@@ -59,7 +62,8 @@ class CsvReader {
   /// `line_by_line`, each line is read as soon as it arrives (std::getline) instead of in 16 MiB
   /// blocks: for streams answered one query at a time.
   CsvReader(std::istream& in, std::string source, CsvOptions options, bool line_by_line = false);
-  /// Opens a file. Throws InputError if it cannot be opened or is a directory.
+  /// Opens a file. Throws InputError if it cannot be opened or is a directory. A read error or
+  /// a NUL byte in a line is an InputError naming the source (and line) too.
   CsvReader(const std::string& path, CsvOptions options);
   ~CsvReader();
   CsvReader(const CsvReader&) = delete;
@@ -98,10 +102,13 @@ class CsvReader {
   char* next_line();  // the next physical line, without its line end; nullptr at the end
   bool parse_row(const std::vector<std::size_t>& columns, double* out);  // false: skipped
 
+  class Source;
   std::string source_;
   CsvOptions options_;
   std::unique_ptr<io::LineReader> reader_;
+  Source* bytes_ = nullptr;         // the reader's byte source (owned by reader_)
   std::istream* stream_ = nullptr;  // line-by-line mode
+  bool stream_nul_ = false;         // line-by-line mode: a NUL byte was seen
   std::string line_buf_;
   std::vector<std::string> names_;
   std::vector<std::string_view> fields_;

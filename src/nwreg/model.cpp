@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nwreg/errors.h"
+#include "nwreg/numbers.h"
 #include "nwreg/writers.h"
 
 namespace nwreg {
@@ -18,12 +19,45 @@ void write_model(std::ostream& out, const Model& m) {
   w.finish();
 }
 
+namespace {
+
+// Reads the whole stream, at most max_model_bytes; read errors name the source.
+std::string read_bounded(std::istream& in, const std::string& source) {
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_model_bytes)
+      throw InputError(source, 0, "", "larger than 64 MiB: not a model file nwreg wrote");  // max_model_bytes
+  }
+  if (in.bad()) throw InputError(source, 0, "", "cannot read: input/output error");
+  return text;
+}
+
+// A short description of an untrusted JSON value for a message: never its whole text.
+std::string describe_value(const Json& v) {
+  if (v.is_number_integer() || v.is_number_float() || v.is_boolean() || v.is_null()) return v.dump();
+  if (v.is_string()) return quote(v.get_ref<const std::string&>());
+  return v.is_array() ? "an array" : "an object";
+}
+
+}  // namespace
+
 Model read_model(std::istream& in, const std::string& source) {
+  const std::string text = read_bounded(in, source);
   Json j;
   try {
-    j = Json::parse(in);
+    // Nesting is refused past max_model_depth while parsing: nothing deeper is ever built,
+    // dumped or destroyed (100,000 levels would overflow the stack).
+    j = Json::parse(text, [&](int depth, Json::parse_event_t, Json&) {
+      if (depth > max_model_depth)
+        throw InputError(source, 0, "",
+                         "not a usable nwreg model: nested deeper than " + std::to_string(max_model_depth) + " levels");
+      return true;
+    });
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e7161
-    throw InputError(source, 0, "", std::string("not a valid JSON model file: ") + e.what());
+    throw InputError(source, 0, "", "not a valid JSON model file: " + escape_excerpt(e.what(), 200));
   }
   auto bad = [&](const std::string& what) -> InputError {
     return InputError(source, 0, "", "not a usable nwreg model: " + what);
@@ -32,7 +66,7 @@ Model read_model(std::istream& in, const std::string& source) {
     throw bad("no \"format\": \"nwreg-model\" field");
   if (!j.contains("version") || !j["version"].is_number_integer() ||
       j["version"].get<long long>() != model_format_version)
-    throw bad("format version " + (j.contains("version") ? j["version"].dump() : "missing") +
+    throw bad("format version " + (j.contains("version") ? describe_value(j["version"]) : "missing") +
               ", this nwreg reads version " + std::to_string(model_format_version));
   Model m;
   try {
@@ -58,7 +92,7 @@ Model read_model(std::istream& in, const std::string& source) {
     for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours}})
       if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();
   } catch (const Json::exception& e) {
-    throw bad(std::string("a required field is missing or has the wrong type (") + e.what() + ")");
+    throw bad("a required field is missing or has the wrong type (" + escape_excerpt(e.what(), 200) + ")");
   } catch (const UsageError& e) {
     throw bad(e.what());
   }

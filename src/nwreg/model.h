@@ -16,6 +16,9 @@ namespace nwreg {
 
 inline constexpr const char* model_format = "nwreg-model";
 inline constexpr int model_format_version = 1;
+/// Limits on what read_model accepts: a model nwreg writes is far smaller and flatter.
+inline constexpr std::size_t max_model_bytes = std::size_t{64} << 20;
+inline constexpr int max_model_depth = 32;
 
 struct Model {
   Kernel kernel = Kernel::gaussian;
@@ -40,7 +43,8 @@ struct Model {
 void write_model(std::ostream& out, const Model& model);
 
 /// Reads a model file. Throws InputError naming `source` for text that is not JSON, another
-/// format or version, or missing or ill-typed fields.
+/// format or version, missing or ill-typed fields, more than max_model_bytes or nesting deeper
+/// than max_model_depth, and for a read error.
 Model read_model(std::istream& in, const std::string& source);
 
 }  // namespace nwreg
