@@ -1,12 +1,74 @@
 #include "nwreg/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <system_error>
 
 namespace nwreg {
+namespace {
+
+// The CPU quota of this process's cgroup and its ancestors, in CPUs (0 = none found).
+double cgroup_quota() {
+  std::ifstream self("/proc/self/cgroup");
+  double best = 0;
+  auto take = [&best](double quota, double period) {
+    if (quota > 0 && period > 0 && (best == 0 || quota / period < best)) best = quota / period;
+  };
+  for (std::string line; std::getline(self, line);) {
+    // v2: "0::/path"; v1: "N:cpu,cpuacct:/path".
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    std::string path = line.substr(b + 1);
+    const bool v2 = controllers.empty();
+    if (!v2 && ("," + controllers + ",").find(",cpu,") == std::string::npos) continue;
+    const std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/" + controllers;
+    for (;;) {  // the cgroup and each ancestor: the tightest quota holds
+      if (v2) {
+        std::ifstream f(root + path + "/cpu.max");
+        std::string quota;
+        double period = 0;
+        if (f >> quota >> period && quota != "max") take(std::atof(quota.c_str()), period);
+      } else {
+        std::ifstream q(root + path + "/cpu.cfs_quota_us"), p(root + path + "/cpu.cfs_period_us");
+        double quota = 0, period = 0;
+        if (q >> quota && p >> period) take(quota, period);
+      }
+      if (path.empty() || path == "/") break;
+      const auto slash = path.rfind('/');
+      path = slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+unsigned available_cpus() {
+  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) cpus = static_cast<unsigned>(CPU_COUNT(&set));
+  const double quota = cgroup_quota();
+  if (quota > 0) cpus = std::min(cpus, static_cast<unsigned>(std::max(1.0, std::ceil(quota))));
+  return cpus;
+}
 
 ThreadPool::ThreadPool(unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  if (threads == 0) threads = available_cpus();
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      workers_.emplace_back([this] { work(); });
+    } catch (const std::exception& e) {  // std::system_error (EAGAIN), std::bad_alloc
+      const auto* sys = dynamic_cast<const std::system_error*>(&e);
+      shortfall_ = "started " + std::to_string(i) + " of " + std::to_string(threads) + " threads (" +
+                   (sys ? sys->code().message() : std::string("out of memory")) + ")";
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -8,20 +8,30 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace nwreg {
 
+/// The CPUs this process may use: the cores in its affinity mask, capped by the CPU quota of
+/// its cgroup (v2 cpu.max or v1 cfs_quota_us / cfs_period_us, rounded up), at least 1.
+unsigned available_cpus();
+
 class ThreadPool {
  public:
-  /// `threads` workers in all, the calling thread included; 0 = every hardware thread.
+  /// `threads` workers in all, the calling thread included; 0 = available_cpus(). Threads that
+  /// cannot be created (a pids or memory limit) are done without: the pool runs on fewer, and
+  /// shortfall() says so.
   explicit ThreadPool(unsigned threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  /// Empty when every thread asked for runs; else one sentence, e.g. "started 40 of 500
+  /// threads (Resource temporarily unavailable)".
+  const std::string& shortfall() const { return shortfall_; }
 
   /// Runs fn(begin, end) over [0, count) in chunks of `grain`; returns when all are done.
   /// The first exception thrown by fn is rethrown here.
@@ -41,6 +51,7 @@ class ThreadPool {
   std::size_t generation_ = 0;
   bool stop_ = false;
   std::exception_ptr error_;
+  std::string shortfall_;
 };
 
 /// Runs fn over [0, count) on `pool`, or inline when there is none.
