@@ -47,7 +47,7 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points) 
   }
   parts.push_back(rest);
   if (parts.size() != 3)
-    throw UsageError("--grid: expected START:STOP:STEP, got \"" + text + "\"");
+    throw UsageError("--grid: expected START:STOP:STEP, got " + quote(text));
   double v[3];
   const char* names[3] = {"START", "STOP", "STEP"};
   for (int i = 0; i < 3; ++i) {
@@ -113,7 +113,7 @@ Shard parse_shard(const std::string& text) {
     s.n = number(std::string_view(text).substr(slash + 1));
   }
   if (slash == std::string::npos || s.k == 0 || s.n == 0 || s.k > s.n)
-    throw UsageError("--shard: expected K/N with 1 <= K <= N, got \"" + text + "\"");
+    throw UsageError("--shard: expected K/N with 1 <= K <= N, got " + quote(text));
   return s;
 }
 

@@ -26,8 +26,9 @@ struct Shard {
   std::size_t last(std::size_t m) const { return split(m, k); }
 
  private:
-  // floor(m * j / n) without overflowing m * j.
-  std::size_t split(std::size_t m, std::size_t j) const { return m / n * j + m % n * j / n; }
+  // floor(m * j / n) in 128 bits: exact for any m, j <= n < 2^64.
+  __extension__ typedef unsigned __int128 Wide;
+  std::size_t split(std::size_t m, std::size_t j) const { return static_cast<std::size_t>(Wide{m} * j / n); }
 };
 
 /// Parses `K/N` with 1 <= K <= N. Throws UsageError naming `--shard`.

@@ -55,8 +55,14 @@ Ticks nice_ticks(double lo, double hi, int target = 6) {
       break;
     }
   const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+  // Counted, not accumulated: a step below the spacing of doubles near lo (x near 1e16, a
+  // range of 1) would never advance v. At most 2 * target + 2 ticks.
+  const double first = std::ceil(lo / step);
+  for (int i = 0; i <= 2 * target + 1; ++i) {
+    const double v = (first + i) * step;
+    if (!(v <= hi + step * 1e-9)) break;
     const double r = std::round(v / step) * step;
+    if (!t.at.empty() && !(r > t.at.back())) continue;
     t.at.push_back(r);
     char buf[48];
     if (std::abs(r) >= 1e6 || (std::abs(r) < 1e-4 && r != 0)) std::snprintf(buf, sizeof buf, "%g", r);
@@ -220,6 +226,7 @@ void Heatmap::write_svg(std::ostream& out, const std::string& x_name, const std:
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
   // Axes: x values of the sorted keys (columns) and queries (rows) at five positions.
   auto ticks = [&](const char* cls, const char* anchor, const std::vector<double>& sorted, bool columns) {
+    if (sorted.empty()) return;  // an empty shard of queries: no rows, no ticks
     out << "<g class=\"" << cls << "\" text-anchor=\"" << anchor << "\" font-size=\"11\">\n";
     for (int i = 0; i <= 4; ++i) {
       const double f = i / 4.0;
@@ -254,7 +261,10 @@ void Heatmap::write_svg(std::ostream& out, const std::string& x_name, const std:
   }
   out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(t - 10)
       << "\" text-anchor=\"middle\" font-size=\"12\">weight</text>\n</g>\n";
-  if (rb_ < m_ || cb_ < n_) {
+  if (m_ == 0) {
+    out << "<text class=\"note\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size / 2)
+        << "\" text-anchor=\"middle\" font-size=\"14\" fill=\"white\">no queries</text>\n";
+  } else if (rb_ < m_ || cb_ < n_) {
     out << "<text class=\"note\" x=\"" << num(l) << "\" y=\"" << num(h - 22) << "\" font-size=\"12\" fill=\"#444\">binned: "
         << m_ << " queries into " << rb_ << " rows, " << n_ << " keys into " << cb_
         << " columns; a cell is the mean over its queries of the weight summed over its keys</text>\n";
