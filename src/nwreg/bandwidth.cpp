@@ -19,8 +19,8 @@ std::vector<ColumnStats> all_stats(const Dataset& data, const char* what) {
     if (out.back().sd == 0)
       throw DataError(data.n < 2 ? std::string(what) + " needs at least 2 training rows, got " +
                                        std::to_string(data.n)
-                                 : "all values of x column \"" + data.x_names[k] +
-                                       "\" are equal: " + what +
+                                 : "all values of x column " + quote(data.x_names[k]) +
+                                       " are equal: " + what +
                                        " cannot work; give --bandwidth H");
   }
   return out;
@@ -88,6 +88,19 @@ std::vector<double> from_theta(const std::vector<double>& theta) {
 }
 
 }  // namespace
+
+void record_epoch(std::vector<Epoch>& history, Epoch e) {
+  const int first = history.empty() ? e.epoch : history.front().epoch;
+  const int stride = history.size() >= 2 ? history[1].epoch - first : 1;
+  // The previous row was only the latest, off the stride: this one takes its place.
+  if (history.size() >= 2 && (history.back().epoch - first) % stride != 0) history.pop_back();
+  history.push_back(std::move(e));
+  if (history.size() <= max_history) return;
+  std::vector<Epoch> kept;
+  for (std::size_t i = 0; i < history.size(); ++i)
+    if ((history[i].epoch - first) % (2 * stride) == 0 || i + 1 == history.size()) kept.push_back(std::move(history[i]));
+  history = std::move(kept);
+}
 
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
@@ -183,8 +196,9 @@ FitResult descend(const FitOptions& opt, const std::vector<double>& h, Objective
     return obj.at(trial_h, true);
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
-    res.history.push_back({epoch, from_theta(t), loss, {}});
-    if (on_epoch) on_epoch(res.history.back());
+    Epoch e{epoch, from_theta(t), loss, {}};
+    if (on_epoch) on_epoch(e);
+    record_epoch(res.history, std::move(e));
   };
   const Descent dsc = line_search(theta, opt, eval, record);
   res.bandwidth = from_theta(dsc.theta);
@@ -202,7 +216,7 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
   if (cur.out_of_reach)
     throw DataError("sgd: the start bandwidth leaves training row " + std::to_string(cur.first_out_of_reach + 1) +
                     " with no other key in reach; start from a wider bandwidth");
-  res.history.push_back({0, h, cur.mse, {}});
+  record_epoch(res.history, {0, h, cur.mse, {}});
   if (on_epoch) on_epoch(res.history.back());
   std::vector<double> w(d);
   for (std::size_t k = 0; k < d; ++k) w[k] = 1 / h[k];
@@ -223,8 +237,9 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
     if (cur.out_of_reach)
       throw DataError("sgd: at epoch " + std::to_string(epoch) + " training row " +
                       std::to_string(cur.first_out_of_reach + 1) + " has no other key in reach; lower --lr");
-    res.history.push_back({epoch, h, cur.mse, {}});
-    if (on_epoch) on_epoch(res.history.back());
+    Epoch e{epoch, h, cur.mse, {}};
+    if (on_epoch) on_epoch(e);
+    record_epoch(res.history, std::move(e));
   }
   res.bandwidth = h;
   res.loo_mse = obj.mean(cur.mse);
@@ -250,7 +265,7 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     const auto v = parse_double(part, &why);
     if (!v) {
       if (why == ParseFailure::not_a_number)
-        throw UsageError(option + ": expected a number > 0, auto, silverman or scott, got \"" + text + "\"");
+        throw UsageError(option + ": expected a number > 0, auto, silverman or scott, got " + quote(text));
       throw UsageError(option + ": " + describe(why, part));
     }
     check_bandwidth({*v}, 1, option);
@@ -318,9 +333,8 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     const auto scales = scan_scales(data);
     for (std::size_t i = 0; i < scales.size(); ++i) {
       const auto h = scaled(stats, scales[i]);
-      if (options.on_scan) options.on_scan(i + 1, scales.size());
-      if (!usable(h)) continue;
-      const double loss = obj.at(h, false).mse;
+      const double loss = usable(h) ? obj.at(h, false).mse : std::numeric_limits<double>::infinity();
+      if (options.on_scan) options.on_scan(i + 1, scales.size(), h, loss);
       if (loss < best) {
         best = loss;
         start = h;

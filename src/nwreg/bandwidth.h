@@ -57,8 +57,9 @@ struct FitOptions {
   /// over all rows. 0 = every row. sgd always uses every row.
   std::size_t scan_rows = 1000;
   std::size_t descent_rows = 50000;
-  /// Called after each scan point: (points done, points in all).
-  std::function<void(std::size_t, std::size_t)> on_scan;
+  /// Called after each scan point: (points done, points in all, its bandwidths, its LOO error;
+  /// +inf where some row has no other key in reach).
+  std::function<void(std::size_t, std::size_t, const std::vector<double>&, double)> on_scan;
 };
 
 /// One row of the loss history: the parameters after `epoch` steps (0 = the start point) and
@@ -70,10 +71,18 @@ struct Epoch {
   std::vector<double> metric;  //!< metric descent: the map A (r x d, row-major); else empty
 };
 
+/// Most rows a loss history keeps: a run of 10^7 epochs must not keep 10^7 rows.
+inline constexpr std::size_t max_history = 10000;
+
+/// Appends `e` to a history whose epochs count up by one: every epoch while there are at most
+/// max_history rows, beyond that an evenly thinned selection (the stride doubles each time it
+/// fills; the first row and the latest are always kept).
+void record_epoch(std::vector<Epoch>& history, Epoch e);
+
 struct FitResult {
   std::vector<double> bandwidth;
   double loo_mse = 0;          //!< mean LOO squared error at `bandwidth`
-  std::vector<Epoch> history;  //!< epoch 0 first
+  std::vector<Epoch> history;  //!< epoch 0 first; thinned past max_history (record_epoch)
   bool converged = false;      //!< line search: tolerance met or no further decrease possible
   std::string stop_reason;     //!< "tolerance", "no further decrease", "epoch cap", "epochs done"
   int evaluations = 0;         //!< LOO passes, the scan's and the final full one included

@@ -140,8 +140,9 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
     return out;
   };
   auto record = [&](int epoch, const std::vector<double>& b, double loss) {
-    res.history.push_back({epoch, {}, loss, to_metric(b).a});
-    if (on_epoch) on_epoch(res.history.back());
+    Epoch e{epoch, {}, loss, to_metric(b).a};
+    if (on_epoch) on_epoch(e);
+    record_epoch(res.history, std::move(e));
   };
   const Descent dsc = line_search(theta, options, eval, record);
   res.metric = to_metric(dsc.theta);
