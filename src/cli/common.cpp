@@ -1,6 +1,9 @@
 #include "cli/common.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <ostream>
 
 #include "nwreg/attention.h"
@@ -14,6 +17,11 @@ std::string join(const double* first, const double* last) {
   std::string s;
   for (const double* p = first; p != last; ++p) s += (p == first ? "" : " ") + format_double(*p);
   return s;
+}
+
+void report_threads(const ThreadPool& pool, std::ostream& log) {
+  if (!pool.shortfall().empty())
+    log << "nwreg: warning: " << pool.shortfall() << "; running on " << pool.size() << "\n";
 }
 
 std::string join(const std::vector<double>& v) { return join(v.data(), v.data() + v.size()); }
@@ -97,6 +105,11 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
 }
 
+void check_input_options(const InputOptions& o) {
+  parse_delimiter(o.delimiter);
+  parse_na(o.na);
+}
+
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
                                     std::istream& stdin_stream) {
   CsvOptions opts;
@@ -113,7 +126,8 @@ void report_skipped(const CsvReader& reader, const char* what, std::ostream& log
       << " with missing values from " << reader.source() << " (first: line " << reader.first_skipped_line() << ")\n";
 }
 
-Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model, std::ostream& log) {
+Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model, std::ostream& log,
+                      const std::string& model_path) {
   ColumnChoice c;
   const bool by_model = model && reader.has_header();
   if (!o.x.empty()) {
@@ -127,6 +141,19 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
   else if (by_model) c.y = model->y_column;
   if (!o.sample_weight.empty()) c.weight = o.sample_weight;
   else if (by_model) c.weight = model->sample_weight;
+  if (by_model) {
+    // The columns taken from the model, as it names them: a file without them is the wrong
+    // data (exit 1), not a wrong option (exit 2).
+    std::vector<std::string> wanted;
+    if (o.x.empty()) wanted = c.x;
+    if (o.y.empty()) wanted.push_back(c.y);
+    if (o.sample_weight.empty() && !c.weight.empty()) wanted.push_back(c.weight);
+    for (const auto& name : wanted)
+      if (std::find(reader.names().begin(), reader.names().end(), name) == reader.names().end())
+        throw InputError(model_path, 0, "",
+                         "fitted on a column named " + quote(name) + ", which " + escape_excerpt(reader.source(), 200) +
+                             " lacks; give -x and -y to choose its columns");
+  }
   Dataset data = read_dataset(reader, c);
   report_skipped(reader, "training row", log);
   return data;
@@ -145,15 +172,15 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   FitOptions& f = plan.fit;
   if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
   else if (o.optimizer != "auto")
-    throw UsageError("--optimizer: unknown optimizer \"" + o.optimizer + "\" (known: auto, sgd)");
+    throw UsageError("--optimizer: unknown optimizer " + quote(o.optimizer) + " (known: auto, sgd)");
   if (o.param == "w") f.parameter = Parameter::w;
   else if (o.param != "log-h")
-    throw UsageError("--param: unknown parameter \"" + o.param + "\" (known: log-h, w)");
+    throw UsageError("--param: unknown parameter " + quote(o.param) + " (known: log-h, w)");
   if (f.parameter == Parameter::w && f.optimizer != Optimizer::sgd)
     throw UsageError("--param w: only with --optimizer sgd (auto always steps in log h)");
   if (o.loss == "sum") f.loss = Loss::sum;
   else if (o.loss != "mean")
-    throw UsageError("--loss: unknown loss \"" + o.loss + "\" (known: mean, sum)");
+    throw UsageError("--loss: unknown loss " + quote(o.loss) + " (known: mean, sum)");
   f.epochs = o.epochs;
   f.descent_rows = o.loo_rows;
   f.lr = o.lr;
@@ -167,7 +194,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   } else if (!o.init.empty()) {
     const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init");
     if (init.kind == BandwidthSpec::Kind::learn)
-      throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got \"" + o.init + "\"");
+      throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got " + quote(o.init));
     if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values;
     else plan.init_rule = o.init;
   }
@@ -183,7 +210,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     if (kernel != Kernel::gaussian || method != Method::nw)
       throw UsageError("--metric full: only with --kernel gaussian and --method nw");
   } else if (o.metric != "diagonal") {
-    throw UsageError("--metric: unknown metric \"" + o.metric + "\" (known: diagonal, full)");
+    throw UsageError("--metric: unknown metric " + quote(o.metric) + " (known: diagonal, full)");
   } else if (o.rank != 0) {
     throw UsageError("--rank: only with --metric full");
   }
@@ -229,9 +256,23 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
       else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
       else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
-      if (progress && !plan.verbose)
-        f.on_scan = [progress](std::size_t i, std::size_t total) {
-          progress->line("nwreg: scanning bandwidths " + std::to_string(i) + "/" + std::to_string(total));
+      if (plan.verbose || progress)
+        // Verbose: a line a second while the scan runs (it can take minutes at 1e7 rows), and
+        // where it ended.
+        f.on_scan = [&plan, &log, progress, best = std::numeric_limits<double>::infinity(), best_h = std::string(),
+                     last = std::chrono::steady_clock::now()](std::size_t i, std::size_t total,
+                                                              const std::vector<double>& h, double loss) mutable {
+          const std::string at = "nwreg: scan " + std::to_string(i) + "/" + std::to_string(total);
+          if (!plan.verbose) return progress->line(at);
+          if (loss < best) best = loss, best_h = join(h);
+          const auto now = std::chrono::steady_clock::now();
+          if (i == total) {
+            log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best) << '\n';
+          } else if (now - last >= std::chrono::seconds(1)) {
+            last = now;
+            log << at << "  bandwidth " << join(h) << "  loss "
+                << (std::isfinite(loss) ? format_double(loss) : std::string("none (a row out of reach)")) << '\n';
+          }
         };
       int offset = 0;  // metric epochs are numbered on from the bandwidth's
       auto on_epoch = [&](const Epoch& e) {

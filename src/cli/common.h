@@ -60,9 +60,15 @@ struct EngineCliOptions {
   EngineOptions options(ThreadPool& pool) const;
 };
 
+/// Says once on `log` when the pool could not start every thread asked for.
+void report_threads(const ThreadPool& pool, std::ostream& log);
+
 /// Numbers in shortest round-trip form, separated by spaces: "0.5 1.25".
 std::string join(const double* first, const double* last);
 std::string join(const std::vector<double>& v);
+
+/// Checks the input options (--delimiter, --na) before any file is read. Throws UsageError.
+void check_input_options(const InputOptions& o);
 
 /// Binds the input options; `positional` adds TRAIN (fit binds its own list of files).
 void add_input_options(CLI::App& app, InputOptions& o, bool positional = true);
@@ -73,10 +79,12 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
                                     std::istream& stdin_stream);
 
-/// Reads the training set; when -x/-y/--sample-weight are not given, `model_columns` (from a
-/// model file) pick the columns by name if the file has a header, else the first and second
-/// columns are used. Rows dropped for missing values (--na skip) are counted on `log`.
-Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns, std::ostream& log);
+/// Reads the training set; when -x/-y/--sample-weight are not given, `model_columns` (from the
+/// model file `model_path`) pick the columns by name if the file has a header, else the first
+/// and second columns are used. A column the model names that the file lacks is an InputError
+/// naming the model file. Rows dropped for missing values (--na skip) are counted on `log`.
+Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns, std::ostream& log,
+                      const std::string& model_path = "");
 
 /// Says on `log` how many rows `reader` dropped for missing values, if any.
 void report_skipped(const CsvReader& reader, const char* what, std::ostream& log);

@@ -65,6 +65,7 @@ std::vector<std::string> expand(const std::vector<std::string>& args) {
 bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, const BandwidthPlan& plan) {
   const bool json = cmd.format == "json";
   ThreadPool pool(cmd.engine.threads);
+  report_threads(pool, std::cerr);
   OutputFile out("-", "stdout");
   bool all_ok = true;
   out.write([&](std::ostream& os) {
@@ -117,10 +118,16 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
 
 bool run_fit(const FitCommand& cmd) {
   if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
-    throw UsageError("--format: unknown format \"" + cmd.format + "\" (known: text, json, csv)");
+    throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
+  check_input_options(cmd.input);
   check_tolerance(cmd.engine.tolerance);
   const std::vector<std::string> files = expand(cmd.trains);
+  std::vector<FileUse> uses;
+  for (const auto& f : files) uses.push_back({f, "the training data", false});
+  if (!cmd.output.empty()) uses.push_back({cmd.output, "-o", true});
+  if (cmd.output != "-") uses.push_back({"-", "stdout", true});
+  check_distinct(uses);
   if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0])) {
     if (!cmd.output.empty())
       throw UsageError("-o: a model file holds one fit; a batch writes its summary to stdout");
@@ -140,15 +147,15 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
   reader.reset();
   ThreadPool pool(cmd.engine.threads);
+  report_threads(pool, std::cerr);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
   const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &*progress);
   progress.reset();  // clear the status line before the report
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");
-  if (model_file) {
-    model_file->write([&](std::ostream& os) { write_model(os, m); });
-    model_file->commit();
-  }
+  // The model file is written first and committed only once the report is out: a failure
+  // of either leaves the file as it was.
+  if (model_file) model_file->write([&](std::ostream& os) { write_model(os, m); });
   OutputFile out("-", "stdout");
   if (json_to_stdout) {
     out.write([&](std::ostream& os) { write_model(os, m); });
@@ -170,7 +177,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     if (!m.history.empty())
       s << "epochs: " << m.history.back().epoch << " (" << m.stop_reason << ")\n";
   }
-  out.commit();
+  OutputFile::commit_all({&out, model_file ? &*model_file : nullptr});
   return true;
 }
 

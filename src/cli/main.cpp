@@ -24,6 +24,16 @@ int fail(int code, const std::string& what) {
   return code;
 }
 
+// CLI11 reads an empty value as 0 for numbers (--threads '') and as "not given" for files
+// (-o ''): no option of nwreg means anything by an empty value, so each is refused at once.
+void refuse_empty_values(const CLI::App& sub) {
+  for (const CLI::Option* opt : sub.get_options())
+    for (const std::string& value : opt->results())
+      if (value.empty())
+        throw nwreg::UsageError((opt->get_snames().empty() ? opt->get_name() : "-" + opt->get_snames()[0]) +
+                                ": empty value");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +68,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    for (const CLI::App* sub : {fit_app, predict_app})
+      if (sub->parsed()) refuse_empty_values(*sub);
     if (fit_app->parsed() && !nwreg::cli::run_fit(fit)) return exit_data;
     if (predict_app->parsed()) nwreg::cli::run_predict(predict);
   } catch (const nwreg::OutputError& e) {

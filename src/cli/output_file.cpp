@@ -6,13 +6,16 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "nwreg/errors.h"
+#include "nwreg/numbers.h"
 
 namespace nwreg::cli {
 
@@ -90,8 +93,41 @@ extern "C" void on_signal(int sig) {
 }
 
 [[noreturn]] void cannot_write(const std::string& option, const std::string& path, int e) {
-  throw OutputError(option + ": cannot write " + path + ": " + std::strerror(e), e);
+  throw OutputError(option + ": cannot write " + escape_excerpt(path, 200) + ": " + std::strerror(e), e);
 }
+
+// The descriptor a path names directly: /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N or
+// /proc/self/fd/N; -1 for any other path.
+int standard_descriptor(const std::string& path) {
+  if (path == "/dev/stdin") return 0;
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    const std::size_t len = std::strlen(prefix);
+    if (path.compare(0, len, prefix) != 0 || path.size() == len) continue;
+    int fd = -1;
+    const auto [end, ec] = std::from_chars(path.data() + len, path.data() + path.size(), fd);
+    if (ec == std::errc() && end == path.data() + path.size() && fd >= 0) return fd;
+  }
+  return -1;
+}
+
+// Blocks the signals that remove temporary files while a group of renames runs.
+class SignalBlock {
+ public:
+  SignalBlock() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+    ::sigprocmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalBlock() { ::sigprocmask(SIG_SETMASK, &old_, nullptr); }
+  SignalBlock(const SignalBlock&) = delete;
+  SignalBlock& operator=(const SignalBlock&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 }  // namespace
 
@@ -99,13 +135,28 @@ void install_signal_cleanup() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal inherited as ignored (nohup, a shell's background job) stays ignored.
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 OutputFile::OutputFile(const std::string& path, const std::string& option)
     : path_(path), option_(option) {
+  if (path.empty()) throw UsageError(option + ": empty file name");
   if (path == "-") {
     buf_ = std::make_unique<FdBuf>(STDOUT_FILENO);
+    stream_.rdbuf(buf_.get());
+    return;
+  }
+  if (const int fd = standard_descriptor(path); fd >= 0) {
+    // The open descriptor itself (its offset and O_APPEND): reopening /proc/self/fd/1 would
+    // start a new description at offset 0, and resolving it would rename over the file.
+    fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (fd_ < 0) cannot_write(option, path, errno);
+    buf_ = std::make_unique<FdBuf>(fd_);
     stream_.rdbuf(buf_.get());
     return;
   }
@@ -144,20 +195,28 @@ OutputFile::OutputFile(const std::string& path, const std::string& option)
 }
 
 OutputFile::~OutputFile() {
-  if (!buf_) return;  // committed
-  if (temp_.empty()) {
-    buf_->pubsync();
+  if (buf_) {
+    if (temp_.empty()) buf_->pubsync();  // in place: what was written stays written
+    stream_.rdbuf(nullptr);
     buf_.reset();
-    if (fd_ >= 0) ::close(fd_);
-    return;
   }
-  buf_.reset();
-  ::close(fd_);
-  ::unlink(temp_.c_str());
-  unregister_temp(temp_.c_str());
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_.empty()) {  // not published: the target keeps what it held
+    ::unlink(temp_.c_str());
+    unregister_temp(temp_.c_str());
+  }
 }
 
-void OutputFile::commit() {
+void OutputFile::commit_all(std::initializer_list<OutputFile*> outputs) {
+  for (OutputFile* o : outputs)
+    if (o) o->finish();
+  const SignalBlock block;
+  for (OutputFile* o : outputs)
+    if (o) o->publish();
+}
+
+void OutputFile::finish() {
+  if (!buf_) return;  // already committed
   stream_.flush();
   if (!stream_ || buf_->error()) {
     const int e = buf_->error() ? buf_->error() : EIO;
@@ -167,24 +226,87 @@ void OutputFile::commit() {
   buf_.reset();
   const int fd = fd_;
   fd_ = -1;
-  if (fd >= 0 && ::close(fd) != 0) {
-    const int e = errno;
-    if (!temp_.empty()) {
-      ::unlink(temp_.c_str());
-      unregister_temp(temp_.c_str());
-      temp_.clear();
-    }
-    cannot_write(option_, path_, e);
-  }
-  if (!temp_.empty() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(temp_.c_str());
-    unregister_temp(temp_.c_str());
-    temp_.clear();
-    cannot_write(option_, path_, e);
-  }
-  if (!temp_.empty()) unregister_temp(temp_.c_str());
+  if (fd >= 0 && ::close(fd) != 0) cannot_write(option_, path_, errno);  // the destructor removes the temporary file
+}
+
+void OutputFile::publish() {
+  if (temp_.empty()) return;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) cannot_write(option_, path_, errno);
+  unregister_temp(temp_.c_str());
   temp_.clear();
+}
+
+}  // namespace nwreg::cli
+
+namespace nwreg::cli {
+namespace {
+
+// What a FileUse names: an open object (device and inode) or, not existing yet, an absolute path.
+struct Identity {
+  int fd = -1;  // a standard descriptor it writes or reads
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  mode_t mode = 0;
+  std::string name;
+};
+
+Identity identify(const FileUse& u) {
+  Identity id;
+  struct stat st;
+  int fd = u.path == "-" ? (u.output ? STDOUT_FILENO : STDIN_FILENO) : standard_descriptor(u.path);
+  id.fd = fd;
+  const bool found = fd >= 0 ? ::fstat(fd, &st) == 0 : ::stat(u.path.c_str(), &st) == 0;
+  if (found) {
+    id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    id.mode = st.st_mode;
+    return id;
+  }
+  std::error_code ec;
+  id.name = std::filesystem::weakly_canonical(std::filesystem::absolute(u.path, ec), ec).string();
+  if (ec) id.name = u.path;
+  return id;
+}
+
+std::string describe(const FileUse& u) {
+  if (u.path == "-") return u.output ? "standard output" : "standard input";
+  return escape_excerpt(u.path, 200);
+}
+
+// How a message names what a use already is: "the -o file", "the training data".
+std::string role(const FileUse& u) {
+  if (!u.output) return u.option;
+  return u.path == "-" ? "standard output" : "the " + u.option + " file";
+}
+
+}  // namespace
+
+void check_distinct(const std::vector<FileUse>& uses) {
+  std::vector<Identity> ids;
+  for (const auto& u : uses) ids.push_back(identify(u));
+  for (std::size_t b = 0; b < uses.size(); ++b) {
+    if (!uses[b].output) continue;
+    for (std::size_t a = 0; a < uses.size(); ++a) {
+      if (a == b || (uses[a].output && a > b)) continue;  // each pair of outputs once
+      const Identity &x = ids[a], &y = ids[b];
+      bool same;
+      if (uses[a].output && x.fd >= 0 && x.fd == y.fd) {
+        same = true;  // two outputs on one descriptor interleave, whatever it is
+      } else if (x.exists && y.exists) {
+        same = x.dev == y.dev && x.ino == y.ino &&
+               (uses[a].output ? !S_ISCHR(y.mode) : S_ISREG(y.mode));
+      } else {
+        same = !x.exists && !y.exists && x.name == y.name;
+      }
+      if (!same) continue;
+      if (uses[a].output && uses[a].path == "-" && uses[b].path == "-")
+        throw UsageError(uses[b].option + " -: standard output already carries the " + uses[a].option +
+                         " output; give " + uses[b].option + " FILE");
+      throw UsageError(uses[b].option + ": " + describe(uses[b]) + " is also " + role(uses[a]) + "; give another file");
+    }
+  }
 }
 
 }  // namespace nwreg::cli

@@ -1,13 +1,18 @@
 #pragma once
-/// An output that never leaves a partial file: a named file is written to a temporary file in
-/// the same directory and renamed into place by commit(). "-" writes to standard output; a
-/// path that names a device or FIFO (/dev/null, >(gzip > f)) is written directly.
+/// An output that never leaves a partial file: a regular file (or a path that does not exist
+/// yet) is written to a temporary file in the same directory and renamed into place by commit().
+/// Everything else is written in place, never resolved and renamed over: "-" is standard
+/// output; /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N write to that open
+/// descriptor (so `-o /dev/stdout >> log` appends to log); a device or FIFO (/dev/null,
+/// >(gzip > f)) is opened and written directly.
 
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <vector>
 
 #include "nwreg/errors.h"
 #include "nwreg/writers.h"
@@ -48,6 +53,9 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream() { return stream_; }
+  /// Whether this output is written in place (standard output, a descriptor, a device): what
+  /// is written there cannot be taken back.
+  bool in_place() const { return temp_.empty(); }
   /// Runs `write` on the stream and flushes it; a failed write (OutputError) is reworded to
   /// name the option and the path, keeping its errno (so a closed pipe is still seen as one).
   template <class F>
@@ -63,13 +71,33 @@ class OutputFile {
     }
   }
   /// Flushes, closes and renames the temporary file onto the target path.
-  void commit();
+  void commit() { commit_all({this}); }
+  /// Commits several outputs together: each is flushed and closed first (any failure throws
+  /// and commits none), then every rename happens with SIGINT, SIGTERM and SIGHUP blocked, so
+  /// the files change together or not at all.
+  static void commit_all(std::initializer_list<OutputFile*> outputs);
 
  private:
+  void finish();   // flush and close; throws OutputError
+  void publish();  // rename the temporary file into place
   std::string path_, option_, temp_;
-  int fd_ = -1;
+  int fd_ = -1;  // owned descriptor, if any (not standard output)
   std::unique_ptr<FdBuf> buf_;
   std::ostream stream_{nullptr};
 };
+
+/// A file a command reads or writes, named by its option: "-" is standard input (an input) or
+/// standard output (an output).
+struct FileUse {
+  std::string path;
+  std::string option;  //!< an output's option ("-o", "--weights"); an input's role ("the training data")
+  bool output = false;
+};
+
+/// Throws UsageError when an output is the same file as another output or as an input,
+/// compared by device and inode (a path that does not exist yet by its absolute name). Two
+/// outputs may share a character device (/dev/null, a terminal); an input and an output clash
+/// only when they are the same regular file.
+void check_distinct(const std::vector<FileUse>& uses);
 
 }  // namespace nwreg::cli

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,8 @@ namespace nwreg::cli {
 namespace {
 
 Model load_model(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a directory, not a file");
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
   return read_model(in, path);
@@ -31,8 +35,8 @@ Model load_model(const std::string& path) {
 std::string describe_columns(const std::vector<std::string>& x, const std::string& y) {
   std::string s = "x column";
   if (x.size() > 1) s += "s";
-  for (std::size_t i = 0; i < x.size(); ++i) s += (i ? ", \"" : " \"") + x[i] + "\"";
-  return s + " and y column \"" + y + "\"";
+  for (std::size_t i = 0; i < x.size(); ++i) s += (i ? ", " : " ") + quote(x[i]);
+  return s + " and y column " + quote(y);
 }
 
 std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid) {
@@ -70,6 +74,16 @@ Model checked_model(Model model, const std::string& path, const Dataset& data) {
   model.checksum = sum;
   model.history.clear();
   return model;
+}
+
+// A size for people: "29 kB", "2.1 GB".
+std::string about_bytes(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (bytes >= 999.5 && u < 6) bytes /= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, bytes < 9.95 ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  return buf;
 }
 
 // "h = 0.2685 (learned)", plus the kernel and method when not the defaults: for picture titles.
@@ -175,8 +189,6 @@ void run_predict(const PredictCommand& cmd) {
   const Format format = cmd.format.empty() ? format_for_path(cmd.output, Format::csv)
                                            : parse_format(cmd.format, "--format");
   const WeightsLayout layout = parse_layout(cmd.weights_layout);
-  if (cmd.weights == "-" && cmd.output == "-")
-    throw UsageError("--weights -: standard output already carries the predictions; give -o FILE");
   if (cmd.query == "-" && cmd.input.train == "-")
     throw UsageError("--query -: standard input already carries the training data");
   std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid);
@@ -188,18 +200,23 @@ void run_predict(const PredictCommand& cmd) {
   const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() &&
                          cmd.plot.empty() && cmd.heatmap.empty();
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
+  check_input_options(cmd.input);
   if (cmd.se) check_level(cmd.level);
   check_tolerance(cmd.engine.tolerance);
+  std::vector<FileUse> uses{{cmd.input.train, "the training data", false}, {cmd.output, "-o", true}};
+  if (!cmd.model.empty()) uses.push_back({cmd.model, "the --model file", false});
+  if (!cmd.query.empty()) uses.push_back({cmd.query, "the --query file", false});
+  for (auto [path, option] : {std::pair{&cmd.weights, "--weights"}, {&cmd.plot, "--plot"}, {&cmd.heatmap, "--heatmap"}})
+    if (!path->empty()) uses.push_back({*path, option, true});
+  check_distinct(uses);
+
   ThreadPool pool(cmd.engine.threads);
+  report_threads(pool, std::cerr);
   Progress progress(!cmd.engine.quiet);
   const char* task = "predicting";
   EngineOptions engine = cmd.engine.options(pool);
   if (progress.active())
     engine.progress = [&](std::size_t done, std::size_t total) { progress.bar(task, done, total); };
-
-  if (!cmd.weights.empty() && cmd.weights != "-" && cmd.weights == cmd.output &&
-      (!std::filesystem::exists(cmd.output) || std::filesystem::is_regular_file(cmd.output)))
-    throw UsageError("--weights: " + cmd.weights + " is also the -o file");
 
   // Outputs are opened (as temporary files) before any work: a path that cannot be written
   // fails at once, and a signal from here on removes what was started.
@@ -212,19 +229,19 @@ void run_predict(const PredictCommand& cmd) {
   std::optional<Model> from_file;
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
-  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr);
+  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr, cmd.model);
   reader.reset();
 
   if ((plot_file || heatmap_file) && data.d != 1)
     throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
-  const Model model = from_file ? checked_model(*from_file, cmd.model, data)
-                                : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
-
   if (streaming) {
+    const Model model = from_file ? checked_model(*from_file, cmd.model, data)
+                                  : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
     stream_queries(cmd, data, model, engine, out);
     out.commit();
     return;
   }
+  // The queries, and the checks on them, before the bandwidth is learned.
   std::vector<double> q = queries_for(cmd, data, std::move(grid));
   const std::size_t first = shard.first(q.size() / data.d), last = shard.last(q.size() / data.d);
   q = std::vector<double>(q.begin() + static_cast<std::ptrdiff_t>(first * data.d),
@@ -235,10 +252,12 @@ void run_predict(const PredictCommand& cmd) {
     const double entries = static_cast<double>(m) * static_cast<double>(data.n);
     if (entries > static_cast<double>(cmd.max_weights))
       throw UsageError("--weights: " + std::to_string(m) + " queries x " + std::to_string(data.n) + " keys = " +
-                       format_double(entries) + " entries (about " + format_double(std::ceil(entries * 20 / 1e9)) +
-                       " GB as text), over the limit of " + std::to_string(cmd.max_weights) +
+                       std::to_string(static_cast<unsigned long long>(entries)) + " entries (about " + about_bytes(entries * 20) +
+                       " as text), over the limit of " + std::to_string(cmd.max_weights) +
                        "; raise it with --max-weights");
   }
+  const Model model = from_file ? checked_model(*from_file, cmd.model, data)
+                                : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
   const Fitted fitted(data, model, engine);
   std::vector<double> pred(m);
   std::optional<Band> band;
@@ -251,46 +270,54 @@ void run_predict(const PredictCommand& cmd) {
     fitted.predict(q.data(), m, pred.data());
   }
 
-  if (weights_file) {
-    task = "writing weights";
-    weights_file->write([&](std::ostream& os) {
-      WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
-                      q.data(), m, first, header);
-      fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
-      w.finish();
+  // Every output is written before any is committed, files before standard output: a failure
+  // anywhere (a full disk) leaves every file as it was and, where it can, stdout untouched.
+  std::vector<std::pair<OutputFile*, std::function<void()>>> writes;
+  if (weights_file)
+    writes.emplace_back(&*weights_file, [&] {
+      task = "writing weights";
+      weights_file->write([&](std::ostream& os) {
+        WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
+                        q.data(), m, first, header);
+        fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
+        w.finish();
+      });
     });
-  }
-  out.write([&](std::ostream& os) {
-    write_predictions(os, format, model, q.data(), m, data.d, value_columns(pred, band ? &*band : nullptr), header);
+  writes.emplace_back(&out, [&] {
+    out.write([&](std::ostream& os) {
+      write_predictions(os, format, model, q.data(), m, data.d, value_columns(pred, band ? &*band : nullptr), header);
+    });
   });
-  if (plot_file) {
-    FitPlot p{data.x,
-              data.y,
-              q,
-              pred,
-              band ? band->lower : std::vector<double>{},
-              band ? band->upper : std::vector<double>{},
-              data.x_names[0],
-              data.y_name,
-              "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n)};
-    if (model.loo_mse) {
-      char loo[48];
-      std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
-      p.title += loo;
-    }
-    plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
-  }
-  if (heatmap_file) {
-    task = "drawing the heat map";
-    Heatmap map(q, data.x);
-    fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
-    heatmap_file->write(
-        [&](std::ostream& os) { map.write_svg(os, data.x_names[0], "attention weights, " + bandwidth_label(model)); });
-  }
-  out.commit();
-  if (weights_file) weights_file->commit();
-  if (plot_file) plot_file->commit();
-  if (heatmap_file) heatmap_file->commit();
+  if (plot_file)
+    writes.emplace_back(&*plot_file, [&] {
+      FitPlot p{data.x,
+                data.y,
+                q,
+                pred,
+                band ? band->lower : std::vector<double>{},
+                band ? band->upper : std::vector<double>{},
+                data.x_names[0],
+                data.y_name,
+                "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n)};
+      if (model.loo_mse) {
+        char loo[48];
+        std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
+        p.title += loo;
+      }
+      plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
+    });
+  if (heatmap_file)
+    writes.emplace_back(&*heatmap_file, [&] {
+      task = "drawing the heat map";
+      Heatmap map(q, data.x);
+      fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
+      heatmap_file->write(
+          [&](std::ostream& os) { map.write_svg(os, data.x_names[0], "attention weights, " + bandwidth_label(model)); });
+    });
+  std::stable_partition(writes.begin(), writes.end(), [](const auto& w) { return !w.first->in_place(); });
+  for (auto& w : writes) w.second();
+  OutputFile::commit_all({&out, weights_file ? &*weights_file : nullptr, plot_file ? &*plot_file : nullptr,
+                          heatmap_file ? &*heatmap_file : nullptr});
 }
 
 }  // namespace nwreg::cli

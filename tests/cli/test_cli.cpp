@@ -132,7 +132,10 @@ TEST_CASE("cli: fit learns at least as well as statsmodels cv_ls and reports it"
   CHECK(l[8].find("(tolerance)") != std::string::npos);
   CHECK(r.err.empty());
   Result v = run_nwreg({"fit", data("synthetic.csv"), "--verbose"});
-  CHECK(v.err.rfind("nwreg: epoch 0  bandwidth ", 0) == 0);
+  // The scan's result (a line a second while it runs), then each epoch.
+  CHECK(v.err.rfind("nwreg: scanned 44 bandwidths, best 0.24330280801084964  loss 0.3708748980981183\n"
+                    "nwreg: epoch 0  bandwidth 0.24330280801084964  loss 0.3708748980981183\n",
+                    0) == 0);
   CHECK(v.err.find("leave-one-out passes\n") != std::string::npos);
 }
 
@@ -234,7 +237,7 @@ TEST_CASE("cli: the weights matrix, wide and long") {
   CHECK(j["weights"][0].size() == 50);
   CHECK(j["keys"].size() == 50);
   check_error(run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--weights", "-"}), 2,
-              "--weights -: standard output already carries the predictions; give -o FILE");
+              "--weights -: standard output already carries the -o output; give --weights FILE");
 }
 
 TEST_CASE("cli: bad data files, one line each, exit 1") {

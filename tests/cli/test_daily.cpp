@@ -183,7 +183,7 @@ std::string on_terminal(const std::string& command) {
 TEST_CASE("daily: progress on a terminal, none with --quiet or when stderr is not a terminal") {
   const std::string nw = std::string(NWREG_BINARY);
   const std::string fit = on_terminal(nw + " fit " + data("mcycle.csv"));
-  CHECK(fit.find("\r\033[Knwreg: scanning bandwidths 1/") != std::string::npos);
+  CHECK(fit.find("\r\033[Knwreg: scan 1/") != std::string::npos);
   CHECK(fit.find("\r\033[Knwreg: epoch 0  bandwidth ") != std::string::npos);
   CHECK(fit.find("\r\033[Kbandwidth: 0.91382889533947") != std::string::npos);  // cleared, then the report
   const std::string quiet = on_terminal(nw + " fit " + data("mcycle.csv") + " --quiet");

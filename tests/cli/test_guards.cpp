@@ -114,12 +114,36 @@ TEST_CASE("guards: SIGTERM and SIGINT remove the temporary output and exit 143 a
   }
 }
 
+TEST_CASE("guards: a hang-up inherited as ignored (nohup) stays ignored") {
+  Scratch s;
+  // The child inherits SIGHUP ignored, as under nohup.
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGHUP, &ignore, &old);
+  const Blocked b = start_blocked({"predict", data("synthetic.csv"), "-b", "1", "--query", "-", "-o",
+                                   (s / "p.csv").string()},
+                                  s / "err");
+  sigaction(SIGHUP, &old, nullptr);
+  for (int i = 0; i < 200 && temp_files(s.dir) < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(temp_files(s.dir) == 1);
+  kill(b.pid, SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(waitpid(b.pid, nullptr, WNOHANG) == 0);  // still running
+  REQUIRE(write(b.stdin_write, "x\n1\n", 4) == 4);
+  close(b.stdin_write);
+  int status = 0;
+  waitpid(b.pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(slurp(s / "p.csv") == run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--grid", "1:2:1"}).out);
+}
+
 TEST_CASE("guards: a weights matrix over the limit is refused before any work, naming the option") {
   Scratch s;
   check_error(run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid-n", "800000", "--weights",
                          (s / "w.csv").string()}),
               2,
-              "--weights: 800000 queries x 133 keys = 106400000 entries (about 3 GB as text), over the limit of "
+              "--weights: 800000 queries x 133 keys = 106400000 entries (about 2.1 GB as text), over the limit of "
               "100000000; raise it with --max-weights");
   CHECK(s.files() == 0);
   Result ok = run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid-n", "10", "--weights",
@@ -128,11 +152,20 @@ TEST_CASE("guards: a weights matrix over the limit is refused before any work, n
   check_error(run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid-n", "11", "--weights",
                          (s / "w.csv").string(), "--max-weights", "1330"}),
               2,
-              "--weights: 11 queries x 133 keys = 1463 entries (about 1 GB as text), over the limit of 1330; raise it "
+              "--weights: 11 queries x 133 keys = 1463 entries (about 29 kB as text), over the limit of 1330; raise it "
               "with --max-weights");
   check_error(run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "-o", (s / "p.csv").string(), "--weights",
                          (s / "p.csv").string()}),
-              2, "--weights: " + (s / "p.csv").string() + " is also the -o file");
+              2, "--weights: " + (s / "p.csv").string() + " is also the -o file; give another file");
+  // Checked before learning: a learned bandwidth on 1e5 rows would take seconds first.
+  std::string big = "x,y\n";
+  for (int i = 0; i < 100000; ++i) big += std::to_string(i) + "," + std::to_string(i % 7) + "\n";
+  spit(s / "big.csv", big);
+  const auto t0 = std::chrono::steady_clock::now();
+  check_error(run_nwreg({"predict", (s / "big.csv").string(), "--weights", (s / "w.csv").string()}), 2,
+              "--weights: 100000 queries x 100000 keys = 10000000000 entries (about 200 GB as text), over the limit "
+              "of 100000000; raise it with --max-weights");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
 }
 
 TEST_CASE("guards: a model fitted on other columns is refused") {
