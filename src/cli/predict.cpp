@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -234,10 +234,12 @@ void run_predict(const PredictCommand& cmd) {
 
   if ((plot_file || heatmap_file) && data.d != 1)
     throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
+  auto choose_model = [&] {
+    return from_file ? checked_model(*from_file, cmd.model, data)
+                     : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
+  };
   if (streaming) {
-    const Model model = from_file ? checked_model(*from_file, cmd.model, data)
-                                  : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
-    stream_queries(cmd, data, model, engine, out);
+    stream_queries(cmd, data, choose_model(), engine, out);
     out.commit();
     return;
   }
@@ -256,8 +258,7 @@ void run_predict(const PredictCommand& cmd) {
                        " as text), over the limit of " + std::to_string(cmd.max_weights) +
                        "; raise it with --max-weights");
   }
-  const Model model = from_file ? checked_model(*from_file, cmd.model, data)
-                                : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
+  const Model model = choose_model();
   const Fitted fitted(data, model, engine);
   std::vector<double> pred(m);
   std::optional<Band> band;

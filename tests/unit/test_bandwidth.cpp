@@ -188,3 +188,23 @@ TEST_CASE("bandwidth specs: words, one value, a list") {
   CHECK_THROWS_WITH_AS(parse_bandwidth_spec("inf", "--bandwidth"), "--bandwidth: \"inf\" is not a finite number",
                        UsageError);
 }
+
+TEST_CASE("a loss history keeps every epoch up to max_history, then an evenly thinned selection") {
+  std::vector<nwreg::Epoch> h;
+  for (int e = 0; e <= 25000; ++e) nwreg::record_epoch(h, {e, {1.0}, 1.0 / (e + 1), {}});
+  REQUIRE(h.size() <= nwreg::max_history);
+  CHECK(h.size() == 6251);
+  CHECK(h.front().epoch == 0);
+  CHECK(h.back().epoch == 25000);
+  for (std::size_t i = 1; i < h.size(); ++i) CHECK(h[i].epoch - h[i - 1].epoch == 4);
+  // The latest is kept even off the stride; the next record takes its place.
+  nwreg::record_epoch(h, {25001, {1.0}, 0.0, {}});
+  CHECK(h.back().epoch == 25001);
+  CHECK(h[h.size() - 2].epoch == 25000);
+  nwreg::record_epoch(h, {25002, {1.0}, 0.0, {}});
+  CHECK(h.back().epoch == 25002);
+  CHECK(h[h.size() - 2].epoch == 25000);
+  std::vector<nwreg::Epoch> short_run;
+  for (int e = 0; e < 10; ++e) nwreg::record_epoch(short_run, {e, {1.0}, 0.0, {}});
+  CHECK(short_run.size() == 10);
+}

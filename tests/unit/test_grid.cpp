@@ -49,3 +49,19 @@ TEST_CASE("linspace includes both ends") {
   CHECK(nwreg::linspace(2, 3, 1) == std::vector<double>{2});
   CHECK(nwreg::linspace(0.1, 0.7, 3).back() == 0.7);
 }
+
+TEST_CASE("shards split exactly for any K/N below 2^64") {
+  const nwreg::Shard last = nwreg::parse_shard("18446744073709551615/18446744073709551615");
+  CHECK(last.first(50) == 49);
+  CHECK(last.last(50) == 50);
+  const nwreg::Shard mid = nwreg::parse_shard("368934881474191033/1152921504606846976");
+  CHECK(mid.first(50) == 15);  // floor(50 (K - 1) / N)
+  CHECK(mid.last(50) == 16);
+  const nwreg::Shard big = nwreg::parse_shard("3/4");
+  const std::size_t m = std::size_t{1} << 63;
+  CHECK(big.first(m) == m / 2);
+  CHECK(big.last(m) == m / 4 * 3);
+  std::size_t covered = 0;
+  for (std::size_t k = 1; k <= 7; ++k) covered += nwreg::Shard{k, 7}.last(1000) - nwreg::Shard{k, 7}.first(1000);
+  CHECK(covered == 1000);
+}

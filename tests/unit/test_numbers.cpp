@@ -62,3 +62,23 @@ TEST_CASE("format_double writes the shortest text that reads back to the same bi
     CHECK(back_bits == bits);
   }
 }
+
+TEST_CASE("quote and escape_excerpt: short, one line, no terminal controls") {
+  using nwreg::escape_excerpt;
+  using nwreg::quote;
+  CHECK(quote("abc") == "\"abc\"");
+  CHECK(quote("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(quote("a\nb\tc\rd") == "\"a\\nb\\tc\\rd\"");
+  CHECK(quote("\x1b[31mred\x7f") == "\"\\x1b[31mred\\x7f\"");
+  CHECK(quote(std::string_view("a\0b", 3)) == "\"a\\x00b\"");
+  CHECK(quote("caf\xc3\xa9 \xe2\x82\xac") == "\"caf\xc3\xa9 \xe2\x82\xac\"");  // UTF-8 stays
+  CHECK(quote("\xc2\x9b" "2J") == "\"\\u009b2J\"");                          // C1 CSI is escaped
+  CHECK(quote("\xff\xc3(") == "\"\\xff\\xc3(\"");                             // not UTF-8
+  CHECK(quote("\xed\xa0\x80") == "\"\\xed\\xa0\\x80\"");                      // a UTF-16 surrogate
+  const std::string big(1 << 20, 'x');
+  CHECK(quote(big) == "\"" + std::string(60, 'x') + "...\" (1048576 bytes)");
+  CHECK(escape_excerpt(big, 5) == "xxxxx... (1048576 bytes)");
+  // Cut on a character boundary: never half of a UTF-8 sequence.
+  CHECK(escape_excerpt("ab\xc3\xa9\xc3\xa9", 3) == "ab\xc3\xa9... (6 bytes)");
+  CHECK(escape_excerpt("plain/path.csv") == "plain/path.csv");
+}
