@@ -87,6 +87,10 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("--param", o.param, "What sgd steps in: log-h or w = 1/h")->capture_default_str();
   app.add_option("--loss", o.loss, "LOO objective: mean or sum of squared errors")
       ->capture_default_str();
+  app.add_option("--criterion", o.criterion,
+                 "What the learned bandwidth minimises: loo (leave-one-out error), aicc (Hurvich, Simonoff and "
+                 "Tsai's corrected AIC) or gcv (generalised cross-validation)")
+      ->capture_default_str();
   app.add_option("--epochs", o.epochs, "auto: most descent steps; sgd: number of steps")
       ->capture_default_str();
   app.add_option("--lr", o.lr, "auto: first step length in log h; sgd: learning rate")
@@ -181,6 +185,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   if (o.loss == "sum") f.loss = Loss::sum;
   else if (o.loss != "mean")
     throw UsageError("--loss: unknown loss " + quote(o.loss) + " (known: mean, sum)");
+  f.criterion = parse_criterion(o.criterion);
   f.epochs = o.epochs;
   f.descent_rows = o.loo_rows;
   f.lr = o.lr;
@@ -205,8 +210,8 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     plan.rank = o.rank;
     if (plan.kind != BandwidthSpec::Kind::learn)
       throw UsageError("--metric full: the map is learned; drop --bandwidth (--init H sets where the descent starts)");
-    if (f.optimizer == Optimizer::sgd || f.loss == Loss::sum)
-      throw UsageError("--metric full: only with --optimizer auto and --loss mean");
+    if (f.optimizer == Optimizer::sgd || f.loss == Loss::sum || f.criterion != Criterion::loo)
+      throw UsageError("--metric full: only with --optimizer auto, --loss mean and --criterion loo");
     if (kernel != Kernel::gaussian || method != Method::nw)
       throw UsageError("--metric full: only with --kernel gaussian and --method nw");
   } else if (o.metric != "diagonal") {
@@ -226,6 +231,7 @@ namespace {
 constexpr std::size_t neighbour_rows = 2000;
 
 void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
+  if (m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
   const Fitted fitted(data, m, engine);
   const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
   if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
@@ -293,18 +299,20 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       };
       FitResult r = fit_bandwidth(data, f, on_epoch);
       if (plan.verbose)
-        log << "nwreg: stopped after " << r.history.size() - 1 << " epochs (" << r.stop_reason << "), "
+        log << "nwreg: stopped after " << r.history.back().epoch << " epochs (" << r.stop_reason << "), "
             << r.evaluations << " leave-one-out passes\n";
       m.bandwidth = r.bandwidth;
       m.bandwidth_source = "learned";
-      m.loo_mse = r.loo_mse;
+      if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
+      m.criterion = f.criterion;
+      m.criterion_value = r.criterion;
       m.history = std::move(r.history);
       m.stop_reason = r.stop_reason;
       if (plan.metric_full) {
         offset = m.history.back().epoch;
         MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
         if (plan.verbose)
-          log << "nwreg: metric stopped after " << mf.history.size() - 1 << " epochs (" << mf.stop_reason << "), "
+          log << "nwreg: metric stopped after " << mf.history.back().epoch << " epochs (" << mf.stop_reason << "), "
               << mf.evaluations << " leave-one-out passes\n";
         for (Epoch& e : mf.history) {
           e.epoch += offset;
@@ -312,6 +320,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
         }
         m.metric = mf.metric;
         m.loo_mse = mf.loo_mse;
+        m.criterion_value = mf.loo_mse;
         m.stop_reason = mf.stop_reason;
       }
       break;

@@ -38,6 +38,7 @@ struct BandwidthOptions {
   std::string optimizer = "auto";  //!< auto | sgd
   std::string param = "log-h";  //!< log-h | w: what sgd steps in
   std::string loss = "mean";    //!< mean | sum
+  std::string criterion = "loo";  //!< --criterion: loo | aicc | gcv
   int epochs = 100;             //!< step cap (auto) or exact step count (sgd)
   double lr = 0.5;              //!< first step in log h (auto) or learning rate (sgd)
   double tol = 1e-9;            //!< auto: gradient and step tolerance (FitOptions::tol)

@@ -176,6 +176,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     s << "source: " << m.bandwidth_source << '\n';
     if (!m.history.empty())
       s << "epochs: " << m.history.back().epoch << " (" << m.stop_reason << ")\n";
+    if (m.criterion) s << "criterion: " << to_string(*m.criterion) << ' ' << opt(m.criterion_value) << '\n';
   }
   OutputFile::commit_all({&out, model_file ? &*model_file : nullptr});
   return true;

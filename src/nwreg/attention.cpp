@@ -409,15 +409,7 @@ Attention::Row Attention::reduce(const double* q, const Span& s, const double* e
     row.reached = false;
     return row;
   }
-  const Kernel kernel = options_.kernel;
-  // d log e_i / d log h_k: for the Gaussian measured from b (the weights' residuals sum to 0,
-  // so a constant shift changes nothing, and r_i^2 - r_b^2 does not cancel).
-  auto dlog = [&](std::size_t i, std::size_t k) {
-    const double* xi = x + i * d;
-    if (kernel == Kernel::gaussian) return gap_term(xi[k], xb[k], q[k], inv_h_[k]);
-    if (kernel == Kernel::laplace) return std::abs(xi[k] - q[k]) * inv_h_[k];
-    return compact_dlog(kernel, (xi[k] - q[k]) * inv_h_[k]);
-  };
+  auto dlog = [&](std::size_t i, std::size_t k) { return dlog_weight(q, xb, i, k); };
   if (options_.method == Method::nw || s.fallback) {
     double s1 = 0;
     for (std::size_t i = s.lo; i < s.hi; ++i) s1 += e[i] * (ys_[i] - yb);
@@ -477,6 +469,16 @@ Attention::Row Attention::reduce(const double* q, const Span& s, const double* e
     }
   }
   return row;
+}
+
+double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const {
+  // For the Gaussian measured from b (the weights' residuals sum to 0, so a constant shift
+  // changes nothing, and r_i^2 - r_b^2 does not cancel).
+  const double* xi = xs_.data() + i * d_;
+  const Kernel kernel = options_.kernel;
+  if (kernel == Kernel::gaussian) return gap_term(xi[k], xb[k], q[k], inv_h_[k]);
+  if (kernel == Kernel::laplace) return std::abs(xi[k] - q[k]) * inv_h_[k];
+  return compact_dlog(kernel, (xi[k] - q[k]) * inv_h_[k]);
 }
 
 void Attention::equivalent(const double* q, const Span& s, const double* c, double* e) const {
@@ -629,8 +631,7 @@ std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
   return rows;
 }
 
-LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
-  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
+std::vector<std::size_t> Attention::positions(const std::vector<std::size_t>* rows) const {
   std::vector<std::size_t> pos;  // keys only: a row of sample weight 0 counts for nothing
   if (rows) {
     for (std::size_t r : *rows)
@@ -639,6 +640,12 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
     pos.resize(n_);
     std::iota(pos.begin(), pos.end(), std::size_t{0});
   }
+  return pos;
+}
+
+LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
+  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
+  const std::vector<std::size_t> pos = positions(rows);
   const std::size_t cnt = pos.size(), d = d_;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
@@ -681,6 +688,65 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
     for (std::size_t k = 0; k < cnt; ++k)
       for (std::size_t c = 0; c < d; ++c) out.gradient[c] += grad[k * d + c];
     for (double& g : out.gradient) g = g / total * unit;
+  }
+  return out;
+}
+
+InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
+  const std::vector<std::size_t> pos = positions(rows);
+  const std::size_t cnt = pos.size(), d = d_;
+  // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
+  std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
+  parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
+    const auto e = row_buffer(n_);
+    std::vector<double> g(d), c(d + 1);
+    for (std::size_t k = a; k < z; ++k) {
+      const std::size_t p = pos[k];
+      const double* q = xs_.data() + p * d;
+      const Span s = gather(q, none, e.get());  // key p is in reach of itself: K(0) > 0
+      const Row row = reduce(q, s, e.get(), with_gradient ? g.data() : nullptr, c.data());
+      const double resid = ys_[p] - row.f, sw = ws_.empty() ? 1.0 : ws_[p];
+      sq[k] = sw * resid * resid;
+      // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0)).
+      own[k] = e[p] * c[0];
+      if (!with_gradient) continue;
+      // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
+      // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
+      const double* xb = xs_.data() + s.b * d;
+      for (std::size_t kk = 0; kk < d; ++kk) {
+        double t = 0;
+        for (std::size_t i = s.lo; i < s.hi; ++i) {
+          if (e[i] == 0) continue;
+          double cz = c[0];
+          for (std::size_t m = 0; m < d; ++m) cz += c[m + 1] * (xs_[i * d + m] - q[m]) * inv_h_[m];
+          t += e[i] * dlog_weight(q, xb, i, kk) * cz * cz;
+        }
+        grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
+        grad[k * 2 * d + d + kk] = e[p] * (dlog_weight(q, xb, p, kk) * c[0] - t);
+      }
+    }
+  });
+  // Summed in a fixed order: the result does not depend on the number of threads.
+  InSample out;
+  const double unit = y_scale_ * y_scale_, scale = static_cast<double>(n_) / static_cast<double>(cnt);
+  double sse = 0, total = 0, tr = 0;
+  for (std::size_t k = 0; k < cnt; ++k) {
+    sse += sq[k];
+    tr += own[k];
+    total += ws_.empty() ? 1.0 : ws_[pos[k]];
+  }
+  out.mse = sse / total * unit;
+  out.trace = tr * scale;  // a sample of rows stands for every key
+  if (with_gradient) {
+    out.d_mse.assign(d, 0.0);
+    out.d_trace.assign(d, 0.0);
+    for (std::size_t k = 0; k < cnt; ++k)
+      for (std::size_t m = 0; m < d; ++m) {
+        out.d_mse[m] += grad[k * 2 * d + m];
+        out.d_trace[m] += grad[k * 2 * d + d + m];
+      }
+    for (double& v : out.d_mse) v = v / total * unit;
+    for (double& v : out.d_trace) v *= scale;
   }
   return out;
 }

@@ -95,6 +95,14 @@ struct LooResult {
   std::size_t first_out_of_reach = 0;  //!< the first such row (input index)
 };
 
+/// The in-sample fit at the training points (each row's own key included), for the selection
+/// criteria AICc and GCV.
+struct InSample {
+  double mse = 0;    //!< sum_j s_j (y_j - f_j)^2 / sum_j s_j, f_j the fit at x_j (RSS / n unweighted)
+  double trace = 0;  //!< tr(H) = sum_j l_jj, each key's weight on itself (NW: a_jj), over every key
+  std::vector<double> d_mse, d_trace;  //!< their gradients in log h_k (empty unless asked for)
+};
+
 /// Per-row leave-one-out details, for statistics and standard errors.
 struct LooDetail {
   std::vector<double> residual;  //!< y_j - f_-j per input row (0 for rows of sample weight 0)
@@ -137,6 +145,10 @@ class Attention {
   /// to all other keys; by default every row. Needs n >= 2 (throws DataError otherwise).
   LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
 
+  /// The in-sample mean squared residual and tr(H), with gradients if asked. `rows` (input
+  /// indices) estimates both from those rows (tr(H) scaled to every key); default every row.
+  InSample insample(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
+
   /// Every row's leave-one-out residual (unless `residuals` is false: then every row out of
   /// reach is still found), and the effective number of neighbours averaged over every row, or
   /// over `neighbour_rows` rows spread over the keys when there are more (0 = every row).
@@ -157,10 +169,13 @@ class Attention {
  private:
   struct Row;
   struct Span;
+  std::vector<std::size_t> positions(const std::vector<std::size_t>* rows) const;  // engine positions of keys
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
   Span gather(const double* q, std::size_t exclude, double* e) const;
   Row reduce(const double* q, const Span& s, const double* e, double* grad, double* c) const;
   void equivalent(const double* q, const Span& s, const double* c, double* e) const;
+  // d log e_i / d log h_k at query q whose nearest key is at xb.
+  double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
   // gather, reduce, equivalent: e[s.lo..s.hi) ends as the row --weights writes (if reached).
   Row weights_row(const double* q, std::size_t exclude, double* e, Span& s) const;
   std::size_t nearest(const double* q, std::size_t exclude) const;

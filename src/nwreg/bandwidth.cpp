@@ -38,11 +38,13 @@ std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
   return h;
 }
 
-// The LOO objective over a fixed set of rows (all by default), in log h.
+// The objective (LOO or another criterion) over a fixed set of rows (all by default), in log h.
 class Objective {
  public:
   Objective(const Dataset& data, const FitOptions& options)
-      : engine_(data, options.engine), loss_(options.loss) {}
+      : engine_(data, options.engine), loss_(options.loss), criterion_(options.criterion) {
+    for (std::size_t i = 0; i < data.n; ++i) keys_ += data.weight.empty() || data.weight[i] > 0;
+  }
 
   /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
   void use_rows(std::size_t count) {
@@ -50,10 +52,17 @@ class Objective {
   }
   std::size_t rows() const { return rows_.size(); }
 
-  /// The objective at h; +inf where a row has no other key in reach (compact kernels).
+  /// The objective at h; +inf where a row has no other key in reach (compact kernels) or the
+  /// criterion is undefined.
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
     engine_.set_bandwidth(h);
+    if (criterion_ != Criterion::loo) {
+      const InSample fit = engine_.insample(gradient, &rows_);
+      if (!std::isfinite(fit.mse))
+        throw DataError("the residual sum of squares overflows: y values are too large to square");
+      return criterion_value(criterion_, fit, keys_, gradient);
+    }
     LooResult r = engine_.loo(gradient, &rows_);
     if (r.out_of_reach) return r;
     if (!std::isfinite(r.mse))
@@ -68,10 +77,17 @@ class Objective {
   }
 
   int evaluations = 0;
+  /// The leave-one-out mean squared error at h over every row (for the report).
+  LooResult loo_at(const std::vector<double>& h) {
+    engine_.set_bandwidth(h);
+    return engine_.loo(false);
+  }
 
  private:
   Attention engine_;
   Loss loss_;
+  Criterion criterion_;
+  double keys_ = 0;
   std::vector<std::size_t> rows_;
 };
 
@@ -88,6 +104,38 @@ std::vector<double> from_theta(const std::vector<double>& theta) {
 }
 
 }  // namespace
+
+std::string to_string(Criterion criterion) {
+  return criterion == Criterion::loo ? "loo" : criterion == Criterion::aicc ? "aicc" : "gcv";
+}
+
+Criterion parse_criterion(const std::string& name) {
+  for (Criterion c : {Criterion::loo, Criterion::aicc, Criterion::gcv})
+    if (name == to_string(c)) return c;
+  throw UsageError("--criterion: unknown criterion " + quote(name) + " (known: loo, aicc, gcv)");
+}
+
+LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient) {
+  LooResult r;
+  const double t = fit.trace, inf = std::numeric_limits<double>::infinity();
+  if (criterion == Criterion::aicc) {
+    // log(RSS/n) + (n + tr) / (n - tr - 2); a perfect fit (constant y) is held at the
+    // smallest normal mse, so the penalty still decides.
+    const double mse = std::max(fit.mse, std::numeric_limits<double>::min()), room = n - t - 2;
+    r.mse = room > 0 ? std::log(mse) + (n + t) / room : inf;
+    if (gradient && room > 0)
+      for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
+        r.gradient.push_back(fit.d_mse[k] / mse + (2 * n - 2) / (room * room) * fit.d_trace[k]);
+  } else {
+    const double room = n - t;  // GCV = n RSS / (n - tr)^2 = n^2 mse / (n - tr)^2
+    r.mse = room > 0 ? n * n * fit.mse / (room * room) : inf;
+    if (gradient && room > 0)
+      for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
+        r.gradient.push_back(n * n * (fit.d_mse[k] / (room * room) + 2 * fit.mse * fit.d_trace[k] / (room * room * room)));
+  }
+  if (gradient && !std::isfinite(r.mse)) r.gradient.assign(fit.d_mse.size(), 0.0);
+  return r;
+}
 
 void record_epoch(std::vector<Epoch>& history, Epoch e) {
   const int first = history.empty() ? e.epoch : history.front().epoch;
@@ -108,10 +156,13 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   Descent res;
   const std::size_t d = theta.size();
   LooResult cur = eval(theta);
-  if (!std::isfinite(cur.mse))
+  if (!std::isfinite(cur.mse) && cur.out_of_reach)
     throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
                     " training rows with no other key in reach (first: row " +
                     std::to_string(cur.first_out_of_reach + 1) + "); start from a wider bandwidth");
+  if (!std::isfinite(cur.mse))
+    throw DataError("the criterion is undefined at the start point of the descent (tr(H) too close to n: the fit "
+                    "interpolates); start from a wider bandwidth");
   record(0, theta, cur.mse);
 
   // Barzilai-Borwein step lengths proposed, Armijo backtracking accepting: no step can raise
@@ -121,7 +172,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   res.stop_reason = "epoch cap";
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     const double gmax = max_abs(cur.gradient);
-    if (gmax <= opt.tol * cur.mse || gmax == 0) {
+    if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0) {
       res.converged = true;
       res.stop_reason = "tolerance";
       break;
@@ -202,7 +253,7 @@ FitResult descend(const FitOptions& opt, const std::vector<double>& h, Objective
   };
   const Descent dsc = line_search(theta, opt, eval, record);
   res.bandwidth = from_theta(dsc.theta);
-  res.loo_mse = obj.mean(dsc.loss);
+  res.criterion = obj.mean(dsc.loss);
   res.converged = dsc.converged;
   res.stop_reason = dsc.stop_reason;
   return res;
@@ -242,7 +293,7 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
     record_epoch(res.history, std::move(e));
   }
   res.bandwidth = h;
-  res.loo_mse = obj.mean(cur.mse);
+  res.criterion = obj.mean(cur.mse);
   res.stop_reason = "epochs done";
   return res;
 }
@@ -307,6 +358,11 @@ std::vector<double> scan_scales(const Dataset& data) {
 }
 
 void check_fit_options(const FitOptions& options) {
+  if (options.criterion != Criterion::loo) {
+    if (options.optimizer == Optimizer::sgd || options.loss == Loss::sum)
+      throw UsageError("--criterion " + to_string(options.criterion) +
+                       ": only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)");
+  }
   if (options.epochs < 0) throw UsageError("--epochs: must be >= 0, got " + std::to_string(options.epochs));
   if (!(options.lr > 0) || !std::isfinite(options.lr))
     throw UsageError("--lr: must be > 0, got " + format_double(options.lr));
@@ -358,19 +414,22 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
                           : descend(options, start, obj, on_epoch);
   for (const auto& h : more) {
-    if (!usable(h) || obj.at(h, false).out_of_reach) continue;
+    if (!usable(h) || !std::isfinite(obj.at(h, false).mse)) continue;
     FitResult other = descend(options, h, obj, on_epoch);
-    if (other.loo_mse < res.loo_mse) res = std::move(other);
+    if (other.criterion < res.criterion) res = std::move(other);
   }
   res.descent_rows = obj.rows();
-  if (obj.rows() < data.n) {  // the error reported is over every row
+  if (obj.rows() < data.n) {  // the value reported is over every row
     obj.use_rows(0);
     const LooResult full = obj.at(res.bandwidth, false);
     if (full.out_of_reach)
       throw DataError("the bandwidth learned on " + std::to_string(res.descent_rows) + " rows leaves training row " +
                       std::to_string(full.first_out_of_reach + 1) + " with no other key in reach; give --loo-rows 0");
-    res.loo_mse = obj.mean(full.mse);
+    res.criterion = obj.mean(full.mse);
   }
+  // The LOO error is reported whatever the criterion: +inf when a row has no other key in
+  // reach of a compact kernel (another criterion can choose such a bandwidth).
+  res.loo_mse = options.criterion == Criterion::loo ? res.criterion : obj.loo_at(res.bandwidth).mse;
   res.evaluations = obj.evaluations;
   res.scan_evaluations = scan_evaluations;
   return res;

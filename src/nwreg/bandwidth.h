@@ -41,11 +41,27 @@ enum class Loss {
   mean,  //!< (1/n) sum_j (y_j - f_-j)^2, the LOO mean squared error
   sum,   //!< sum_j (y_j - f_-j)^2, as the d2l run
 };
+/// What the bandwidth minimises. RSS = sum_j (y_j - f_j)^2 is the in-sample fit (key j in),
+/// tr(H) = sum_j l_jj, n the number of keys; with sample weights RSS / n is their weighted mean.
+enum class Criterion {
+  loo,   //!< the leave-one-out error (Loss::mean or Loss::sum)
+  aicc,  //!< log(RSS / n) + (1 + tr(H) / n) / (1 - (tr(H) + 2) / n)  (Hurvich, Simonoff, Tsai 1998)
+  gcv,   //!< n RSS / (n - tr(H))^2  (Craven and Wahba 1979)
+};
+std::string to_string(Criterion criterion);
+/// Throws UsageError naming --criterion for an unknown name.
+Criterion parse_criterion(const std::string& name);
+
+/// The criterion at an in-sample fit of n keys; +inf where it is undefined (AICc once
+/// tr(H) + 2 >= n, GCV once tr(H) >= n). With `gradient`, its gradient in log h from the
+/// fit's (`fit.d_mse`, `fit.d_trace` must be set).
+LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient);
 
 struct FitOptions {
   Optimizer optimizer = Optimizer::line_search;  //!< how to step
   Parameter parameter = Parameter::log_h;        //!< what sgd steps in (line search: log h)
-  Loss loss = Loss::mean;                        //!< the objective
+  Loss loss = Loss::mean;                        //!< the objective (Criterion::loo)
+  Criterion criterion = Criterion::loo;          //!< what is minimised
   int epochs = 100;          //!< line search: cap on steps; sgd: the number of steps
   double lr = 0.5;           //!< line search: first step length in log h; sgd: learning rate
   double tol = 1e-9;         //!< line search stops when |dL/dlog h| <= tol * L or a step moves
@@ -82,6 +98,7 @@ void record_epoch(std::vector<Epoch>& history, Epoch e);
 struct FitResult {
   std::vector<double> bandwidth;
   double loo_mse = 0;          //!< mean LOO squared error at `bandwidth`
+  double criterion = 0;        //!< the criterion's value at `bandwidth` over every row (LOO: loo_mse)
   std::vector<Epoch> history;  //!< epoch 0 first; thinned past max_history (record_epoch)
   bool converged = false;      //!< line search: tolerance met or no further decrease possible
   std::string stop_reason;     //!< "tolerance", "no further decrease", "epoch cap", "epochs done"

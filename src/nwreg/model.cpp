@@ -89,7 +89,9 @@ Model read_model(std::istream& in, const std::string& source) {
     m.n = j.at("n").get<std::size_t>();
     m.checksum = j.at("checksum").get<std::string>();
     m.bandwidth_source = j.value("bandwidth_source", "model");
-    for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours}})
+    if (j.contains("criterion")) m.criterion = parse_criterion(j.at("criterion").get<std::string>());
+    for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours},
+                              {"criterion_value", &m.criterion_value}})
       if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();
   } catch (const Json::exception& e) {
     throw bad("a required field is missing or has the wrong type (" + escape_excerpt(e.what(), 200) + ")");

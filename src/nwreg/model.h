@@ -36,6 +36,8 @@ struct Model {
   std::optional<double> neighbours;     //!< mean effective number of neighbours, 1 / sum a^2
   std::vector<Epoch> history;           //!< loss per epoch when learned
   std::string stop_reason;              //!< why learning stopped, when learned
+  std::optional<Criterion> criterion;   //!< what learning minimised, when learned
+  std::optional<double> criterion_value;  //!< its value at `bandwidth`, over every row
 };
 
 /// Writes the model as a JSON object (see README, "Model file"). Throws DataError if a number

@@ -133,6 +133,10 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("loo_mse", opt(m.loo_mse));
   if (m.loo_r2) w.field("loo_r2", opt(m.loo_r2));
   if (m.neighbours) w.field("neighbours", opt(m.neighbours));
+  if (m.criterion) {
+    w.field("criterion", to_string(*m.criterion));
+    w.field("criterion_value", opt(m.criterion_value));
+  }
   if (m.history.empty()) return;
   w.field("stop_reason", m.stop_reason);
   w.begin_array("history");

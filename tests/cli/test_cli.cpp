@@ -118,8 +118,9 @@ TEST_CASE("cli: fit learns at least as well as statsmodels cv_ls and reports it"
   Result r = run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions"});
   REQUIRE(r.exit_code == 0);
   const auto l = lines(r.out);
-  REQUIRE(l.size() == 9);
+  REQUIRE(l.size() == 10);
   CHECK(l[0].rfind("bandwidth: 3.77", 0) == 0);
+  CHECK(l[9] == "criterion: loo " + l[1].substr(9));
   const double loo = std::stod(l[1].substr(9));
   CHECK(loo <= std::stod(g.at("loo_mse")[2]));
   // R^2 = 1 - LOO MSE / var(eruptions), the population variance of faithful's 272 eruptions.
