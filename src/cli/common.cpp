@@ -51,6 +51,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   e.kernel = parse_kernel(kernel);
   e.method = parse_method(method);
   e.out_of_reach = parse_out_of_reach(out_of_reach);
+  e.leave_out = leave_out;
   return e;
 }
 
@@ -66,6 +67,10 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--out-of-reach", o.out_of_reach,
                  "A query with no key within a compact kernel's reach: error (names it) or nearest (the "
                  "nearest key's y)")
+      ->capture_default_str();
+  app.add_option("--leave-out", o.leave_out,
+                 "Leave-block-out cross-validation (one x column): each leave-one-out row also leaves out the K "
+                 "nearest keys on each side in x order, for series whose errors are correlated")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads to use; 0 = every core")->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
@@ -90,6 +95,10 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("--criterion", o.criterion,
                  "What the learned bandwidth minimises: loo (leave-one-out error), aicc (Hurvich, Simonoff and "
                  "Tsai's corrected AIC) or gcv (generalised cross-validation)")
+      ->capture_default_str();
+  app.add_option("--min-neighbours", o.min_neighbours,
+                 "Learn only bandwidths whose fit averages at least K effective neighbours (1 / sum of squared "
+                 "leave-one-out weights); 0 = no bound")
       ->capture_default_str();
   app.add_option("--epochs", o.epochs, "auto: most descent steps; sgd: number of steps")
       ->capture_default_str();
@@ -186,6 +195,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   else if (o.loss != "mean")
     throw UsageError("--loss: unknown loss " + quote(o.loss) + " (known: mean, sum)");
   f.criterion = parse_criterion(o.criterion);
+  f.min_neighbours = o.min_neighbours;
   f.epochs = o.epochs;
   f.descent_rows = o.loo_rows;
   f.lr = o.lr;
@@ -214,6 +224,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
       throw UsageError("--metric full: only with --optimizer auto, --loss mean and --criterion loo");
     if (kernel != Kernel::gaussian || method != Method::nw)
       throw UsageError("--metric full: only with --kernel gaussian and --method nw");
+    if (engine.leave_out) throw UsageError("--metric full: only without --leave-out");
   } else if (o.metric != "diagonal") {
     throw UsageError("--metric: unknown metric " + quote(o.metric) + " (known: diagonal, full)");
   } else if (o.rank != 0) {
@@ -225,12 +236,11 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
 namespace {
 
 // The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the
-// effective number of neighbours (over at most this many rows spread over x: its scalar pass
-// would otherwise cost several times the learning at 1e5 rows). Throws DataError for a row no
-// other key reaches.
-constexpr std::size_t neighbour_rows = 2000;
-
+// effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over x:
+// its scalar pass would otherwise cost several times the learning at 1e5 rows). Throws
+// DataError for a row no other key reaches.
 void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
+  const std::size_t neighbour_rows = FitOptions{}.neighbour_rows;
   if (m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
   const Fitted fitted(data, m, engine);
   const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
@@ -248,12 +258,14 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
   Model m;
   m.kernel = engine.kernel;
   m.method = engine.method;
+  m.leave_out = engine.leave_out;
   m.x_columns = data.x_names;
   m.y_column = data.y_name;
   m.sample_weight = data.weight_name;
   m.n = data.n;
   m.checksum = checksum(data);
   using Kind = BandwidthSpec::Kind;
+  std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
   switch (plan.kind) {
     case Kind::learn: {
       FitOptions f = plan.fit;
@@ -301,6 +313,10 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       if (plan.verbose)
         log << "nwreg: stopped after " << r.history.back().epoch << " epochs (" << r.stop_reason << "), "
             << r.evaluations << " leave-one-out passes\n";
+      learned.emplace();
+      learned->bandwidth = r.bandwidth;
+      learned->stop_reason = r.stop_reason;
+      learned->scan_widest = r.scan_widest;
       m.bandwidth = r.bandwidth;
       m.bandwidth_source = "learned";
       if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
@@ -319,6 +335,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
           if (e.epoch > offset) m.history.push_back(std::move(e));
         }
         m.metric = mf.metric;
+        learned->stop_reason = mf.stop_reason;
         m.loo_mse = mf.loo_mse;
         m.criterion_value = mf.loo_mse;
         m.stop_reason = mf.stop_reason;
@@ -340,6 +357,10 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       break;
   }
   if (need_loo && data.n >= 2) add_loo_statistics(m, data, engine);
+  if (learned) {
+    m.warnings = fit_warnings(data, *learned, m.neighbours, plan.fit);
+    for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';
+  }
   return m;
 }
 

@@ -39,6 +39,7 @@ struct BandwidthOptions {
   std::string param = "log-h";  //!< log-h | w: what sgd steps in
   std::string loss = "mean";    //!< mean | sum
   std::string criterion = "loo";  //!< --criterion: loo | aicc | gcv
+  double min_neighbours = 0;    //!< --min-neighbours K: bound the search (0 = none)
   int epochs = 100;             //!< step cap (auto) or exact step count (sgd)
   double lr = 0.5;              //!< first step in log h (auto) or learning rate (sgd)
   double tol = 1e-9;            //!< auto: gradient and step tolerance (FitOptions::tol)
@@ -53,6 +54,7 @@ struct EngineCliOptions {
   std::string kernel = "gaussian";       //!< --kernel
   std::string method = "nw";             //!< --method: nw | local-linear
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
+  std::size_t leave_out = 0;             //!< --leave-out K: leave-block-out cross-validation
   unsigned threads = 0;                  //!< --threads: 0 = every core
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
   bool quiet = false;                    //!< --quiet: no progress display

@@ -69,7 +69,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
   OutputFile out("-", "stdout");
   bool all_ok = true;
   out.write([&](std::ostream& os) {
-    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,neighbours,error\n");
+    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,neighbours,warning,error\n");
     for (std::size_t i = 0; i < files.size(); ++i) {
       const std::string& file = files[i];
       nlohmann::ordered_json rec;
@@ -82,24 +82,31 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         reader.reset();
         Progress progress(!cmd.engine.quiet);
         const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &progress);
-        if (!m.loo_mse) throw DataError("the leave-one-out error needs at least 2 training rows, got 1");
+        if (data.n < 2) throw DataError("the leave-one-out error needs at least 2 training rows, got 1");
+        // The LOO statistics are absent where another criterion chose a bandwidth that leaves a
+        // row with no other key in reach: an empty field, null in JSON.
+        auto value = [](const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(); };
+        auto field = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string(); };
+        std::string warning;
+        for (const auto& w : m.warnings) warning += (warning.empty() ? "" : "; ") + w;
         rec["n"] = data.n;
         rec["bandwidth"] = m.bandwidth;
-        rec["loo_mse"] = *m.loo_mse;
-        rec["loo_r2"] = *m.loo_r2;
-        rec["neighbours"] = *m.neighbours;
+        rec["loo_mse"] = value(m.loo_mse);
+        rec["loo_r2"] = value(m.loo_r2);
+        rec["neighbours"] = value(m.neighbours);
+        rec["warnings"] = m.warnings;
         rec["error"] = nullptr;
-        row = csv_field(file) + "," + std::to_string(data.n) + "," + join(m.bandwidth);
-        row += "," + format_double(*m.loo_mse) + "," + format_double(*m.loo_r2) + "," + format_double(*m.neighbours) +
-               ",\n";
+        row = csv_field(file) + "," + std::to_string(data.n) + "," + join(m.bandwidth) + "," + field(m.loo_mse) + "," +
+              field(m.loo_r2) + "," + field(m.neighbours) + "," + csv_field(warning) + ",\n";
       } catch (const Error& e) {
         all_ok = false;
         std::string what = e.what();
         if (what.rfind(file, 0) != 0) what = file + ": " + what;
         std::cerr << "nwreg: error: " << what << '\n';
         for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2", "neighbours"}) rec[k] = nullptr;
+        rec["warnings"] = nlohmann::ordered_json::array();
         rec["error"] = what;
-        row = csv_field(file) + ",,,,,," + csv_field(what) + "\n";
+        row = csv_field(file) + ",,,,,,," + csv_field(what) + "\n";
       }
       if (json) os << (i ? ",\n  " : "\n  ") << rec.dump();
       else os << row;

@@ -147,7 +147,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   add_engine_options(*sub, cmd.engine);
   auto* model = sub->add_option("--model", cmd.model,
                                 "Use the bandwidth (kernel, method, metric) of a model written by fit -o");
-  for (const char* o : {"--bandwidth", "--kernel", "--method", "--metric", "--rank"}) sub->get_option(o)->excludes(model);
+  for (const char* o : {"--bandwidth", "--kernel", "--method", "--metric", "--rank", "--leave-out"}) sub->get_option(o)->excludes(model);
   auto* grid = sub->add_option("--grid", cmd.grid, "Query points START:STOP:STEP (stop excluded)");
   auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range")
                      ->check(CLI::Range(std::size_t{1}, max_grid_points));

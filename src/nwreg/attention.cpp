@@ -200,6 +200,8 @@ struct Attention::Span {
 Attention::Attention(const Dataset& train, EngineOptions options)
     : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
   check_tolerance(options_.tolerance);
+  if (options_.leave_out > 0 && d_ != 1)
+    throw UsageError("--leave-out: only for one x column (it leaves out the nearest keys in x order)");
   if (n_ > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
   std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
@@ -254,10 +256,26 @@ bool Attention::fast_row(double q) const {
   return fast_keys_ && std::abs(q) <= fast_limit && std::isnormal(K2_);
 }
 
+void Attention::check_loo_rows() const {
+  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
+  if (n_ < 2 + 2 * options_.leave_out)
+    throw DataError("--leave-out " + std::to_string(options_.leave_out) + " leaves " + std::to_string(options_.leave_out) +
+                    " keys out on each side of each row: it needs at least " + std::to_string(2 + 2 * options_.leave_out) +
+                    " training rows, got " + std::to_string(n_));
+}
+
+Attention::Block Attention::block(std::size_t exclude) const {
+  if (exclude == none) return {};
+  const std::size_t k = d_ == 1 ? options_.leave_out : 0;  // keys in x order: 1-D only
+  return {exclude - std::min(exclude, k), std::min(n_, exclude + k + 1)};
+}
+
 std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
   const auto p = static_cast<std::size_t>(std::lower_bound(xs_.begin(), xs_.end(), q) - xs_.begin());
-  std::size_t right = p == exclude ? p + 1 : p;
-  std::size_t left = p == 0 ? none : (p - 1 == exclude ? (p >= 2 ? p - 2 : none) : p - 1);
+  const Block ex = block(exclude);
+  const std::size_t right = ex.contains(p) ? ex.hi : p;
+  std::size_t left = p == 0 ? none : p - 1;
+  if (left != none && ex.contains(left)) left = ex.lo == 0 ? none : ex.lo - 1;
   if (left == none) return right;
   if (right >= n_) return left;
   // x_l <= q <= x_r: both distances are differences of nearby numbers, exact or nearly, and
@@ -300,6 +318,7 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   const double xb = xs_[b], yb = ys_[b];
   std::size_t lo, hi;
   window_1d(q, b, lo, hi);
+  const Block ex = block(exclude);
   pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
   kernel::Sums s;
   if (fast_row(q)) {
@@ -309,15 +328,12 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
         add(s, gradient ? kernel::sums_grad(xs_.data(), ys_.data(), a, z, xb, q, D, K2_, yb)
                         : kernel::sums(xs_.data(), ys_.data(), a, z, xb, q, D, K2_, yb));
     };
-    if (exclude >= lo && exclude < hi) {
-      range(lo, exclude);
-      range(exclude + 1, hi);
-    } else {
-      range(lo, hi);
-    }
+    // The window less the left-out block: [lo, ex.lo) and [ex.hi, hi), either possibly empty.
+    range(lo, std::clamp(ex.lo, lo, hi));
+    range(std::clamp(ex.hi, lo, hi), hi);
   } else {
     for (std::size_t i = lo; i < hi; ++i) {
-      if (i == exclude) continue;
+      if (ex.contains(i)) continue;
       const double u = std::max(-0.5 * log2e * gap_term(xs_[i], xb, q, inv_h_[0]), -1021.0);
       const double e = std::exp2(u), dy = ys_[i] - yb;
       s.s0 += e;
@@ -366,8 +382,9 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, double* 
   pairs_.fetch_add(s.hi - s.lo, std::memory_order_relaxed);
   const double* xb = x + s.b * d;
   const Kernel kernel = options_.kernel;
+  const Block ex = block(exclude);
   for (std::size_t i = s.lo; i < s.hi; ++i) {
-    if (i == exclude) {  // the left-out key may be nearer than b: its weight would overflow
+    if (ex.contains(i)) {  // a left-out key may be nearer than b: its weight would overflow
       e[i] = 0;
       continue;
     }
@@ -644,7 +661,7 @@ std::vector<std::size_t> Attention::positions(const std::vector<std::size_t>* ro
 }
 
 LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
-  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
+  check_loo_rows();
   const std::vector<std::size_t> pos = positions(rows);
   const std::size_t cnt = pos.size(), d = d_;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
@@ -752,7 +769,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
 }
 
 LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) const {
-  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
+  check_loo_rows();
   LooDetail out;
   if (residuals) out.residual.assign(n_in_, 0.0);
   // Every row's residual (the fast path where it applies); the effective number of neighbours
@@ -799,7 +816,7 @@ LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) cons
 bool Attention::loo_weights(std::size_t j, double* a) const {
   std::fill(a, a + n_in_, 0.0);
   const std::uint32_t p = rank_.at(j);
-  if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2) return false;
+  if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2 + 2 * options_.leave_out) return false;
   const auto buffer = row_buffer(n_);
   double* const e = buffer.get();
   Span s;

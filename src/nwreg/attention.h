@@ -80,6 +80,9 @@ struct EngineOptions {
   Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
   Method method = Method::nw;            //!< the estimator at each query,
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
+  /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
+  /// keys on each side in x order (one x column only), for series with correlated errors.
+  std::size_t leave_out = 0;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -169,6 +172,14 @@ class Attention {
  private:
   struct Row;
   struct Span;
+  // Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with
+  // EngineOptions::leave_out = K (one x column) the K keys on each side in x order.
+  struct Block {
+    std::size_t lo = 0, hi = 0;
+    bool contains(std::size_t i) const { return i >= lo && i < hi; }
+  };
+  Block block(std::size_t exclude) const;  // exclude: a position, or none (an empty block)
+  void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   std::vector<std::size_t> positions(const std::vector<std::size_t>* rows) const;  // engine positions of keys
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
   Span gather(const double* q, std::size_t exclude, double* e) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string_view>
 
@@ -42,8 +43,12 @@ std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
 class Objective {
  public:
   Objective(const Dataset& data, const FitOptions& options)
-      : engine_(data, options.engine), loss_(options.loss), criterion_(options.criterion) {
+      : engine_(data, options.engine), loss_(options.loss), criterion_(options.criterion),
+        min_neighbours_(options.min_neighbours), neighbour_rows_(options.neighbour_rows) {
     for (std::size_t i = 0; i < data.n; ++i) keys_ += data.weight.empty() || data.weight[i] > 0;
+    // Leave-block-out below the spacing of x: each row's estimate is the nearest key beyond its
+    // block, which says nothing about the fit at that bandwidth (it interpolates).
+    if (options.engine.leave_out > 0 && data.d == 1) min_h_ = column_stats(data, 0).median_gap;
   }
 
   /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
@@ -61,7 +66,7 @@ class Objective {
       const InSample fit = engine_.insample(gradient, &rows_);
       if (!std::isfinite(fit.mse))
         throw DataError("the residual sum of squares overflows: y values are too large to square");
-      return criterion_value(criterion_, fit, keys_, gradient);
+      return bounded(criterion_value(criterion_, fit, keys_, gradient), h);
     }
     LooResult r = engine_.loo(gradient, &rows_);
     if (r.out_of_reach) return r;
@@ -70,7 +75,7 @@ class Objective {
     const double factor = loss_ == Loss::sum ? static_cast<double>(rows_.size()) : 1.0;
     r.mse *= factor;
     for (double& g : r.gradient) g *= factor;
-    return r;
+    return bounded(r, h);
   }
   double mean(double objective) const {
     return loss_ == Loss::sum ? objective / static_cast<double>(rows_.size()) : objective;
@@ -87,7 +92,24 @@ class Objective {
   Attention engine_;
   Loss loss_;
   Criterion criterion_;
+  double min_neighbours_;
+  std::size_t neighbour_rows_;
   double keys_ = 0;
+  double min_h_ = 0;
+
+  // Out of bounds (+inf) below min_h_ or where the fit averages fewer than min_neighbours_
+  // neighbours.
+  LooResult bounded(LooResult r, const std::vector<double>& h) const {
+    if (h[0] < min_h_) r.mse = std::numeric_limits<double>::infinity();
+    if (min_neighbours_ <= 0 || !std::isfinite(r.mse)) return r;
+    double neighbours = 0;
+    try {
+      neighbours = engine_.loo_detail(neighbour_rows_, false).neighbours;
+    } catch (const DataError&) {  // a row no other key reaches: no neighbours to count
+    }
+    if (neighbours < min_neighbours_) r.mse = std::numeric_limits<double>::infinity();
+    return r;
+  }
   std::vector<std::size_t> rows_;
 };
 
@@ -161,8 +183,8 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     " training rows with no other key in reach (first: row " +
                     std::to_string(cur.first_out_of_reach + 1) + "); start from a wider bandwidth");
   if (!std::isfinite(cur.mse))
-    throw DataError("the criterion is undefined at the start point of the descent (tr(H) too close to n: the fit "
-                    "interpolates); start from a wider bandwidth");
+    throw DataError("the start point of the descent is out of bounds (the criterion is undefined there, or the fit "
+                    "averages fewer than --min-neighbours neighbours); start from a wider bandwidth");
   record(0, theta, cur.mse);
 
   // Barzilai-Borwein step lengths proposed, Armijo backtracking accepting: no step can raise
@@ -357,7 +379,42 @@ std::vector<double> scan_scales(const Dataset& data) {
   return c;
 }
 
+std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
+                                      const FitOptions& options) {
+  auto g3 = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::string(buf);
+  };
+  std::vector<std::string> out;
+  std::string why;
+  // About 3, and at most half of the n - 1 there can be (4 rows: 1.5).
+  const double few = std::min(3.0, (static_cast<double>(data.n) - 1) / 2);
+  if (neighbours && *neighbours < few) why = g3(*neighbours) + " effective neighbours";
+  // One column: a bandwidth below the spacing of x leaves each point to itself. (With several,
+  // a narrow column can be an exact match on purpose while the others smooth.)
+  if (data.d == 1 && !fit.bandwidth.empty()) {
+    const ColumnStats s = column_stats(data, 0);
+    if (fit.bandwidth[0] < s.median_gap)
+      why += (why.empty() ? "" : "; ") + std::string("h = ") + g3(fit.bandwidth[0]) +
+             " is below the typical spacing of " + quote(data.x_names[0]) + ", " + g3(s.median_gap);
+  }
+  if (!why.empty())
+    out.push_back("the fit nearly interpolates (" + why +
+                  "): the curve steps from point to point. Try --criterion aicc, --leave-out K for a series with "
+                  "correlated errors, or --min-neighbours 5");
+  if (fit.stop_reason == "epoch cap")
+    out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
+                  (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");
+  if (fit.scan_widest)
+    out.push_back("the criterion kept falling towards the widest bandwidth tried (4 times the x range): no "
+                  "structure found, the fit is close to a constant");
+  return out;
+}
+
 void check_fit_options(const FitOptions& options) {
+  if (!(options.min_neighbours >= 0) || !std::isfinite(options.min_neighbours))
+    throw UsageError("--min-neighbours: must be >= 0, got " + format_double(options.min_neighbours));
   if (options.criterion != Criterion::loo) {
     if (options.optimizer == Optimizer::sgd || options.loss == Loss::sum)
       throw UsageError("--criterion " + to_string(options.criterion) +
@@ -378,6 +435,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   Objective obj(data, options);
   std::vector<double> start;
   std::vector<std::vector<double>> more;  // further start points (several columns)
+  bool scan_widest = false;
   if (options.init) {
     start = *options.init;
     check_bandwidth(start, data.d, "--init");
@@ -394,8 +452,13 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       if (loss < best) {
         best = loss;
         start = h;
+        scan_widest = i + 1 == scales.size();
       }
     }
+    if (start.empty() && options.min_neighbours > 0)
+      throw DataError("no bandwidth up to 4 times the x range averages " + format_double(options.min_neighbours) +
+                      " effective neighbours (--min-neighbours); the most there can be is n - 1 = " +
+                      std::to_string(data.n - 1));
     if (start.empty())  // cannot happen for a scan that reaches four times the range
       throw DataError("no bandwidth of the scan reaches every training row");
     // With several columns the common scale is only a start: the LOO error can have several
@@ -419,6 +482,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     if (other.criterion < res.criterion) res = std::move(other);
   }
   res.descent_rows = obj.rows();
+  res.scan_widest = scan_widest;
   if (obj.rows() < data.n) {  // the value reported is over every row
     obj.use_rows(0);
     const LooResult full = obj.at(res.bandwidth, false);

@@ -73,6 +73,10 @@ struct FitOptions {
   /// over all rows. 0 = every row. sgd always uses every row.
   std::size_t scan_rows = 1000;
   std::size_t descent_rows = 50000;
+  /// Bounds the search to bandwidths whose fit averages at least this many effective
+  /// neighbours (1 / sum a^2 of the leave-one-out weights, over neighbour_rows rows); 0 = none.
+  double min_neighbours = 0;
+  std::size_t neighbour_rows = 2000;  //!< rows (spread over x) the effective neighbours are averaged over
   /// Called after each scan point: (points done, points in all, its bandwidths, its LOO error;
   /// +inf where some row has no other key in reach).
   std::function<void(std::size_t, std::size_t, const std::vector<double>&, double)> on_scan;
@@ -105,6 +109,7 @@ struct FitResult {
   int evaluations = 0;         //!< LOO passes, the scan's and the final full one included
   int scan_evaluations = 0;    //!< of which the scan's
   std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
+  bool scan_widest = false;    //!< the scan's best point was its widest bandwidth (4 x the range)
 };
 
 /// Checks epochs, lr and tol. Throws UsageError naming the option (--epochs, --lr, --tol).
@@ -117,6 +122,14 @@ void check_fit_options(const FitOptions& options);
 /// Throws DataError for fewer than 2 rows or a constant column, UsageError for bad options.
 FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
                         const std::function<void(const Epoch&)>& on_epoch = {});
+
+/// Why a learned bandwidth is suspect, one sentence each (none: empty): a fit that nearly
+/// interpolates (fewer than 3 effective neighbours, or than (n - 1) / 2 for tiny n, when
+/// `neighbours` is known, or with one x
+/// column a bandwidth below the median gap between neighbouring distinct x), a descent stopped by the epoch cap, a criterion that kept
+/// falling towards the widest bandwidth (no structure found).
+std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
+                                      const FitOptions& options);
 
 /// Where a line search ended.
 struct Descent {

@@ -152,9 +152,15 @@ ColumnStats column_stats(const Dataset& data, std::size_t column) {
     return v[lo] + frac * (v[hi] - v[lo]);
   };
   s.iqr = quantile(0.75) - quantile(0.25);
+  std::vector<double> gaps;
   for (std::size_t i = 1; i < n; ++i) {
     const double gap = v[i] - v[i - 1];
-    if (gap > 0 && (s.min_gap == 0 || gap < s.min_gap)) s.min_gap = gap;
+    if (gap > 0) gaps.push_back(gap);
+  }
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    s.min_gap = gaps.front();
+    s.median_gap = gaps[gaps.size() / 2];
   }
   return s;
 }

@@ -59,6 +59,7 @@ struct ColumnStats {
   double iqr = 0;       //!< interquartile range, linear interpolation (R type 7, numpy default)
   double range = 0;     //!< max - min
   double min_gap = 0;   //!< smallest positive distance between two values (0 if all equal)
+  double median_gap = 0;  //!< median positive distance between neighbouring distinct values: the typical spacing
 };
 ColumnStats column_stats(const Dataset& data, std::size_t column);
 

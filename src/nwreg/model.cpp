@@ -72,6 +72,10 @@ Model read_model(std::istream& in, const std::string& source) {
   try {
     m.kernel = parse_kernel(j.at("kernel").get<std::string>());
     m.method = parse_method(j.value("method", "nw"));
+    if (j.contains("leave_out")) {
+      if (!j.at("leave_out").is_number_unsigned()) throw bad("\"leave_out\" must be a whole number of keys");
+      m.leave_out = j.at("leave_out").get<std::size_t>();
+    }
     m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
@@ -90,6 +94,7 @@ Model read_model(std::istream& in, const std::string& source) {
     m.checksum = j.at("checksum").get<std::string>();
     m.bandwidth_source = j.value("bandwidth_source", "model");
     if (j.contains("criterion")) m.criterion = parse_criterion(j.at("criterion").get<std::string>());
+    if (j.contains("warnings")) m.warnings = j.at("warnings").get<std::vector<std::string>>();
     for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours},
                               {"criterion_value", &m.criterion_value}})
       if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();

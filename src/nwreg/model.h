@@ -23,6 +23,7 @@ inline constexpr int max_model_depth = 32;
 struct Model {
   Kernel kernel = Kernel::gaussian;
   Method method = Method::nw;
+  std::size_t leave_out = 0;            //!< leave-block-out: keys left out on each side (0 = leave one out)
   std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott" or "model"
@@ -38,6 +39,7 @@ struct Model {
   std::string stop_reason;              //!< why learning stopped, when learned
   std::optional<Criterion> criterion;   //!< what learning minimised, when learned
   std::optional<double> criterion_value;  //!< its value at `bandwidth`, over every row
+  std::vector<std::string> warnings;    //!< why a learned bandwidth is suspect (fit_warnings)
 };
 
 /// Writes the model as a JSON object (see README, "Model file"). Throws DataError if a number

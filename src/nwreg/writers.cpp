@@ -114,6 +114,7 @@ void JsonObjectWriter::finish() {
 void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("kernel", to_string(m.kernel));
   w.field("method", to_string(m.method));
+  if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
   if (m.metric.rank) {
     Json rows = Json::array();
@@ -137,6 +138,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
     w.field("criterion", to_string(*m.criterion));
     w.field("criterion_value", opt(m.criterion_value));
   }
+  if (!m.warnings.empty()) w.field("warnings", m.warnings);
   if (m.history.empty()) return;
   w.field("stop_reason", m.stop_reason);
   w.begin_array("history");

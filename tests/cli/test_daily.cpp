@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "nwreg/writers.h"
 #include <thread>
 
 #include "cli_helpers.h"
@@ -118,22 +120,29 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   CHECK(r.exit_code == 1);
   const auto l = lines(r.out);
   REQUIRE(l.size() == 6);
-  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,error");
+  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,warning,error");
   // The same numbers as fitting mcycle alone; LOO R^2 = 1 - LOO MSE / var(y).
   Result alone = run_nwreg({"fit", data("mcycle.csv")});
   const auto al = lines(alone.out);
   CHECK(l[1] == data("mcycle.csv") + ",133," + al[0].substr(11) + "," + al[1].substr(9) + ",0.7428497928975213," +
-                    al[3].substr(12) + ",");
-  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,,\"" + (s / "flat.csv").string() +
+                    al[3].substr(12) + ",,");
+  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,,,\"" + (s / "flat.csv").string() +
                     ": all values of x column \"\"x\"\" are equal: learning the bandwidth cannot work; give "
                     "--bandwidth H\"");
-  CHECK(l[3] == (s / "none.csv").string() + ",,,,,," + (s / "none.csv").string() +
+  CHECK(l[3] == (s / "none.csv").string() + ",,,,,,," + (s / "none.csv").string() +
                     ": cannot open: No such file or directory");
   CHECK(l[4].rfind((s / "b1.csv").string() + ",4,", 0) == 0);  // the glob, expanded in order
-  CHECK(l[5].rfind((s / "b2.csv").string() + ",5,", 0) == 0);
+  CHECK(l[4].substr(l[4].size() - 2) == ",,");                    // no warning, no error
+  // y = x^2 on five points: the LOO error picks a bandwidth below the spacing of x, and says so.
+  const std::string warning = "the fit nearly interpolates (1.6 effective neighbours; h = 0.152 is below the typical "
+                              "spacing of \"x\", 1): the curve steps from point to point. Try --criterion aicc, "
+                              "--leave-out K for a series with correlated errors, or --min-neighbours 5";
+  CHECK(l[5] == (s / "b2.csv").string() + ",5,0.15163266492815836,10.6,0.6954022988505747,1.6," +
+                    nwreg::csv_field(warning) + ",");
   CHECK(r.err == "nwreg: error: " + (s / "flat.csv").string() +
                      ": all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth "
-                     "H\nnwreg: error: " + (s / "none.csv").string() + ": cannot open: No such file or directory\n");
+                     "H\nnwreg: error: " + (s / "none.csv").string() + ": cannot open: No such file or directory\n" +
+                     "nwreg: warning: " + (s / "b2.csv").string() + ": " + warning + "\n");
 
   Result j = run_nwreg({"fit", (s / "b*.csv").string(), (s / "flat.csv").string(), "--format", "json"});
   CHECK(j.exit_code == 1);
@@ -143,9 +152,11 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   CHECK(arr[0]["error"].is_null());
   CHECK(arr[2]["loo_mse"].is_null());
   CHECK(arr[2]["error"].get<std::string>().find("are equal") != std::string::npos);
+  CHECK(arr[1]["warnings"] == Json::array({warning}));
+  CHECK(arr[0]["warnings"] == Json::array());
   Result ok = run_nwreg({"fit", (s / "b*.csv").string()});
   CHECK(ok.exit_code == 0);
-  CHECK(ok.err.empty());
+  CHECK(ok.err == "nwreg: warning: " + (s / "b2.csv").string() + ": " + warning + "\n");
 }
 
 TEST_CASE("daily: cmake --install puts nwreg and its man page under the prefix") {

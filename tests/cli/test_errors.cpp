@@ -79,8 +79,20 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "--criterion", "aicc", "--optimizer", "sgd", "--init", "1"}, "", 2,
        "--criterion aicc: only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)"},
       {{"fit", syn, "--criterion", "aicc", "--init", "0.001"}, "", 1,
-       "the criterion is undefined at the start point of the descent (tr(H) too close to n: the fit interpolates); "
-       "start from a wider bandwidth"},
+       "the start point of the descent is out of bounds (the criterion is undefined there, or the fit averages fewer "
+       "than --min-neighbours neighbours); start from a wider bandwidth"},
+      {{"fit", syn, "--min-neighbours", "49"}, "", 1,
+       "no bandwidth up to 4 times the x range averages 49 effective neighbours (--min-neighbours); the most there "
+       "can be is n - 1 = 49"},
+      {{"fit", syn, "--min-neighbours", "-1"}, "", 2, "--min-neighbours: must be >= 0, got -1"},
+      {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--leave-out", "2"}, "", 2,
+       "--leave-out: only for one x column (it leaves out the nearest keys in x order)"},
+      {{"fit", syn, "--leave-out", "25"}, "", 1,
+       "--leave-out 25 leaves 25 keys out on each side of each row: it needs at least 52 training rows, got 50"},
+      {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--leave-out", "2"}, "", 2,
+       "--metric full: only without --leave-out"},
+      {{"predict", syn, "--model", file("lo.json", base + R"("bandwidth":[1],"leave_out":-1})")}, "", 1,
+       (s / "lo.json").string() + ": not a usable nwreg model: \"leave_out\" must be a whole number of keys"},
       {{"fit", syn, "--metric", "full", "--kernel", "laplace"}, "", 2,
        "--metric full: only with --kernel gaussian and --method nw"},
       {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--rank", "3"}, "", 2,

@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <sstream>
+#include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include "helpers.h"
 #include "nwreg/attention.h"
@@ -173,4 +176,125 @@ TEST_CASE("criteria: names, and the options they cannot go with") {
   CHECK_THROWS_WITH_AS(check_fit_options(o),
                        "--criterion gcv: only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)",
                        UsageError);
+}
+
+namespace {
+
+// y = sin(2 pi x) + AR(1) noise (rho 0.8) on n evenly spaced x: the series every selector here
+// undersmooths without leave-block-out. A fixed linear congruential generator: the same data on
+// every platform.
+Dataset ar1_series(std::size_t n) {
+  std::vector<double> x, y;
+  std::uint64_t state = 20261122;
+  double e = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+    e = 0.8 * e + u;
+    x.push_back(static_cast<double>(i) / static_cast<double>(n));
+    y.push_back(std::sin(2 * M_PI * x.back()) + e);
+  }
+  return testing::make_dataset(x, y);
+}
+
+// The leave-block-out error by brute force: row j leaves out the keys within k places of it in
+// x order (ties in input order), every other key weighs exp(-((x_j - x_i)/h)^2 / 2) (NW).
+double brute_loo(const Dataset& d, double h, std::size_t k) {
+  std::vector<std::size_t> order(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return d.x[a] < d.x[b]; });
+  double sse = 0;
+  for (std::size_t p = 0; p < d.n; ++p) {
+    const std::size_t j = order[p];
+    long double s0 = 0, s1 = 0;
+    for (std::size_t r = 0; r < d.n; ++r) {
+      if (r + k >= p && r <= p + k) continue;
+      const std::size_t i = order[r];
+      const long double u = (d.x[j] - d.x[i]) / h, w = std::exp(-u * u / 2);
+      s0 += w;
+      s1 += w * d.y[i];
+    }
+    const double f = static_cast<double>(s1 / s0);
+    sse += (d.y[j] - f) * (d.y[j] - f);
+  }
+  return sse / static_cast<double>(d.n);
+}
+
+}  // namespace
+
+TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each side") {
+  Dataset d = ar1_series(80);
+  d.x[10] = d.x[11];  // a tie, kept in input order
+  for (std::size_t k : {0, 1, 3}) {
+    CAPTURE(k);
+    EngineOptions fast = engine(Kernel::gaussian, Method::nw);
+    fast.leave_out = k;
+    CHECK(Attention(d, {0.04}, fast).loo(false).mse == doctest::Approx(brute_loo(d, 0.04, k)).epsilon(1e-12));
+    // The scalar path (sample weights of 1 take it) agrees with the vectorised one.
+    Dataset weighted = d;
+    weighted.weight.assign(d.n, 1.0);
+    CHECK(Attention(weighted, {0.04}, fast).loo(false).mse == doctest::Approx(brute_loo(d, 0.04, k)).epsilon(1e-12));
+    // Its gradient, for each method, against finite differences.
+    for (Method m : {Method::nw, Method::local_linear}) {
+      EngineOptions e = engine(Kernel::gaussian, m);
+      e.leave_out = k;
+      const LooResult r = Attention(d, {0.04}, e).loo(true);
+      const double eps = 1e-5;
+      const double fd = (Attention(d, {0.04 * std::exp(eps)}, e).loo(false).mse -
+                         Attention(d, {0.04 * std::exp(-eps)}, e).loo(false).mse) /
+                        (2 * eps);
+      CHECK(r.gradient[0] == doctest::Approx(fd).epsilon(1e-6));
+    }
+  }
+  EngineOptions two = engine(Kernel::gaussian, Method::nw);
+  two.leave_out = 1;
+  Dataset boston = load("boston");
+  CHECK_THROWS_WITH_AS(Attention(boston, {1.0, 1.0}, two),
+                       "--leave-out: only for one x column (it leaves out the nearest keys in x order)", UsageError);
+}
+
+TEST_CASE("leave-block-out and --min-neighbours keep an AR(1) series from being interpolated") {
+  const Dataset d = ar1_series(400);
+  auto neighbours = [&](const FitResult& r, std::size_t k) {
+    EngineOptions e = engine(Kernel::gaussian, Method::nw);
+    e.leave_out = k;
+    return Attention(d, r.bandwidth, e).loo_detail(2000, false).neighbours;
+  };
+  FitOptions plain;
+  const FitResult loo = fit_bandwidth(d, plain);
+  CHECK(neighbours(loo, 0) < 3);  // leave-one-out undersmooths: the neighbours carry the noise
+  const auto warned = fit_warnings(d, loo, neighbours(loo, 0), plain);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0].rfind("the fit nearly interpolates (", 0) == 0);
+  FitOptions block;
+  block.engine.leave_out = 10;
+  const FitResult lbo = fit_bandwidth(d, block);
+  CHECK(lbo.bandwidth[0] > 5 * loo.bandwidth[0]);
+  CHECK(neighbours(lbo, 0) > 10);
+  CHECK(fit_warnings(d, lbo, neighbours(lbo, 0), block).empty());
+  FitOptions bounded;
+  bounded.min_neighbours = 8;
+  const FitResult mn = fit_bandwidth(d, bounded);
+  CHECK(neighbours(mn, 0) >= 8);
+  CHECK(neighbours(mn, 0) < 8.5);  // the bound binds: the LOO error keeps falling below it
+  CHECK(mn.bandwidth[0] > loo.bandwidth[0]);
+}
+
+TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the widest bandwidth") {
+  const Dataset d = testing::make_dataset({0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 1, 2, 1, 2, 1, 2});
+  FitOptions o;
+  const FitResult r = fit_bandwidth(d, o);
+  CHECK(r.scan_widest);
+  const auto w = fit_warnings(d, r, std::nullopt, o);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "the criterion kept falling towards the widest bandwidth tried (4 times the x range): no structure "
+                "found, the fit is close to a constant");
+  FitOptions capped;
+  capped.epochs = 1;
+  const Dataset mc = load("mcycle");
+  const FitResult c = fit_bandwidth(mc, capped);
+  CHECK(c.stop_reason == "epoch cap");
+  const auto cw = fit_warnings(mc, c, std::nullopt, capped);
+  REQUIRE(cw.size() == 1);
+  CHECK(cw[0] == "learning stopped at the epoch cap (1 epoch) before it converged; raise --epochs");
 }
