@@ -1,0 +1,88 @@
+// Bandwidth selection through the binary: criteria, leave-block-out, --min-neighbours, and the
+// warnings a suspect bandwidth gets (stderr, model file, JSON).
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+#include "nwreg/numbers.h"
+
+using namespace clitest;
+using Json = nlohmann::json;
+
+namespace {
+
+// sin(2 pi x) plus AR(1) noise (rho 0.8) on 400 evenly spaced x: a series with correlated errors.
+std::string ar1_csv() {
+  std::string text = "t,y\n";
+  std::uint64_t state = 20261122;
+  double e = 0;
+  for (int i = 0; i < 400; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    e = 0.8 * e + (static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5);
+    const double x = i / 400.0;
+    text += nwreg::format_double(x) + "," + nwreg::format_double(std::sin(2 * M_PI * x) + e) + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("selection cli: a series with correlated errors is flagged; leave-block-out fixes it") {
+  Scratch s;
+  spit(s / "ar.csv", ar1_csv());
+  const std::string train = (s / "ar.csv").string(), model = (s / "m.json").string();
+  Result r = run_nwreg({"fit", train, "-o", model});
+  REQUIRE(r.exit_code == 0);
+  const std::string warning =
+      "the fit nearly interpolates (2 effective neighbours; h = 0.000625 is below the typical spacing of \"t\", "
+      "0.0025): the curve steps from point to point. Try --criterion aicc, --leave-out K for a series with "
+      "correlated errors, or --min-neighbours 5";
+  CHECK(r.err == "nwreg: warning: " + train + ": " + warning + "\n");
+  const Json m = Json::parse(slurp(model));
+  CHECK(m["warnings"] == Json::array({warning}));
+  CHECK(m["criterion"] == "loo");
+  CHECK(m["criterion_value"] == m["loo_mse"]);
+  // predict says so too when it learns; with --model the warnings travel in the file.
+  Result p = run_nwreg({"predict", train, "--grid-n", "2", "--format", "json"});
+  CHECK(p.err == "nwreg: warning: " + train + ": " + warning.substr(0, 29) + "h = 0.000625" +
+                     warning.substr(warning.find(" is below")) + "\n");
+  CHECK(Json::parse(p.out)["warnings"].size() == 1);
+
+  Result lbo = run_nwreg({"fit", train, "--leave-out", "10", "-o", model});
+  CHECK(lbo.exit_code == 0);
+  CHECK(lbo.err.empty());
+  const Json ml = Json::parse(slurp(model));
+  CHECK(ml["leave_out"] == 10);
+  CHECK(ml["bandwidth"][0].get<double>() > 0.05);
+  CHECK(!ml.contains("warnings"));
+  // The model's leave-out reaches predict --model: the --se residuals are leave-block-out too.
+  Result se = run_nwreg({"predict", train, "--model", model, "--grid", "0.5:0.6:1", "--se"});
+  Result se_plain = run_nwreg({"predict", train, "-b", ml["bandwidth"][0].dump(), "--grid", "0.5:0.6:1", "--se"});
+  REQUIRE(se.exit_code == 0);
+  CHECK(lines(se.out)[1] != lines(se_plain.out)[1]);
+  CHECK(lines(se.out)[1].substr(0, 25) == lines(se_plain.out)[1].substr(0, 25));  // same prediction
+
+  Result mn = run_nwreg({"fit", train, "--min-neighbours", "8", "--format", "json"});
+  CHECK(mn.exit_code == 0);
+  CHECK(Json::parse(mn.out)["neighbours"].get<double>() >= 8);
+  CHECK(mn.err.empty());
+}
+
+TEST_CASE("selection cli: AICc and GCV are reported beside the LOO error") {
+  Result r = run_nwreg({"fit", data("mcycle.csv"), "--criterion", "aicc"});
+  REQUIRE(r.exit_code == 0);
+  const auto l = lines(r.out);
+  REQUIRE(l.size() == 10);
+  CHECK(l[0] == "bandwidth: 1.2175215123584786");
+  CHECK(l[1].rfind("loo_mse: 606.95", 0) == 0);
+  CHECK(l[9].rfind("criterion: aicc 7.5251500034", 0) == 0);
+  Result j = run_nwreg({"fit", data("mcycle.csv"), "--criterion", "gcv", "--method", "local-linear", "--format", "json"});
+  const Json m = Json::parse(j.out);
+  CHECK(m["criterion"] == "gcv");
+  CHECK(m["criterion_value"].get<double>() == doctest::Approx(599.6705132122).epsilon(1e-9));
+  CHECK(m["loo_mse"].get<double>() == doctest::Approx(562.23927378).epsilon(1e-9));
+}
