@@ -12,3 +12,6 @@ Rscript -e 'library(MASS)
 write.csv(Boston[, c("lstat", "rm", "medv")], "data/boston.csv", row.names = FALSE)
 aq <- na.omit(airquality[, c("Solar.R", "Wind", "Temp", "Ozone")])
 write.csv(aq, "data/airquality.csv", row.names = FALSE)'
+# A yearly series with correlated errors (R datasets): the level of Lake Huron in feet, 1875-1972.
+Rscript -e 'write.csv(data.frame(year = as.numeric(time(LakeHuron)), level = as.numeric(LakeHuron)),
+                      "data/lakehuron.csv", row.names = FALSE)'
