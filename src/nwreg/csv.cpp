@@ -54,12 +54,14 @@ bool mark_nuls(char* buf, std::size_t n) {
 
 }  // namespace
 
-/// The bytes of a file (a descriptor) or a stream, NUL bytes marked, read errors thrown as
-/// InputError naming the source.
+/// The bytes of a file (a descriptor) or a stream, NUL bytes marked (and `nul_seen` set), read
+/// errors thrown as InputError naming the source. The line reader owns it and may drop it once
+/// the input is read (a small file: at once), so what it saw lives in the CsvReader.
 class CsvReader::Source : public io::ByteSourceBase {
  public:
-  Source(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
-  Source(std::istream& in, std::string name) : in_(&in), name_(std::move(name)) {}
+  Source(int fd, std::string name, bool& nul_seen) : nul_seen_(nul_seen), fd_(fd), name_(std::move(name)) {}
+  Source(std::istream& in, std::string name, bool& nul_seen)
+      : nul_seen_(nul_seen), in_(&in), name_(std::move(name)) {}
   ~Source() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -76,15 +78,15 @@ class CsvReader::Source : public io::ByteSourceBase {
       if (r < 0) fail(errno);
       got = static_cast<std::size_t>(r);
     }
-    if (mark_nuls(buf, got)) nul_seen = true;
+    if (mark_nuls(buf, got)) nul_seen_ = true;
     return static_cast<int>(got);
   }
-  bool nul_seen = false;
 
  private:
   [[noreturn]] void fail(int e) const {
     throw InputError(name_, 0, "", std::string("cannot read: ") + std::strerror(e ? e : EIO));
   }
+  bool& nul_seen_;
   std::istream* in_ = nullptr;
   int fd_ = -1;
   std::string name_;
@@ -172,9 +174,7 @@ CsvReader::CsvReader(std::istream& in, std::string source, CsvOptions options, b
   if (line_by_line) {
     stream_ = &in;
   } else {
-    auto bytes = std::make_unique<Source>(in, source_);
-    bytes_ = bytes.get();
-    reader_ = std::make_unique<io::LineReader>(source_, std::move(bytes));
+    reader_ = std::make_unique<io::LineReader>(source_, std::make_unique<Source>(in, source_, nul_seen_));
   }
   start();
 }
@@ -183,10 +183,9 @@ CsvReader::CsvReader(const std::string& path, CsvOptions options)
     : source_(path), options_(options) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(source_, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  auto bytes = std::make_unique<Source>(fd, source_);
+  auto bytes = std::make_unique<Source>(fd, source_, nul_seen_);
   struct stat st;
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(source_, 0, "", "is a directory, not a file");
-  bytes_ = bytes.get();
   reader_ = std::make_unique<io::LineReader>(source_, std::move(bytes));
   start();
 }
@@ -218,7 +217,7 @@ char* CsvReader::next_line() {
   ++line_;
   if (!line_buf_.empty() && line_buf_.back() == '\r') line_buf_.pop_back();
   if (line_ == 1 && line_buf_.rfind("\xEF\xBB\xBF", 0) == 0) line_buf_.erase(0, 3);
-  if (mark_nuls(line_buf_.data(), line_buf_.size())) stream_nul_ = true;
+  if (mark_nuls(line_buf_.data(), line_buf_.size())) nul_seen_ = true;
   return line_buf_.data();
 }
 
@@ -227,7 +226,7 @@ bool CsvReader::next_row() {
     for (;;) {
       char* line = next_line();
       if (!line) return false;
-      if ((stream_nul_ || (bytes_ && bytes_->nul_seen)) && std::strchr(line, nul_mark))
+      if (nul_seen_ && std::strchr(line, nul_mark))
         throw InputError(source_, line_, "", "holds a NUL byte: not a text file");
       if (blank_line(line)) continue;
       split_fields(line, options_.delimiter, fields_, source_, line_);

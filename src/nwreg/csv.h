@@ -106,9 +106,8 @@ class CsvReader {
   std::string source_;
   CsvOptions options_;
   std::unique_ptr<io::LineReader> reader_;
-  Source* bytes_ = nullptr;         // the reader's byte source (owned by reader_)
   std::istream* stream_ = nullptr;  // line-by-line mode
-  bool stream_nul_ = false;         // line-by-line mode: a NUL byte was seen
+  bool nul_seen_ = false;           // a NUL byte was read (and marked)
   std::string line_buf_;
   std::vector<std::string> names_;
   std::vector<std::string_view> fields_;

@@ -90,6 +90,14 @@ inline void check_error(const Result& r, int code, const std::string& line) {
   CHECK(r.out.empty());
 }
 
+// Temporary output files (names holding ".nwreg-") in a directory.
+inline std::size_t temp_files(const fs::path& dir) {
+  std::size_t k = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".nwreg-") != std::string::npos) ++k;
+  return k;
+}
+
 inline std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> v;
   std::istringstream s(text);

@@ -52,12 +52,6 @@ Blocked start_blocked(const std::vector<std::string>& args, const fs::path& err)
   return b;
 }
 
-std::size_t temp_files(const fs::path& dir) {
-  std::size_t k = 0;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".nwreg-") != std::string::npos) ++k;
-  return k;
-}
 
 }  // namespace
 

@@ -55,13 +55,6 @@ Result run_with(const std::vector<std::string>& args, const std::function<void()
   return r;
 }
 
-// Files whose names hold ".nwreg-" (temporary outputs) in a directory.
-std::size_t temp_files(const fs::path& dir) {
-  std::size_t k = 0;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".nwreg-") != std::string::npos) ++k;
-  return k;
-}
 
 std::string deep_model(std::size_t depth) {
   return R"({"format":"nwreg-model","version":)" + std::string(depth, '[') + std::string(depth, ']') + "}";

@@ -26,14 +26,6 @@ EngineOptions engine(Kernel k, Method m) {
   return e;
 }
 
-Dataset load(const std::string& set) {
-  const bool mc = set == "mcycle";
-  CsvReader r(testing::source_path(mc ? "data/mcycle.csv" : "data/boston.csv"), CsvOptions{});
-  ColumnChoice c;
-  c.x = mc ? std::vector<std::string>{"times"} : std::vector<std::string>{"lstat", "rm"};
-  c.y = mc ? "accel" : "medv";
-  return read_dataset(r, c);
-}
 
 }  // namespace
 
@@ -75,7 +67,7 @@ TEST_CASE("criteria: RSS, tr(H), AICc and GCV equal a brute-force smoother matri
     CAPTURE(reg);
     CAPTURE(kernel);
     CAPTURE(g.at("bandwidth")[i]);
-    const Dataset d = load(set);
+    const Dataset d = testing::mcycle_or_boston(set);
     std::vector<double> h;
     std::istringstream hs(g.at("bandwidth")[i]);
     for (double v; hs >> v;) h.push_back(v);
@@ -98,16 +90,10 @@ TEST_CASE("criteria: RSS, tr(H), AICc and GCV equal a brute-force smoother matri
 TEST_CASE("criteria: gradients of RSS, tr(H), AICc and GCV match finite differences") {
   // As for the LOO gradient: Epanechnikov has kinks where a key enters a support, so a small set
   // whose pair distances stay clear of the bandwidths; Boston with sample weights for the rest.
-  Dataset small;
-  small.n = 9;
-  small.d = 2;
-  small.x = {0.1, 0.3, 0.9, 1.7, 1.4, 0.2, 2.2, 2.9, 0.5, 1.1, 3.1, 2.4, 2.6, 0.4, 1.9, 1.3, 0.8, 2.0};
-  small.y = {1, 3, 2, 5, 4, 7, 6, 2, 3};
-  small.weight = {1, 2, 1, 3, 1, 1, 2, 1, 1};
-  small.x_names = {"a", "b"};
-  Dataset boston = load("boston");
+  const Dataset small = testing::kink_free_set();
+  Dataset boston = testing::mcycle_or_boston("boston");
   for (std::size_t i = 0; i < boston.n; ++i) boston.weight.push_back(1 + (i % 4));
-  const Dataset mcycle = load("mcycle");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
   for (Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube}) {
     for (Method m : {Method::nw, Method::local_linear}) {
       for (bool one_column : {false, true}) {
@@ -143,7 +129,7 @@ TEST_CASE("criteria: gradients of RSS, tr(H), AICc and GCV match finite differen
 }
 
 TEST_CASE("criteria: learning reaches the minimum of AICc and GCV, and reports the LOO error there") {
-  const Dataset d = load("mcycle");
+  const Dataset d = testing::mcycle_or_boston("mcycle");
   for (Criterion cr : {Criterion::aicc, Criterion::gcv}) {
     for (Method m : {Method::nw, Method::local_linear}) {
       CAPTURE(to_string(cr));
@@ -248,7 +234,7 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
   }
   EngineOptions two = engine(Kernel::gaussian, Method::nw);
   two.leave_out = 1;
-  Dataset boston = load("boston");
+  Dataset boston = testing::mcycle_or_boston("boston");
   CHECK_THROWS_WITH_AS(Attention(boston, {1.0, 1.0}, two),
                        "--leave-out: only for one x column (it leaves out the nearest keys in x order)", UsageError);
 }
@@ -291,7 +277,7 @@ TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the wides
                 "found, the fit is close to a constant");
   FitOptions capped;
   capped.epochs = 1;
-  const Dataset mc = load("mcycle");
+  const Dataset mc = testing::mcycle_or_boston("mcycle");
   const FitResult c = fit_bandwidth(mc, capped);
   CHECK(c.stop_reason == "epoch cap");
   const auto cw = fit_warnings(mc, c, std::nullopt, capped);

@@ -27,13 +27,6 @@ std::vector<double> words(const std::string& text) {
   return v;
 }
 
-Dataset load(const std::string& set) {
-  CsvReader r(testing::source_path(set == "mcycle" ? "data/mcycle.csv" : "data/boston.csv"), CsvOptions{});
-  ColumnChoice c;
-  c.x = set == "mcycle" ? std::vector<std::string>{"times"} : std::vector<std::string>{"lstat", "rm"};
-  c.y = set == "mcycle" ? "accel" : "medv";
-  return read_dataset(r, c);
-}
 
 EngineOptions engine(Kernel k, Method m = Method::nw, OutOfReach o = OutOfReach::error) {
   EngineOptions e;
@@ -62,7 +55,7 @@ TEST_CASE("kernels and local linear: predictions and LOO error equal statsmodels
   std::size_t checked = 0;
   for (std::size_t i = 0; i < g.at("kind").size(); ++i) {
     const std::string set = g.at("set")[i];
-    const Dataset d = load(set);
+    const Dataset d = testing::mcycle_or_boston(set);
     const Method method = g.at("reg")[i] == "ll" ? Method::local_linear : Method::nw;
     const Kernel kernel = parse_kernel(g.at("kernel")[i]);
     const Attention a(d, words(g.at("bandwidth")[i]), engine(kernel, method));
@@ -89,7 +82,7 @@ TEST_CASE("kernels and local linear: predictions and LOO error equal statsmodels
 TEST_CASE("local linear learns a bandwidth whose LOO error is no worse than statsmodels cv_ls") {
   const auto g = testing::read_golden("tests/golden/methods_cv_ls.csv");
   for (std::size_t i = 0; i < g.at("set").size(); ++i) {
-    const Dataset d = load(g.at("set")[i]);
+    const Dataset d = testing::mcycle_or_boston(g.at("set")[i]);
     FitOptions o;
     o.engine = engine(Kernel::gaussian, Method::local_linear);
     const FitResult r = fit_bandwidth(d, o);
@@ -115,7 +108,7 @@ TEST_CASE("compact kernels by hand: h is the radius, the kernel's shape weights 
   CHECK(predict1(Attention(d, {1.0}, engine(Kernel::laplace)), 0.0) ==
         doctest::Approx((10 * e1 + 20 * e2 + 40 * e3) / (1 + e1 + e2 + e3)).epsilon(1e-15));
   // Laplace sums the pruned window; with tolerance 0 every key: the same to rounding
-  const Dataset m = load("mcycle");
+  const Dataset m = testing::mcycle_or_boston("mcycle");
   EngineOptions full = engine(Kernel::laplace);
   full.tolerance = 0;
   for (double q : {2.4, 15.0, 30.5, 57.6})
@@ -153,7 +146,7 @@ TEST_CASE("a query out of reach of a compact kernel: an error naming it, or the 
 }
 
 TEST_CASE("learning a compact kernel's bandwidth skips radii that leave a row alone") {
-  const Dataset d = load("mcycle");
+  const Dataset d = testing::mcycle_or_boston("mcycle");
   for (Kernel k : {Kernel::epanechnikov, Kernel::tricube, Kernel::uniform}) {
     FitOptions o;
     o.engine = engine(k);
@@ -232,14 +225,8 @@ TEST_CASE("sample weights: an integer weight is that many copies; 0 removes the 
 TEST_CASE("every kernel's and method's LOO gradient matches finite differences") {
   // Epanechnikov's LOO error has a kink wherever a key enters a support (K'(1) != 0): a small
   // set whose pair distances stay clear of the bandwidths checked. Boston for the smooth ones.
-  Dataset small;
-  small.n = 9;
-  small.d = 2;
-  small.x = {0.1, 0.3, 0.9, 1.7, 1.4, 0.2, 2.2, 2.9, 0.5, 1.1, 3.1, 2.4, 2.6, 0.4, 1.9, 1.3, 0.8, 2.0};
-  small.y = {1, 3, 2, 5, 4, 7, 6, 2, 3};
-  small.weight = {1, 2, 1, 3, 1, 1, 2, 1, 1};
-  small.x_names = {"a", "b"};
-  Dataset boston = load("boston");
+  const Dataset small = testing::kink_free_set();
+  Dataset boston = testing::mcycle_or_boston("boston");
   for (std::size_t i = 0; i < boston.n; ++i) boston.weight.push_back(1 + (i % 4));
   for (Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube}) {
     for (Method m : {Method::nw, Method::local_linear}) {
@@ -263,7 +250,7 @@ TEST_CASE("every kernel's and method's LOO gradient matches finite differences")
 }
 
 TEST_CASE("metric: A = diag(1/h) is the diagonal model; the gradient matches finite differences") {
-  const Dataset d = load("boston");
+  const Dataset d = testing::mcycle_or_boston("boston");
   const std::vector<double> h{2.0, 0.5};
   const Metric diag{2, {1 / h[0], 0, 0, 1 / h[1]}};
   const MetricMap map(diag, d);
@@ -301,7 +288,7 @@ TEST_CASE("metric: A = diag(1/h) is the diagonal model; the gradient matches fin
 
 TEST_CASE("metric gradient: the descent's first step follows -dL/dA") {
   // L(A) along the gradient direction decreases at the rate |g|^2 (first order).
-  const Dataset d = load("boston");
+  const Dataset d = testing::mcycle_or_boston("boston");
   const std::vector<double> h{2.0, 0.5};
   auto loss = [&](const std::vector<double>& a) {
     return Attention(MetricMap(Metric{2, a}, d).data(), {1.0, 1.0}).loo(false).mse;
