@@ -233,6 +233,22 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   return plan;
 }
 
+std::size_t x_column_count(const InputOptions& o) {
+  std::size_t d = 0;
+  for (const auto& part : o.x) d += parse_column_list(part, "-x").size();
+  return std::max<std::size_t>(d, 1);
+}
+
+void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, std::size_t d) {
+  if (plan.kind == BandwidthSpec::Kind::fixed && plan.fixed.size() != 1) check_bandwidth(plan.fixed, d, "--bandwidth");
+  if (plan.fit.init && plan.fit.init->size() != 1) check_bandwidth(*plan.fit.init, d, "--init");
+  if (plan.metric_full && plan.rank > d)
+    throw UsageError("--rank: must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
+                     std::to_string(plan.rank));
+  if (engine.leave_out > 0 && d != 1)
+    throw UsageError("--leave-out: only for one x column (it leaves out the nearest keys in x order)");
+}
+
 namespace {
 
 // The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the

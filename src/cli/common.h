@@ -107,6 +107,13 @@ struct BandwidthPlan {
 /// estimator). Throws UsageError naming the option.
 BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& engine);
 
+/// The number of x columns -x names (1 when it names none).
+std::size_t x_column_count(const InputOptions& o);
+
+/// Checks what depends only on the number of x columns d (bandwidth and --init counts, --rank,
+/// --leave-out) before any file is read, so that a batch says it once. Throws UsageError.
+void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, std::size_t d);
+
 /// Chooses the bandwidth (and metric) per the plan and returns the model, with the kernel and
 /// method of `engine`. `need_loo` adds the leave-one-out statistics (error, R^2, effective
 /// neighbours), for a fixed bandwidth too. Progress goes to `log` when verbose.

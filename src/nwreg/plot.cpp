@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 namespace nwreg {
@@ -46,7 +47,7 @@ Ticks nice_ticks(double lo, double hi, int target = 6) {
     t.label = {buf};
     return t;
   }
-  const double raw = (hi - lo) / target;
+  const double raw = (hi / 2 - lo / 2) / target * 2;  // halves: finite for data near +-1.7e308
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
   for (double f : {1.0, 2.0, 5.0, 10.0})
@@ -62,6 +63,7 @@ Ticks nice_ticks(double lo, double hi, int target = 6) {
     const double v = (first + i) * step;
     if (!(v <= hi + step * 1e-9)) break;
     const double r = std::round(v / step) * step;
+    if (!std::isfinite(r)) break;  // past the largest double
     if (!t.at.empty() && !(r > t.at.back())) continue;
     t.at.push_back(r);
     char buf[48];
@@ -72,18 +74,23 @@ Ticks nice_ticks(double lo, double hi, int target = 6) {
   return t;
 }
 
-// Maps data to the plot area.
+// Maps data to the plot area. Differences are taken of halves, so that data spanning the
+// whole double range (y = +-1.7e308) map to finite coordinates.
 struct Scale {
   double lo, hi, from, to;
-  double operator()(double v) const { return hi > lo ? from + (v - lo) / (hi - lo) * (to - from) : (from + to) / 2; }
+  double operator()(double v) const {
+    return hi > lo ? from + (v / 2 - lo / 2) / (hi / 2 - lo / 2) * (to - from) : (from + to) / 2;
+  }
 };
 
-// Widens [lo, hi] by 4% each side (or by 1 when it is a point).
+// Widens [lo, hi] by 4% each side (or by 10% of its size, or 1, when it is a point), within
+// the range of a double.
 void pad(double& lo, double& hi) {
-  const double span = hi - lo;
-  const double p = span > 0 ? span * 0.04 : (std::abs(lo) > 0 ? std::abs(lo) * 0.1 : 1.0);
-  lo -= p;
-  hi += p;
+  const double half_span = hi / 2 - lo / 2;
+  const double p = half_span > 0 ? half_span * 0.08 : (std::abs(lo) > 0 ? std::abs(lo) * 0.1 : 1.0);
+  const double big = std::numeric_limits<double>::max();
+  lo = lo < -big + p ? -big : lo - p;
+  hi = hi > big - p ? big : hi + p;
 }
 
 void header(std::ostream& out, double w, double h) {

@@ -280,12 +280,13 @@ TEST_CASE("hardening: a NUL byte in a line is an error naming the line") {
   CHECK(r.err == "nwreg: error: <stdin>:3: holds a NUL byte: not a text file\n");
 }
 
-TEST_CASE("hardening: streamed queries have a line limit; messages quote short and escaped") {
+TEST_CASE("hardening: streamed queries have a line limit, messages quote short and escaped") {
   const std::string line(17 << 20, '7');
   Result r = run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--query", "-", "--format", "jsonl"},
                        "x\n1\n" + line + "\n");
   CHECK(r.exit_code == 1);
-  CHECK(r.out == "{\"x\":1,\"prediction\":2.1302009612655734}\n");  // answered before the long line came
+  // Answered before the long line came.
+  CHECK(r.out == run_nwreg({"predict", data("synthetic.csv"), "-b", "1", "--grid", "1:2:1", "--format", "jsonl"}).out);
   CHECK(r.err == "nwreg: error: <stdin>:3: line longer than 16 MiB\n");
   // A 1 MB field, and one holding a terminal escape and a carriage return.
   r = run_nwreg({"fit", "-", "-b", "1"}, "x,y\n1,2\n2," + std::string(1 << 20, 'a') + "\n");
@@ -338,7 +339,7 @@ TEST_CASE("hardening: directories named as files") {
   CHECK(r.err == "nwreg: error: <stdin>: cannot read: Is a directory\n");
 }
 
-TEST_CASE("hardening: --optimizer sgd keeps a bounded history; -v reports the scan") {
+TEST_CASE("hardening: --optimizer sgd keeps a bounded history") {
   Scratch s;
   const std::string model = (s / "m.json").string();
   REQUIRE(run_nwreg({"fit", data("synthetic.csv"), "--optimizer", "sgd", "--init", "0.3", "--epochs", "25000",
@@ -352,4 +353,29 @@ TEST_CASE("hardening: --optimizer sgd keeps a bounded history; -v reports the sc
   CHECK(text.find("{\"epoch\":4,") != std::string::npos);
   CHECK(text.find("{\"epoch\":3,") == std::string::npos);
   CHECK(text.find("{\"epoch\":25000,") != std::string::npos);
+}
+
+TEST_CASE("hardening: a plot of y spanning the whole double range has finite coordinates") {
+  Scratch s;
+  spit(s / "huge.csv", "x,y\n0,1.7e308\n1,-1.7e308\n2,1.7e308\n3,-1.7e308\n");
+  const Result r = run_nwreg({"predict", (s / "huge.csv").string(), "-b", "0.3", "--plot", (s / "p.svg").string(),
+                              "--heatmap", (s / "h.svg").string()});
+  REQUIRE(r.exit_code == 0);
+  for (const char* picture : {"p.svg", "h.svg"}) {
+    const std::string svg = slurp(s / picture);
+    CAPTURE(picture);
+    CHECK(svg.find("nan") == std::string::npos);
+    CHECK(svg.find("inf") == std::string::npos);
+  }
+}
+
+TEST_CASE("hardening: what depends only on the number of x columns is said once for a batch") {
+  check_error(run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "-b", "0.3,0.5"}), 2,
+              "--bandwidth: needs 1 value (one per x column), got 2");
+  check_error(run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "--init", "0.3,0.5"}), 2,
+              "--init: needs 1 value (one per x column), got 2");
+  check_error(run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "--metric", "full", "--rank", "2"}), 2,
+              "--rank: must be between 1 and the number of x columns (1), got 2");
+  check_error(run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "-x", "1,2", "--leave-out", "2"}), 2,
+              "--leave-out: only for one x column (it leaves out the nearest keys in x order)");
 }

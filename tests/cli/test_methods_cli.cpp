@@ -29,7 +29,7 @@ std::vector<std::string> fields(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("methods cli: a model file keeps kernel, method and statistics; predict --model uses them") {
+TEST_CASE("methods cli: a model file keeps kernel, method and statistics, predict --model uses them") {
   Scratch s;
   const std::string model = (s / "m.json").string();
   Result fit = run_nwreg({"fit", data("mcycle.csv"), "--kernel", "tricube", "--method", "local-linear", "-o", model});
@@ -54,7 +54,7 @@ TEST_CASE("methods cli: a model file keeps kernel, method and statistics; predic
   CHECK(run_nwreg({"predict", data("mcycle.csv"), "--model", model, "--kernel", "gaussian"}).exit_code == 2);
 }
 
-TEST_CASE("methods cli: --se adds se, lower and upper; the band is f -+ z se; --plot draws it") {
+TEST_CASE("methods cli: --se adds se, lower and upper, the band is f -+ z se, --plot draws it") {
   Scratch s;
   const std::string svg = (s / "f.svg").string();
   Result r = run_nwreg({"predict", data("mcycle.csv"), "--grid", "10:50:10", "--se", "--level", "0.9", "--plot", svg});
@@ -79,7 +79,7 @@ TEST_CASE("methods cli: --se adds se, lower and upper; the band is f -+ z se; --
         doctest::Approx(1.959963984540054 * rec["se"].get<double>()).epsilon(1e-12));
 }
 
-TEST_CASE("methods cli: --na skip drops rows and says so; sample weights go into the model") {
+TEST_CASE("methods cli: --na skip drops rows and says so, sample weights go into the model") {
   Scratch s;
   spit(s / "t.csv", "x,y,w\n0,1,1\n1,NA,2\n2,5,1\n3,,1\n4,9,2\n");
   Result r = run_nwreg({"fit", (s / "t.csv").string(), "--na", "skip", "--sample-weight", "w", "-b", "1"});
@@ -121,7 +121,7 @@ TEST_CASE("methods cli: --metric full learns A, reports it, and predict --model 
   CHECK(f < 40);
 }
 
-TEST_CASE("methods cli: out of reach is an error or the nearest key; local-linear weights can be negative") {
+TEST_CASE("methods cli: out of reach is an error or the nearest key, local-linear weights can be negative") {
   Result e = run_nwreg({"predict", data("synthetic.csv"), "--kernel", "epanechnikov", "-b", "0.2", "--grid", "7:8:1"});
   CHECK(e.exit_code == 1);
   Result n = run_nwreg({"predict", "-", "--kernel", "epanechnikov", "-b", "0.2", "--out-of-reach", "nearest",

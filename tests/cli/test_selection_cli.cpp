@@ -31,7 +31,7 @@ std::string ar1_csv() {
 
 }  // namespace
 
-TEST_CASE("selection cli: a series with correlated errors is flagged; leave-block-out fixes it") {
+TEST_CASE("selection cli: a series with correlated errors is flagged, leave-block-out fixes it") {
   Scratch s;
   spit(s / "ar.csv", ar1_csv());
   const std::string train = (s / "ar.csv").string(), model = (s / "m.json").string();

@@ -188,7 +188,7 @@ TEST_CASE("local linear: exact on lines, weights sum to 1 and turn negative at t
   CHECK(predict1(Attention(four, {0.5}, engine(Kernel::epanechnikov, Method::local_linear)), 2.2) == 4);
 }
 
-TEST_CASE("sample weights: an integer weight is that many copies; 0 removes the row") {
+TEST_CASE("sample weights: an integer weight is that many copies, 0 removes the row") {
   const Dataset plain = testing::make_dataset({0, 0.5, 1.3, 2, 2.2}, {1, 4, 2, 8, 5});
   Dataset w = plain;
   w.weight = {1, 3, 0, 2, 1};
@@ -249,7 +249,7 @@ TEST_CASE("every kernel's and method's LOO gradient matches finite differences")
   }
 }
 
-TEST_CASE("metric: A = diag(1/h) is the diagonal model; the gradient matches finite differences") {
+TEST_CASE("metric: A = diag(1/h) is the diagonal model, the gradient matches finite differences") {
   const Dataset d = testing::mcycle_or_boston("boston");
   const std::vector<double> h{2.0, 0.5};
   const Metric diag{2, {1 / h[0], 0, 0, 1 / h[1]}};
