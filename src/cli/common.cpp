@@ -72,7 +72,7 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
                  "Leave-block-out cross-validation (one x column): each leave-one-out row also leaves out the K "
                  "nearest keys on each side in x order, for series whose errors are correlated")
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "Threads to use; 0 = every core")->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads to use; 0 = the CPUs this process may use (affinity mask, cgroup quota)")->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
   app.add_option("--tolerance", o.tolerance,
                  "Skip keys whose weights add up to less than this; each prediction stays within "

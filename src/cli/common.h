@@ -55,7 +55,7 @@ struct EngineCliOptions {
   std::string method = "nw";             //!< --method: nw | local-linear
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
   std::size_t leave_out = 0;             //!< --leave-out K: leave-block-out cross-validation
-  unsigned threads = 0;                  //!< --threads: 0 = every core
+  unsigned threads = 0;                  //!< --threads: 0 = available_cpus()
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
   bool quiet = false;                    //!< --quiet: no progress display
 
