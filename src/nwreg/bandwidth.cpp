@@ -48,7 +48,7 @@ class Objective {
     for (std::size_t i = 0; i < data.n; ++i) keys_ += data.weight.empty() || data.weight[i] > 0;
     // Leave-block-out below the spacing of x: each row's estimate is the nearest key beyond its
     // block, which says nothing about the fit at that bandwidth (it interpolates).
-    if (options.engine.leave_out > 0 && data.d == 1) min_h_ = column_stats(data, 0).median_gap;
+    if (options.engine.leave_out > 0 && data.d == 1) min_h_ = typical_spacing(data, 0);
   }
 
   /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
@@ -394,10 +394,10 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   // One column: a bandwidth below the spacing of x leaves each point to itself. (With several,
   // a narrow column can be an exact match on purpose while the others smooth.)
   if (data.d == 1 && !fit.bandwidth.empty()) {
-    const ColumnStats s = column_stats(data, 0);
-    if (fit.bandwidth[0] < s.median_gap)
+    const double spacing = typical_spacing(data, 0);
+    if (fit.bandwidth[0] < spacing)
       why += (why.empty() ? "" : "; ") + std::string("h = ") + g3(fit.bandwidth[0]) +
-             " is below the typical spacing of " + quote(data.x_names[0]) + ", " + g3(s.median_gap);
+             " is below the typical spacing of " + quote(data.x_names[0]) + ", " + g3(spacing);
   }
   if (!why.empty())
     out.push_back("the fit nearly interpolates (" + why +

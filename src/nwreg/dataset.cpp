@@ -152,17 +152,24 @@ ColumnStats column_stats(const Dataset& data, std::size_t column) {
     return v[lo] + frac * (v[hi] - v[lo]);
   };
   s.iqr = quantile(0.75) - quantile(0.25);
-  std::vector<double> gaps;
   for (std::size_t i = 1; i < n; ++i) {
     const double gap = v[i] - v[i - 1];
-    if (gap > 0) gaps.push_back(gap);
-  }
-  if (!gaps.empty()) {
-    std::sort(gaps.begin(), gaps.end());
-    s.min_gap = gaps.front();
-    s.median_gap = gaps[gaps.size() / 2];
+    if (gap > 0 && (s.min_gap == 0 || gap < s.min_gap)) s.min_gap = gap;
   }
   return s;
+}
+
+double typical_spacing(const Dataset& data, std::size_t column) {
+  std::vector<double> v(data.n);
+  for (std::size_t i = 0; i < data.n; ++i) v[i] = data.x[i * data.d + column];
+  std::sort(v.begin(), v.end());
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (v[i] > v[i - 1]) gaps.push_back(v[i] - v[i - 1]);
+  if (gaps.empty()) return 0;
+  const auto mid = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
+  std::nth_element(gaps.begin(), mid, gaps.end());
+  return *mid;
 }
 
 }  // namespace nwreg

@@ -59,8 +59,11 @@ struct ColumnStats {
   double iqr = 0;       //!< interquartile range, linear interpolation (R type 7, numpy default)
   double range = 0;     //!< max - min
   double min_gap = 0;   //!< smallest positive distance between two values (0 if all equal)
-  double median_gap = 0;  //!< median positive distance between neighbouring distinct values: the typical spacing
 };
 ColumnStats column_stats(const Dataset& data, std::size_t column);
+
+/// The typical spacing of a column: the median positive distance between neighbouring distinct
+/// values (0 if all are equal).
+double typical_spacing(const Dataset& data, std::size_t column);
 
 }  // namespace nwreg
