@@ -15,3 +15,7 @@ write.csv(aq, "data/airquality.csv", row.names = FALSE)'
 # A yearly series with correlated errors (R datasets): the level of Lake Huron in feet, 1875-1972.
 Rscript -e 'write.csv(data.frame(year = as.numeric(time(LakeHuron)), level = as.numeric(LakeHuron)),
                       "data/lakehuron.csv", row.names = FALSE)'
+# Glycosaminoglycan concentration in the urine of 314 children against age (MASS): a curve
+# whose learned NW bandwidth is too small to be smooth.
+Rscript -e 'library(MASS)
+write.csv(GAGurine, "data/gagurine.csv", row.names = FALSE)'

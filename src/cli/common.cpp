@@ -11,6 +11,7 @@
 #include "nwreg/estimator.h"
 #include "nwreg/metric.h"
 #include "nwreg/numbers.h"
+#include "nwreg/plugin.h"
 
 namespace nwreg::cli {
 std::string join(const double* first, const double* last) {
@@ -82,9 +83,9 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
 
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("-b,--bandwidth", o.bandwidth,
-                 "H (fixed, > 0), auto (learn it), silverman or scott (rules of thumb); default auto");
+                 "H (fixed, > 0), auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column); default auto");
   app.add_option("--init", o.init,
-                 "Start the descent at H (or silverman, scott) instead of scanning for the basin");
+                 "Start the descent at H (or silverman, scott, plugin) instead of scanning for the basin");
   app.add_option("--init-w", o.init_w, "Start at w = 1/h (the d2l textbook's parameter)");
   app.add_option("--optimizer", o.optimizer,
                  "auto: scan, then gradient descent with line search; sgd: fixed-rate steps")
@@ -209,7 +210,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   } else if (!o.init.empty()) {
     const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init");
     if (init.kind == BandwidthSpec::Kind::learn)
-      throw UsageError("--init: expected a bandwidth > 0, silverman or scott, got " + quote(o.init));
+      throw UsageError("--init: expected a bandwidth > 0, silverman, scott or plugin, got " + quote(o.init));
     if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values;
     else plan.init_rule = o.init;
   }
@@ -239,7 +240,13 @@ std::size_t x_column_count(const InputOptions& o) {
   return std::max<std::size_t>(d, 1);
 }
 
-void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, std::size_t d) {
+void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, const InputOptions& input) {
+  const std::size_t d = x_column_count(input);
+  if (plan.kind == BandwidthSpec::Kind::plugin || plan.init_rule == "plugin") {
+    const char* option = plan.kind == BandwidthSpec::Kind::plugin ? "--bandwidth plugin" : "--init plugin";
+    if (d != 1) throw UsageError(std::string(option) + ": only for one x column (the plug-in is one-dimensional)");
+    if (!input.sample_weight.empty()) throw UsageError(std::string(option) + ": not with --sample-weight (the plug-in has no weights)");
+  }
   if (plan.kind == BandwidthSpec::Kind::fixed && plan.fixed.size() != 1) check_bandwidth(plan.fixed, d, "--bandwidth");
   if (plan.fit.init && plan.fit.init->size() != 1) check_bandwidth(*plan.fit.init, d, "--init");
   if (plan.metric_full && plan.rank > d)
@@ -289,6 +296,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
       f.engine.progress = nullptr;
       if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
       else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
+      else if (plan.init_rule == "plugin") f.init = std::vector<double>{plugin_bandwidth(data, engine.kernel)};
       else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
       if (plan.verbose || progress)
         // Verbose: a line a second while the scan runs (it can take minutes at 1e7 rows), and
@@ -365,6 +373,10 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const Eng
     case Kind::scott:
       m.bandwidth = scott_bandwidth(data);
       m.bandwidth_source = "scott";
+      break;
+    case Kind::plugin:
+      m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
+      m.bandwidth_source = "plugin";
       break;
     case Kind::fixed:
       m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;

@@ -32,8 +32,8 @@ struct InputOptions {
 
 /// How the bandwidth is chosen and, when learned, how.
 struct BandwidthOptions {
-  std::string bandwidth;        //!< H, auto, silverman, scott; empty = auto (or the model's)
-  std::string init;             //!< --init: start bandwidth H, silverman or scott; empty = scan
+  std::string bandwidth;        //!< H, auto, silverman, scott, plugin; empty = auto (or the model's)
+  std::string init;             //!< --init: start bandwidth H, silverman, scott or plugin; empty = scan
   double init_w = 0;            //!< --init-w: start at w = 1/h (0 = not given)
   std::string optimizer = "auto";  //!< auto | sgd
   std::string param = "log-h";  //!< log-h | w: what sgd steps in
@@ -97,7 +97,7 @@ struct BandwidthPlan {
   BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
   std::vector<double> fixed;  //!< Kind::fixed: one bandwidth, or one per x column
   FitOptions fit;           //!< for Kind::learn; a single fit.init value is spread over columns
-  std::string init_rule;    //!< "silverman" or "scott" when --init names a rule
+  std::string init_rule;    //!< "silverman", "scott" or "plugin" when --init names a rule
   bool verbose = false;
   bool metric_full = false;  //!< --metric full: learn a linear map after the bandwidths
   std::size_t rank = 0;      //!< its rows; 0 = one per x column
@@ -110,9 +110,10 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
 /// The number of x columns -x names (1 when it names none).
 std::size_t x_column_count(const InputOptions& o);
 
-/// Checks what depends only on the number of x columns d (bandwidth and --init counts, --rank,
-/// --leave-out) before any file is read, so that a batch says it once. Throws UsageError.
-void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, std::size_t d);
+/// Checks what depends only on the options (bandwidth and --init counts, --rank, --leave-out and
+/// the plug-in against the number of x columns, the plug-in against --sample-weight) before any
+/// file is read, so that a batch says it once. Throws UsageError.
+void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, const InputOptions& input);
 
 /// Chooses the bandwidth (and metric) per the plan and returns the model, with the kernel and
 /// method of `engine`. `need_loo` adds the leave-one-out statistics (error, R^2, effective

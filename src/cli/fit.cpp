@@ -128,7 +128,7 @@ bool run_fit(const FitCommand& cmd) {
     throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
-  check_plan_columns(plan, cmd.engine, x_column_count(cmd.input));
+  check_plan_columns(plan, cmd.engine, cmd.input);
   check_tolerance(cmd.engine.tolerance);
   const std::vector<std::string> files = expand(cmd.trains);
   std::vector<FileUse> uses;

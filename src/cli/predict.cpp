@@ -201,7 +201,7 @@ void run_predict(const PredictCommand& cmd) {
                          cmd.plot.empty() && cmd.heatmap.empty();
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
-  if (cmd.model.empty()) check_plan_columns(plan, cmd.engine, x_column_count(cmd.input));
+  if (cmd.model.empty()) check_plan_columns(plan, cmd.engine, cmd.input);
   if (cmd.se) check_level(cmd.level);
   check_tolerance(cmd.engine.tolerance);
   std::vector<FileUse> uses{{cmd.input.train, "the training data", false}, {cmd.output, "-o", true}};

@@ -325,10 +325,10 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
 BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option) {
   BandwidthSpec spec;
   if (text.empty() || text == "auto") return spec;
-  if (text == "silverman" || text == "scott") {
-    spec.kind = text == "silverman" ? BandwidthSpec::Kind::silverman : BandwidthSpec::Kind::scott;
-    return spec;
-  }
+  if (text == "silverman") spec.kind = BandwidthSpec::Kind::silverman;
+  else if (text == "scott") spec.kind = BandwidthSpec::Kind::scott;
+  else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
+  if (spec.kind != BandwidthSpec::Kind::learn) return spec;
   spec.kind = BandwidthSpec::Kind::fixed;
   std::string_view rest(text);
   for (;;) {
@@ -338,7 +338,7 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     const auto v = parse_double(part, &why);
     if (!v) {
       if (why == ParseFailure::not_a_number)
-        throw UsageError(option + ": expected a number > 0, auto, silverman or scott, got " + quote(text));
+        throw UsageError(option + ": expected a number > 0, auto, silverman, scott or plugin, got " + quote(text));
       throw UsageError(option + ": " + describe(why, part));
     }
     check_bandwidth({*v}, 1, option);

@@ -15,11 +15,11 @@ namespace nwreg {
 
 /// A --bandwidth (or --init) value as given on the command line.
 struct BandwidthSpec {
-  enum class Kind { learn, fixed, silverman, scott } kind = Kind::learn;
+  enum class Kind { learn, fixed, silverman, scott, plugin } kind = Kind::learn;
   std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
 };
 
-/// Parses "auto" (or ""), "silverman", "scott", or bandwidths > 0 separated by commas. Throws
+/// Parses "auto" (or ""), "silverman", "scott", "plugin", or bandwidths > 0 separated by commas. Throws
 /// UsageError that starts with `option`.
 BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);
 

@@ -26,7 +26,7 @@ struct Model {
   std::size_t leave_out = 0;            //!< leave-block-out: keys left out on each side (0 = leave one out)
   std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
-  std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott" or "model"
+  std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
   std::vector<std::string> x_columns;   //!< training x column names
   std::string y_column;                 //!< training y column name
   std::string sample_weight;            //!< the sample-weight column's name; empty = none

@@ -1,6 +1,8 @@
 #include "nwreg/thread_pool.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +48,20 @@ double cgroup_quota() {
   return best;
 }
 
+// Under an address-space limit (ulimit -v), the most threads whose stacks take at most a
+// quarter of it: the rest is for the data (0 = no limit).
+unsigned address_space_cap() {
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return 0;
+  std::size_t stack = 8u << 20;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) == 0) {
+    pthread_attr_getstacksize(&attr, &stack);
+    pthread_attr_destroy(&attr);
+  }
+  return static_cast<unsigned>(std::max<rlim_t>(1, as.rlim_cur / 4 / std::max<std::size_t>(stack, 1)));
+}
+
 }  // namespace
 
 unsigned available_cpus() {
@@ -59,12 +75,18 @@ unsigned available_cpus() {
 
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = available_cpus();
+  const unsigned asked = threads, cap = address_space_cap();
+  if (cap && threads > cap) {
+    shortfall_ = "started " + std::to_string(cap) + " of " + std::to_string(asked) +
+                 " threads (their stacks would take over a quarter of the address-space limit)";
+    threads = cap;
+  }
   for (unsigned i = 1; i < threads; ++i) {
     try {
       workers_.emplace_back([this] { work(); });
     } catch (const std::exception& e) {  // std::system_error (EAGAIN), std::bad_alloc
       const auto* sys = dynamic_cast<const std::system_error*>(&e);
-      shortfall_ = "started " + std::to_string(i) + " of " + std::to_string(threads) + " threads (" +
+      shortfall_ = "started " + std::to_string(i) + " of " + std::to_string(asked) + " threads (" +
                    (sys ? sys->code().message() : std::string("out of memory")) + ")";
       break;
     }

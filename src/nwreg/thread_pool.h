@@ -21,8 +21,9 @@ unsigned available_cpus();
 class ThreadPool {
  public:
   /// `threads` workers in all, the calling thread included; 0 = available_cpus(). Threads that
-  /// cannot be created (a pids or memory limit) are done without: the pool runs on fewer, and
-  /// shortfall() says so.
+  /// cannot be created (a pids or memory limit) are done without, and under an address-space
+  /// limit (ulimit -v) no more are started than fit their stacks in a quarter of it: the pool
+  /// runs on fewer, and shortfall() says so.
   explicit ThreadPool(unsigned threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

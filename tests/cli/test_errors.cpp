@@ -4,11 +4,13 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
 
 #include "cli_helpers.h"
+#include "nwreg/numbers.h"
 
 using namespace clitest;
 
@@ -38,9 +40,24 @@ const std::map<std::string, std::string> exempt = {
     {"no bandwidth of the scan reaches every training row", "the scan's widest bandwidth, 4x the range, reaches all"},
     {": empty file name", "every empty option value is refused as it is parsed (\"-o: empty value\")"},
     {"cannot read: input/output error", "a model file whose read fails (EIO) after it opened: a failing disk"},
+    {"the plug-in bandwidth is undefined here: its estimate of ",
+     "a guard on each stage's estimate (variances, curvature, pilots): every input tried that gets there gives "
+     "positive finite ones"},
+    {"the plug-in bandwidth is undefined: the block fits' mean of m'' m'''' is 0: use --bandwidth auto",
+     "needs the block quartics' m'' m'''' to cancel exactly"},
+    {"the plug-in bandwidth is for one x column, got ", "the CLI refuses it first (--bandwidth plugin: only for one x column)"},
+    {"the plug-in bandwidth does not take sample weights", "the CLI refuses it first (--bandwidth plugin: not with --sample-weight)"},
     {" with no other key in reach; give --loo-rows 0",
      "needs a descent on a sample of rows to shrink a compact kernel past a row outside the sample"},
 };
+// A CSV of n rows (x(i), y(i)), numbers written to round-trip.
+template <class X, class Y>
+std::string plugin_rows(int n, X x, Y y) {
+  std::string text = "x,y\n";
+  for (int i = 0; i < n; ++i) text += nwreg::format_double(x(i)) + "," + nwreg::format_double(y(i)) + "\n";
+  return text;
+}
+
 }  // namespace
 
 TEST_CASE("errors: the catalogue, one input each") {
@@ -156,13 +173,38 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "--delimiter", "\""}, "", 2, "--delimiter: cannot be a quote"},
       // bandwidth and learning options
       {{"fit", syn, "-b", "0"}, "", 2, "--bandwidth: must be > 0, got 0"},
-      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0, auto, silverman or scott, got \"fast\""},
+      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0, auto, silverman, scott or plugin, got \"fast\""},
       {{"fit", syn, "-b", "inf"}, "", 2, "--bandwidth: \"inf\" is not a finite number"},
       {{"fit", syn, "-b", "1e-320"}, "", 2,
        "--bandwidth: 1e-320 is outside the usable range (5.562684646268003e-309 to 1.7976931348623157e+308)"},
       {{"fit", syn, "-b", "1,2"}, "", 2, "--bandwidth: needs 1 value (one per x column), got 2"},
-      {{"fit", syn, "--init", "auto"}, "", 2, "--init: expected a bandwidth > 0, silverman or scott, got \"auto\""},
+      {{"fit", syn, "--init", "auto"}, "", 2, "--init: expected a bandwidth > 0, silverman, scott or plugin, got \"auto\""},
       {{"fit", syn, "--init", "1", "--init-w", "2"}, "", 2, "--init-w: give --init or --init-w, not both"},
+      // the plug-in bandwidth
+      {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "plugin"}, "", 2,
+       "--bandwidth plugin: only for one x column (the plug-in is one-dimensional)"},
+      {{"fit", data("airquality.csv"), "-x", "Wind", "-y", "Ozone", "--sample-weight", "Temp", "--init", "plugin"}, "", 2,
+       "--init plugin: not with --sample-weight (the plug-in has no weights)"},
+      {{"fit", "-", "-b", "plugin"}, "x,y\n1,1\n2,2\n3,1\n4,2\n5,1\n", 1,
+       "the plug-in bandwidth needs at least 6 rows after trimming 1% at each end of x, got 5: use --bandwidth auto"},
+      {{"fit", "-", "-b", "plugin"}, plugin_rows(30, [](int i) { return i % 4; }, [](int i) { return i % 3; }), 1,
+       "the plug-in bandwidth fits a quartic to each of 1 blocks of x, and x values 0 to 3 hold only 4 distinct "
+       "values (it needs 5): use --bandwidth auto"},
+      {{"fit", "-", "-b", "plugin"}, plugin_rows(30, [](int i) { return i; }, [](int i) { return i * i - 3.0; }), 1,
+       "the plug-in bandwidth is undefined: y is an exact quartic of x in each block (no noise to balance): use "
+       "--bandwidth auto"},
+      {{"fit", "-", "-b", "plugin"},
+       plugin_rows(100, [](int i) { return i / 99.0; },
+                   [](int i) { return 1e6 * std::pow(i / 99.0, 4) + 1e-4 * std::sin(i * 12.9898); }),
+       1,
+       "the plug-in bandwidth: its curvature pilot bandwidth (0.00025138744198022103) is below a quarter of its "
+       "binning grid's step (0.0024494949494949497): use --bandwidth auto"},
+      {{"fit", "-", "-b", "plugin"},
+       plugin_rows(120, [](int i) { return i < 60 ? i / 59.0 : 9 + (i - 60) / 59.0; },
+                   [](int i) { return std::sin(i < 60 ? i / 59.0 : 9 + (i - 60) / 59.0) + 0.1 * std::sin(i * 12.9898); }),
+       1,
+       "the plug-in bandwidth: x has a gap wider than its curvature pilot bandwidth (0.044453048217490285) can "
+       "bridge near x = 1.2128813559322031: use --bandwidth auto"},
       {{"fit", syn, "--init-w", "1e-320"}, "", 2, "--init-w: must be a finite nonzero number, got 1e-320"},
       {{"fit", syn, "--optimizer", "adam"}, "", 2, "--optimizer: unknown optimizer \"adam\" (known: auto, sgd)"},
       {{"fit", syn, "--param", "h"}, "", 2, "--param: unknown parameter \"h\" (known: log-h, w)"},

@@ -86,3 +86,25 @@ TEST_CASE("selection cli: AICc and GCV are reported beside the LOO error") {
   CHECK(m["criterion_value"].get<double>() == doctest::Approx(599.6705132122).epsilon(1e-9));
   CHECK(m["loo_mse"].get<double>() == doctest::Approx(562.23927378).epsilon(1e-9));
 }
+
+TEST_CASE("selection cli: --bandwidth plugin is KernSmooth's dpill, carried to other kernels") {
+  // dpill(mcycle$times, mcycle$accel) = 1.4452583655703251 (tests/golden/plugin.csv).
+  Result r = run_nwreg({"fit", data("mcycle.csv"), "-b", "plugin", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  Json j = Json::parse(r.out);
+  CHECK(j["bandwidth"][0].get<double>() == doctest::Approx(1.4452583655703251).epsilon(1e-9));
+  CHECK(j["bandwidth_source"] == "plugin");
+  CHECK(r.err.empty());
+  // Epanechnikov: times (3 / 5 / (1 / 5)^2)^(1/5) / (1 / (2 sqrt pi))^(1/5) = 2.2138.
+  r = run_nwreg({"fit", data("mcycle.csv"), "-b", "plugin", "--kernel", "epanechnikov", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  j = Json::parse(r.out);
+  CHECK(j["bandwidth"][0].get<double>() ==
+        doctest::Approx(1.4452583655703251 * std::pow(15 * 2 * std::sqrt(M_PI), 0.2)).epsilon(1e-9));
+  // --init plugin starts the descent there: epoch 0 of the history is the plug-in.
+  r = run_nwreg({"fit", data("mcycle.csv"), "--init", "plugin", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  j = Json::parse(r.out);
+  CHECK(j["history"][0]["bandwidth"][0].get<double>() == doctest::Approx(1.4452583655703251).epsilon(1e-9));
+  CHECK(j["bandwidth_source"] == "learned");
+}

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
 #include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "nwreg/thread_pool.h"
 
@@ -23,4 +29,28 @@ TEST_CASE("a pool runs every chunk once, on as many threads as asked") {
     for (std::size_t i = a; i < z; ++i) sum += i;
   });
   CHECK(sum == 999 * 1000 / 2);
+}
+
+TEST_CASE("a pool under an address-space limit leaves three quarters of it to the data") {
+  // In a child: RLIMIT_AS is per process, and the sanitizers reserve terabytes of it.
+#if defined(__SANITIZE_ADDRESS__)
+  return;
+#else
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    rlimit as{1ull << 30, 1ull << 30};  // 1 GiB: 8 MiB stacks fit 32 in a quarter
+    if (setrlimit(RLIMIT_AS, &as) != 0) _exit(3);
+    nwreg::ThreadPool pool(500);
+    const bool capped = pool.size() <= 32 &&
+                        pool.shortfall().find("of 500 threads (their stacks would take over a quarter of the "
+                                              "address-space limit)") != std::string::npos;
+    std::vector<char> data(512u << 20, 1);  // and half a GiB still fits
+    _exit(capped && data[12345] == 1 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+#endif
 }
