@@ -187,6 +187,9 @@ struct Attention::Row {
   double f = 0;
   double dfdtheta = 0;
   bool reached = true;
+  // row_1d: the weight at q's own position (e = 1 at distance 0) over the sum, and the weights'
+  // mean of d log e / d log h = -2 ln 2 u (what in-sample rows need of their own key).
+  double own = 0, mean_dlog = 0;
 };
 
 // The keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
@@ -348,6 +351,8 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   // df/dlog h = sum_i a_i (y_i - f) ((q - x_i)^2 - (q - x_b)^2) / h^2 (the weights sum to 1, so
   // distances may be measured from b), and that square difference is -2 ln 2 u_i.
   if (gradient) row.dfdtheta = -2 * ln2 * (s.v - fc * s.t) / s.s0;
+  row.own = 1 / s.s0;
+  row.mean_dlog = -2 * ln2 * s.t / s.s0;
   return row;
 }
 
@@ -715,10 +720,21 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    const auto e = row_buffer(n_);
+    const auto e = row_buffer(simple_ ? 0 : n_);
     std::vector<double> g(d), c(d + 1);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
+      if (simple_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
+        const Row row = row_1d(xs_[p], none, with_gradient);
+        const double resid = ys_[p] - row.f;
+        sq[k] = resid * resid;
+        own[k] = row.own;
+        if (with_gradient) {
+          grad[k * 2] = -2 * resid * row.dfdtheta;
+          grad[k * 2 + 1] = -row.own * row.mean_dlog;  // a_pp (r_pp - rbar), r_pp = 0
+        }
+        continue;
+      }
       const double* q = xs_.data() + p * d;
       const Span s = gather(q, none, e.get());  // key p is in reach of itself: K(0) > 0
       const Row row = reduce(q, s, e.get(), with_gradient ? g.data() : nullptr, c.data());

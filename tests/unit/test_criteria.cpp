@@ -284,3 +284,19 @@ TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the wides
   REQUIRE(cw.size() == 1);
   CHECK(cw[0] == "learning stopped at the epoch cap (1 epoch) before it converged; raise --epochs");
 }
+
+TEST_CASE("criteria: the 1-D Gaussian NW fast path gives the general path's fit, tr(H) and gradients") {
+  // Sample weights of 1 change nothing but send the rows through the general (scalar) path.
+  const Dataset fast = testing::mcycle_or_boston("mcycle");
+  Dataset general = fast;
+  general.weight.assign(general.n, 1.0);
+  for (double h : {0.3, 1.7, 9.0}) {
+    CAPTURE(h);
+    const InSample a = Attention(fast, {h}, engine(Kernel::gaussian, Method::nw)).insample(true);
+    const InSample b = Attention(general, {h}, engine(Kernel::gaussian, Method::nw)).insample(true);
+    CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-12));
+    CHECK(a.trace == doctest::Approx(b.trace).epsilon(1e-12));
+    CHECK(a.d_mse[0] == doctest::Approx(b.d_mse[0]).epsilon(1e-10));
+    CHECK(a.d_trace[0] == doctest::Approx(b.d_trace[0]).epsilon(1e-10));
+  }
+}
