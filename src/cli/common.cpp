@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -46,13 +47,22 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
       ->capture_default_str();
 }
 
+std::optional<std::size_t> EngineCliOptions::fixed_leave_out() const {
+  if (leave_out == "auto") return std::nullopt;
+  std::size_t k = 0;
+  const auto [end, ec] = std::from_chars(leave_out.data(), leave_out.data() + leave_out.size(), k);
+  if (ec != std::errc() || end != leave_out.data() + leave_out.size())
+    throw UsageError("--leave-out: expected a whole number of keys or auto, got " + quote(leave_out));
+  return k;
+}
+
 EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   check_tolerance(tolerance);
   EngineOptions e{tolerance, &pool};
   e.kernel = parse_kernel(kernel);
   e.method = parse_method(method);
   e.out_of_reach = parse_out_of_reach(out_of_reach);
-  e.leave_out = leave_out;
+  e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   return e;
 }
 
@@ -71,7 +81,8 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
       ->capture_default_str();
   app.add_option("--leave-out", o.leave_out,
                  "Leave-block-out cross-validation (one x column): each leave-one-out row also leaves out the K "
-                 "nearest keys on each side in x order, for series whose errors are correlated")
+                 "nearest keys on each side in x order, for series whose errors are correlated. auto: K for an "
+                 "evenly spaced series whose residuals are correlated, else 0 (learning by loo only)")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Threads to use; 0 = the CPUs this process may use (affinity mask, cgroup quota)")->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
@@ -225,12 +236,14 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
       throw UsageError("--metric full: only with --optimizer auto, --loss mean and --criterion loo");
     if (kernel != Kernel::gaussian || method != Method::nw)
       throw UsageError("--metric full: only with --kernel gaussian and --method nw");
-    if (engine.leave_out) throw UsageError("--metric full: only without --leave-out");
+    if (engine.fixed_leave_out().value_or(0)) throw UsageError("--metric full: only without --leave-out");
   } else if (o.metric != "diagonal") {
     throw UsageError("--metric: unknown metric " + quote(o.metric) + " (known: diagonal, full)");
   } else if (o.rank != 0) {
     throw UsageError("--rank: only with --metric full");
   }
+  plan.leave_out_auto = !engine.fixed_leave_out() && plan.kind == BandwidthSpec::Kind::learn && !plan.metric_full &&
+                        f.criterion == Criterion::loo && f.optimizer == Optimizer::line_search;
   return plan;
 }
 
@@ -252,7 +265,7 @@ void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engin
   if (plan.metric_full && plan.rank > d)
     throw UsageError("--rank: must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
                      std::to_string(plan.rank));
-  if (engine.leave_out > 0 && d != 1)
+  if (engine.fixed_leave_out().value_or(0) > 0 && d != 1)
     throw UsageError("--leave-out: only for one x column (it leaves out the nearest keys in x order)");
 }
 
@@ -276,8 +289,17 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
 
 }  // namespace
 
-Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine,
                        bool need_loo, std::ostream& log, Progress* progress) {
+  if (plan.leave_out_auto) {
+    const SeriesCheck series = check_series(data, engine.pool);
+    if (series.leave_out) {
+      engine.leave_out = series.leave_out;
+      log << "nwreg: " << escape_excerpt(data.source, 200) << ": x is evenly spaced and the residuals are correlated "
+          << "(lag-1 correlation " << format_g3(series.autocorrelation) << "): leave-block-out cross-validation, "
+          << series.leave_out << " keys out on each side (--leave-out 0 turns it off)\n";
+    }
+  }
   Model m;
   m.kernel = engine.kernel;
   m.method = engine.method;

@@ -54,13 +54,15 @@ struct EngineCliOptions {
   std::string kernel = "gaussian";       //!< --kernel
   std::string method = "nw";             //!< --method: nw | local-linear
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
-  std::size_t leave_out = 0;             //!< --leave-out K: leave-block-out cross-validation
+  std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
   unsigned threads = 0;                  //!< --threads: 0 = available_cpus()
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
   bool quiet = false;                    //!< --quiet: no progress display
 
   /// Checks the values (UsageError naming the option) and binds them to `pool`.
-  EngineOptions options(ThreadPool& pool) const;
+  EngineOptions options(ThreadPool& pool) const;  //!< leave_out: K, or 0 for auto
+  /// --leave-out as a number of keys; nullopt for auto. Throws UsageError for anything else.
+  std::optional<std::size_t> fixed_leave_out() const;
 };
 
 /// Says once on `log` when the pool could not start every thread asked for.
@@ -100,6 +102,9 @@ struct BandwidthPlan {
   std::string init_rule;    //!< "silverman", "scott" or "plugin" when --init names a rule
   bool verbose = false;
   bool metric_full = false;  //!< --metric full: learn a linear map after the bandwidths
+  /// --leave-out auto where it can apply (learning by the LOO criterion with the line search,
+  /// no learned metric): each data set is checked by check_series.
+  bool leave_out_auto = false;
   std::size_t rank = 0;      //!< its rows; 0 = one per x column
 };
 
@@ -118,7 +123,7 @@ void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engin
 /// Chooses the bandwidth (and metric) per the plan and returns the model, with the kernel and
 /// method of `engine`. `need_loo` adds the leave-one-out statistics (error, R^2, effective
 /// neighbours), for a fixed bandwidth too. Progress goes to `log` when verbose.
-Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, const EngineOptions& engine,
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine,
                        bool need_loo, std::ostream& log, Progress* progress = nullptr);
 
 }  // namespace nwreg::cli

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <string_view>
 
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
+#include "nwreg/plugin.h"
 
 namespace nwreg {
 namespace {
@@ -381,11 +383,7 @@ std::vector<double> scan_scales(const Dataset& data) {
 
 std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
                                       const FitOptions& options) {
-  auto g3 = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return std::string(buf);
-  };
+  const auto g3 = format_g3;
   std::vector<std::string> out;
   std::string why;
   // About 3, and at most half of the n - 1 there can be (4 rows: 1.5).
@@ -401,14 +399,65 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   }
   if (!why.empty())
     out.push_back("the fit nearly interpolates (" + why +
-                  "): the curve steps from point to point. Try --criterion aicc, --leave-out K for a series with "
-                  "correlated errors, or --min-neighbours 5");
+                  "): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for "
+                  "a series with correlated errors, or --min-neighbours 5");
   if (fit.stop_reason == "epoch cap")
     out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
                   (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");
   if (fit.scan_widest)
     out.push_back("the criterion kept falling towards the widest bandwidth tried (4 times the x range): no "
                   "structure found, the fit is close to a constant");
+  return out;
+}
+
+SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
+  SeriesCheck out;
+  if (data.d != 1 || !data.weight.empty() || data.n < 40) return out;
+  std::vector<double> x = data.x;
+  std::sort(x.begin(), x.end());
+  std::vector<double> gaps(x.size() - 1);
+  for (std::size_t i = 1; i < x.size(); ++i) gaps[i - 1] = x[i] - x[i - 1];
+  std::vector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  out.evenly_spaced = median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
+    return std::abs(g - median) <= 0.01 * median;
+  });
+  if (!out.evenly_spaced) return out;
+  double h = 0;
+  try {
+    h = plugin_bandwidth(data.x, data.y).bandwidth;
+  } catch (const DataError&) {
+    return out;  // no pilot, no test
+  }
+  out.pilot = true;
+  EngineOptions engine(default_tolerance, pool);
+  engine.method = Method::local_linear;
+  const Attention fit(data, {h}, engine);
+  std::vector<double> f(data.n);
+  fit.predict(data.x.data(), data.n, f.data());
+  // Residuals in x order (x has no repeats, so the order is unique).
+  std::vector<std::size_t> order(data.n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return data.x[a] < data.x[b]; });
+  // Differences of the residuals in x order (x has no repeats, so the order is unique): for
+  // errors e with lag-1 correlation rho, d_i = e_(i+1) - e_i has lag-1 correlation -(1 - rho)/2,
+  // whatever the variance, and what the pilot fit left of the trend differences away.
+  std::vector<double> d(data.n - 1);
+  for (std::size_t i = 0; i + 1 < data.n; ++i)
+    d[i] = (data.y[order[i + 1]] - f[order[i + 1]]) - (data.y[order[i]] - f[order[i]]);
+  double mean = 0;
+  for (double v : d) mean += v / static_cast<double>(d.size());
+  double lag = 0, var = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    var += (d[i] - mean) * (d[i] - mean);
+    if (i) lag += (d[i] - mean) * (d[i - 1] - mean);
+  }
+  out.autocorrelation = var > 0 ? 1 + 2 * lag / var : 0;
+  if (out.autocorrelation > 0.3) {
+    const double k = std::ceil(std::log(0.05) / std::log(std::min(out.autocorrelation, 0.95)));
+    out.leave_out = std::max<std::size_t>(1, std::min(static_cast<std::size_t>(k), data.n / 20));
+  }
   return out;
 }
 

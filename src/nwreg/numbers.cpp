@@ -1,5 +1,7 @@
 #include "nwreg/numbers.h"
 
+#include <cstdio>
+
 #include <charconv>
 #include <cmath>
 #include <system_error>
@@ -121,6 +123,16 @@ std::string format_double(double v) {
   std::string s;
   append_double(s, v);
   return s;
+}
+
+}  // namespace nwreg
+
+namespace nwreg {
+
+std::string format_g3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
 }
 
 }  // namespace nwreg

@@ -34,6 +34,8 @@ std::string describe(ParseFailure why, std::string_view text);
 
 /// Shortest decimal text that reads back to exactly `v` (std::to_chars). `v` must be finite.
 std::string format_double(double v);
+/// Three significant digits (printf %.3g), for figures in messages: "1.98", "0.152", "1e+03".
+std::string format_g3(double v);
 
 /// Appends format_double(v) to `out` without a temporary string.
 void append_double(std::string& out, double v);

@@ -136,7 +136,7 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   // y = x^2 on five points: the LOO error picks a bandwidth below the spacing of x, and says so.
   const std::string warning = "the fit nearly interpolates (1.6 effective neighbours; h = 0.152 is below the typical "
                               "spacing of \"x\", 1): the curve steps from point to point. Try --criterion aicc, "
-                              "--leave-out K for a series with correlated errors, or --min-neighbours 5";
+                              "--bandwidth plugin, --leave-out K for a series with correlated errors, or --min-neighbours 5";
   CHECK(l[5] == (s / "b2.csv").string() + ",5,0.15163266492815836,10.6,0.6954022988505747,1.6," +
                     nwreg::csv_field(warning) + ",");
   CHECK(r.err == "nwreg: error: " + (s / "flat.csv").string() +

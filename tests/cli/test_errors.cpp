@@ -104,6 +104,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "--min-neighbours", "-1"}, "", 2, "--min-neighbours: must be >= 0, got -1"},
       {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--leave-out", "2"}, "", 2,
        "--leave-out: only for one x column (it leaves out the nearest keys in x order)"},
+      {{"fit", syn, "--leave-out", "-1"}, "", 2, "--leave-out: expected a whole number of keys or auto, got \"-1\""},
       {{"fit", syn, "--leave-out", "25"}, "", 1,
        "--leave-out 25 leaves 25 keys out on each side of each row: it needs at least 52 training rows, got 50"},
       {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--leave-out", "2"}, "", 2,

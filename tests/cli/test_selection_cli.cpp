@@ -35,19 +35,37 @@ TEST_CASE("selection cli: a series with correlated errors is flagged, leave-bloc
   Scratch s;
   spit(s / "ar.csv", ar1_csv());
   const std::string train = (s / "ar.csv").string(), model = (s / "m.json").string();
+  // By default (--leave-out auto) the series is recognised and leave-block-out is used.
   Result r = run_nwreg({"fit", train, "-o", model});
+  REQUIRE(r.exit_code == 0);
+  const std::string note = "nwreg: " + train +
+                           ": x is evenly spaced and the residuals are correlated (lag-1 correlation 0.824): "
+                           "leave-block-out cross-validation, 16 keys out on each side (--leave-out 0 turns it off)\n";
+  CHECK(r.err == note);
+  const Json ma = Json::parse(slurp(model));
+  CHECK(ma["leave_out"] == 16);  // the AR(1) coefficient is 0.8: 0.8^16 = 0.03
+  CHECK(ma["bandwidth"][0].get<double>() > 0.05);
+  CHECK(!ma.contains("warnings"));
+  // predict learns the same way.
+  Result pa = run_nwreg({"predict", train, "--grid-n", "2", "--format", "json"});
+  CHECK(pa.err == note);
+  CHECK(Json::parse(pa.out)["bandwidth"] == ma["bandwidth"]);
+
+  // Leave-one-out interpolates, and says so.
+  r = run_nwreg({"fit", train, "--leave-out", "0", "-o", model});
   REQUIRE(r.exit_code == 0);
   const std::string warning =
       "the fit nearly interpolates (2 effective neighbours; h = 0.000625 is below the typical spacing of \"t\", "
-      "0.0025): the curve steps from point to point. Try --criterion aicc, --leave-out K for a series with "
-      "correlated errors, or --min-neighbours 5";
+      "0.0025): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for a "
+      "series with correlated errors, or --min-neighbours 5";
   CHECK(r.err == "nwreg: warning: " + train + ": " + warning + "\n");
   const Json m = Json::parse(slurp(model));
   CHECK(m["warnings"] == Json::array({warning}));
+  CHECK(!m.contains("leave_out"));
   CHECK(m["criterion"] == "loo");
   CHECK(m["criterion_value"] == m["loo_mse"]);
   // predict says so too when it learns; with --model the warnings travel in the file.
-  Result p = run_nwreg({"predict", train, "--grid-n", "2", "--format", "json"});
+  Result p = run_nwreg({"predict", train, "--leave-out", "0", "--grid-n", "2", "--format", "json"});
   CHECK(p.err == "nwreg: warning: " + train + ": " + warning.substr(0, 29) + "h = 0.000625" +
                      warning.substr(warning.find(" is below")) + "\n");
   CHECK(Json::parse(p.out)["warnings"].size() == 1);
@@ -66,7 +84,7 @@ TEST_CASE("selection cli: a series with correlated errors is flagged, leave-bloc
   CHECK(lines(se.out)[1] != lines(se_plain.out)[1]);
   CHECK(lines(se.out)[1].substr(0, 25) == lines(se_plain.out)[1].substr(0, 25));  // same prediction
 
-  Result mn = run_nwreg({"fit", train, "--min-neighbours", "8", "--format", "json"});
+  Result mn = run_nwreg({"fit", train, "--leave-out", "0", "--min-neighbours", "8", "--format", "json"});
   CHECK(mn.exit_code == 0);
   CHECK(Json::parse(mn.out)["neighbours"].get<double>() >= 8);
   CHECK(mn.err.empty());
@@ -77,7 +95,7 @@ TEST_CASE("selection cli: AICc and GCV are reported beside the LOO error") {
   REQUIRE(r.exit_code == 0);
   const auto l = lines(r.out);
   REQUIRE(l.size() == 10);
-  CHECK(l[0] == "bandwidth: 1.2175215123584786");
+  CHECK(l[0] == "bandwidth: 1.2175215123584784");
   CHECK(l[1].rfind("loo_mse: 606.95", 0) == 0);
   CHECK(l[9].rfind("criterion: aicc 7.5251500034", 0) == 0);
   Result j = run_nwreg({"fit", data("mcycle.csv"), "--criterion", "gcv", "--method", "local-linear", "--format", "json"});

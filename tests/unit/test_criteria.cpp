@@ -14,6 +14,7 @@
 #include "nwreg/attention.h"
 #include "nwreg/bandwidth.h"
 #include "nwreg/errors.h"
+#include "nwreg/plugin.h"
 
 using namespace nwreg;
 
@@ -299,4 +300,82 @@ TEST_CASE("criteria: the 1-D Gaussian NW fast path gives the general path's fit,
     CHECK(a.d_mse[0] == doctest::Approx(b.d_mse[0]).epsilon(1e-10));
     CHECK(a.d_trace[0] == doctest::Approx(b.d_trace[0]).epsilon(1e-10));
   }
+}
+
+namespace {
+
+// n evenly spaced x in [0, 1) (shuffled), y = sin(2 pi x) + AR(1) noise with coefficient rho.
+Dataset series(std::size_t n, double rho, bool shuffle) {
+  std::vector<double> x, y;
+  std::uint64_t state = 7;
+  auto uniform = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+  };
+  double e = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    e = rho * e + uniform();
+    x.push_back(static_cast<double>(i) / static_cast<double>(n));
+    y.push_back(std::sin(2 * M_PI * x.back()) + e);
+  }
+  if (shuffle)
+    for (std::size_t i = n - 1; i > 0; --i) {
+      const std::size_t j = static_cast<std::size_t>((uniform() + 0.5) * static_cast<double>(i + 1)) % (i + 1);
+      std::swap(x[i], x[j]);
+      std::swap(y[i], y[j]);
+    }
+  return testing::make_dataset(x, y);
+}
+
+}  // namespace
+
+TEST_CASE("check_series: the --leave-out auto rule, against a brute-force residual correlation") {
+  const Dataset ar = series(300, 0.8, true);
+  const SeriesCheck c = check_series(ar, nullptr);
+  CHECK(c.evenly_spaced);
+  REQUIRE(c.pilot);
+  // By hand: the local linear Gaussian fit at the plug-in h, residuals in x order, their
+  // differences, and 1 + 2 x the lag-1 autocorrelation of those.
+  const double h = plugin_bandwidth(ar.x, ar.y).bandwidth;
+  std::vector<std::size_t> order(ar.n);
+  for (std::size_t i = 0; i < ar.n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ar.x[a] < ar.x[b]; });
+  std::vector<double> r;
+  for (std::size_t k : order) {
+    double s0 = 0, s1 = 0, s2 = 0, t0 = 0, t1 = 0;
+    for (std::size_t i = 0; i < ar.n; ++i) {
+      const double dx = ar.x[i] - ar.x[k], w = std::exp(-0.5 * dx * dx / (h * h));
+      s0 += w, s1 += w * dx, s2 += w * dx * dx, t0 += w * ar.y[i], t1 += w * dx * ar.y[i];
+    }
+    r.push_back(ar.y[k] - (s2 * t0 - s1 * t1) / (s0 * s2 - s1 * s1));
+  }
+  std::vector<double> d;
+  for (std::size_t i = 1; i < r.size(); ++i) d.push_back(r[i] - r[i - 1]);
+  double mean = 0, lag = 0, var = 0;
+  for (double v : d) mean += v / static_cast<double>(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    var += (d[i] - mean) * (d[i] - mean);
+    if (i) lag += (d[i] - mean) * (d[i - 1] - mean);
+  }
+  CHECK(c.autocorrelation == doctest::Approx(1 + 2 * lag / var).epsilon(1e-9));
+  CHECK(c.autocorrelation > 0.7);  // the AR coefficient is 0.8
+  const auto k = static_cast<std::size_t>(std::ceil(std::log(0.05) / std::log(c.autocorrelation)));
+  CHECK(c.leave_out == std::min<std::size_t>(k, 15));  // at most n / 20
+
+  // Independent errors: no leave-out.
+  const SeriesCheck white = check_series(series(300, 0.0, false), nullptr);
+  CHECK(white.evenly_spaced);
+  CHECK(std::abs(white.autocorrelation) < 0.2);
+  CHECK(white.leave_out == 0);
+  // Not a series: uneven x, a repeated x, too few rows, sample weights, two columns.
+  Dataset uneven = ar;
+  uneven.x[5] += 0.1 / 300;
+  CHECK(!check_series(uneven, nullptr).evenly_spaced);
+  Dataset repeated = ar;
+  repeated.x[5] = repeated.x[6];
+  CHECK(!check_series(repeated, nullptr).evenly_spaced);
+  CHECK(!check_series(series(39, 0.8, false), nullptr).evenly_spaced);
+  Dataset weighted = ar;
+  weighted.weight.assign(ar.n, 1.0);
+  CHECK(check_series(weighted, nullptr).leave_out == 0);
 }
