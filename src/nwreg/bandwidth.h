@@ -151,6 +151,9 @@ struct SeriesCheck {
   double autocorrelation = 0;  //!< r, the errors' estimated lag-1 correlation (when tested)
   std::size_t leave_out = 0;   //!< K; 0 = leave one out
 };
+/// Up to this many rows every residual is used; beyond, series_runs runs of three consecutive
+/// rows spread over x.
+inline constexpr std::size_t series_rows = 3000, series_runs = 1000;
 SeriesCheck check_series(const Dataset& data, ThreadPool* pool);
 
 /// Where a line search ended.

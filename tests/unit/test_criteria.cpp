@@ -357,7 +357,8 @@ TEST_CASE("check_series: the --leave-out auto rule, against a brute-force residu
     var += (d[i] - mean) * (d[i] - mean);
     if (i) lag += (d[i] - mean) * (d[i - 1] - mean);
   }
-  CHECK(c.autocorrelation == doctest::Approx(1 + 2 * lag / var).epsilon(1e-9));
+  const double lags = static_cast<double>(d.size() - 1), count = static_cast<double>(d.size());
+  CHECK(c.autocorrelation == doctest::Approx(1 + 2 * (lag / lags) / (var / count)).epsilon(1e-9));
   CHECK(c.autocorrelation > 0.7);  // the AR coefficient is 0.8
   const auto k = static_cast<std::size_t>(std::ceil(std::log(0.05) / std::log(c.autocorrelation)));
   CHECK(c.leave_out == std::min<std::size_t>(k, 15));  // at most n / 20
@@ -367,7 +368,12 @@ TEST_CASE("check_series: the --leave-out auto rule, against a brute-force residu
   CHECK(white.evenly_spaced);
   CHECK(std::abs(white.autocorrelation) < 0.2);
   CHECK(white.leave_out == 0);
-  // Not a series: uneven x, a repeated x, too few rows, sample weights, two columns.
+  // Long series: runs of three rows spread over x estimate the same correlation.
+  const SeriesCheck long_ar = check_series(series(20000, 0.8, true), nullptr);
+  CHECK(long_ar.autocorrelation == doctest::Approx(0.8).epsilon(0.1));
+  CHECK(long_ar.leave_out == static_cast<std::size_t>(std::ceil(std::log(0.05) / std::log(long_ar.autocorrelation))));
+  CHECK(std::abs(check_series(series(20000, 0.0, false), nullptr).autocorrelation) < 0.1);
+  // Not a series: uneven x, a repeated x, too few rows, sample weights.
   Dataset uneven = ar;
   uneven.x[5] += 0.1 / 300;
   CHECK(!check_series(uneven, nullptr).evenly_spaced);
