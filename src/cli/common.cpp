@@ -36,7 +36,10 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
   app.add_option("-y,--y", o.y, "y column: header name or 1-based index (default: the second)");
   app.add_flag("--no-header", o.no_header,
                "The first row is data, in TRAIN and --query (default: a first row that is not all numbers is a header)");
-  app.add_option("--delimiter", o.delimiter, "Field separator: one character, or tab")
+  app.add_option("--delimiter", o.delimiter,
+                 "Field separator: one character, or tab (default: detected from the first line, the most "
+                 "frequent of , ; tab |, else ,)");
+  app.add_option("--decimal", o.decimal, "Decimal mark of numbers in the input: . or , (a comma implies --delimiter ';')")
       ->capture_default_str();
   app.add_option("--sample-weight", o.sample_weight,
                  "Column of sample weights (>= 0) multiplying each key's kernel weight; learning and the "
@@ -131,16 +134,22 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
 }
 
 void check_input_options(const InputOptions& o) {
-  parse_delimiter(o.delimiter);
+  parse_decimal(o.decimal, parse_delimiter(o.delimiter));
   parse_na(o.na);
+}
+
+CsvOptions csv_options(const InputOptions& o) {
+  CsvOptions opts;
+  opts.delimiter = parse_delimiter(o.delimiter);
+  opts.decimal = parse_decimal(o.decimal, opts.delimiter);
+  opts.header = o.no_header ? HeaderMode::absent : HeaderMode::detect;
+  opts.na = parse_na(o.na);
+  return opts;
 }
 
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
                                     std::istream& stdin_stream) {
-  CsvOptions opts;
-  opts.delimiter = parse_delimiter(o.delimiter);
-  opts.header = o.no_header ? HeaderMode::absent : HeaderMode::detect;
-  opts.na = parse_na(o.na);
+  const CsvOptions opts = csv_options(o);
   if (path == "-") return std::make_unique<CsvReader>(stdin_stream, "<stdin>", opts);
   return std::make_unique<CsvReader>(path, opts);
 }
@@ -164,6 +173,10 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
   }
   if (!o.y.empty()) c.y = o.y;
   else if (by_model) c.y = model->y_column;
+  if (reader.row_names() && !by_model) {  // R's write.csv: the first column names the rows
+    if (o.x.empty()) c.x = {"2"};
+    if (o.y.empty()) c.y = "3";
+  }
   if (!o.sample_weight.empty()) c.weight = o.sample_weight;
   else if (by_model) c.weight = model->sample_weight;
   if (by_model) {

@@ -25,7 +25,8 @@ struct InputOptions {
   std::vector<std::string> x;    //!< -x: names or 1-based indices ("a,b" or repeated); empty = first column
   std::string y;                 //!< -y: name or 1-based index; empty = second column
   bool no_header = false;        //!< --no-header: the first row is data
-  std::string delimiter = ",";   //!< --delimiter: one character, or "tab"
+  std::string delimiter;         //!< --delimiter: one character, or "tab"; empty = detect
+  std::string decimal = ".";     //!< --decimal: . or ,
   std::string sample_weight;     //!< --sample-weight: name or 1-based index; empty = none
   std::string na = "fail";       //!< --na: fail | skip (rows with a missing value)
 };
@@ -81,6 +82,9 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o);
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 
 /// Opens the training CSV (stdin for "-").
+/// The CSV options of the input options (delimiter, decimal mark, header, missing values).
+CsvOptions csv_options(const InputOptions& o);
+
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
                                     std::istream& stdin_stream);
 

@@ -111,9 +111,7 @@ std::vector<ValueColumn> value_columns(const std::vector<double>& pred, const Ba
 // made: memory stays bounded however long the stream.
 void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model& model, const EngineOptions& engine,
                     OutputFile& out) {
-  CsvOptions opts;  // queries: comma-separated, header detected
-  opts.na = parse_na(cmd.input.na);
-  CsvReader reader(std::cin, "<stdin>", opts, true);
+  CsvReader reader(std::cin, "<stdin>", csv_options(cmd.input), true);
   const std::vector<std::size_t> columns = query_columns(reader, data);
   EngineOptions one = engine;
   one.pool = nullptr;

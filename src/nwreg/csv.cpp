@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ios>
 #include <system_error>
+#include <vector>
 
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
@@ -54,9 +56,12 @@ bool mark_nuls(char* buf, std::size_t n) {
 
 }  // namespace
 
-/// The bytes of a file (a descriptor) or a stream, NUL bytes marked (and `nul_seen` set), read
-/// errors thrown as InputError naming the source. The line reader owns it and may drop it once
-/// the input is read (a small file: at once), so what it saw lives in the CsvReader.
+/// The text of a file (a descriptor) or a stream, as the line reader wants it: inflated when it
+/// starts with gzip's magic bytes (zlib; concatenated members too), line ends LF (a bare CR, as
+/// old Mac files and some exports end lines, becomes LF; CRLF becomes LF), NUL bytes marked
+/// (and `nul_seen` set). Read and inflate errors are thrown as InputError naming the source. The
+/// line reader owns it and may drop it once the input is read (a small file: at once), so what
+/// it saw lives in the CsvReader.
 class CsvReader::Source : public io::ByteSourceBase {
  public:
   Source(int fd, std::string name, bool& nul_seen) : nul_seen_(nul_seen), fd_(fd), name_(std::move(name)) {}
@@ -64,32 +69,124 @@ class CsvReader::Source : public io::ByteSourceBase {
       : nul_seen_(nul_seen), in_(&in), name_(std::move(name)) {}
   ~Source() override {
     if (fd_ >= 0) ::close(fd_);
+    if (gzip_) inflateEnd(&z_);
   }
+  // Exactly `size` bytes unless the input ends first: the line reader takes a short block for
+  // the end of the input (a pipe's partial reads must not look like one).
   int read(char* buf, int size) override {
-    std::size_t got = 0;
-    if (in_) {
-      in_->read(buf, size);  // a read error sets badbit (errno tells which)
-      if (in_->bad()) fail(errno);
-      got = static_cast<std::size_t>(in_->gcount());
-    } else {
-      ssize_t r;
-      do r = ::read(fd_, buf, static_cast<std::size_t>(size));
-      while (r < 0 && errno == EINTR);
-      if (r < 0) fail(errno);
-      got = static_cast<std::size_t>(r);
-    }
-    if (mark_nuls(buf, got)) nul_seen_ = true;
-    return static_cast<int>(got);
+    const auto want = static_cast<std::size_t>(size);
+    while (text_.size() - text_pos_ < want && !ended_) produce();
+    const std::size_t n = std::min(want, text_.size() - text_pos_);
+    std::memcpy(buf, text_.data() + text_pos_, n);
+    text_pos_ += n;
+    if (text_pos_ == text_.size()) text_.clear(), text_pos_ = 0;
+    if (mark_nuls(buf, n)) nul_seen_ = true;
+    return static_cast<int>(n);
   }
 
  private:
+  // Appends the next chunk of text to text_, CR and CRLF line ends as LF; sets ended_ at the end.
+  void produce() {
+    if (text_pos_ > 0) {  // drop what was handed out
+      text_.erase(text_.begin(), text_.begin() + static_cast<std::ptrdiff_t>(text_pos_));
+      text_pos_ = 0;
+    }
+    chunk_.resize(1 << 16);
+    const std::size_t got = bytes(chunk_.data(), chunk_.size());
+    if (got == 0) {
+      ended_ = true;
+      if (cr_pending_) text_.push_back('\n');
+      return;
+    }
+    const char* in = chunk_.data();
+    const char* end = in + got;
+    if (cr_pending_) {  // the CR that ended the last chunk: CRLF or a bare CR, one LF either way
+      cr_pending_ = false;
+      text_.push_back('\n');
+      if (*in == '\n') ++in;
+    }
+    while (in < end) {
+      const char* cr = static_cast<const char*>(std::memchr(in, '\r', static_cast<std::size_t>(end - in)));
+      text_.insert(text_.end(), in, cr ? cr : end);
+      if (!cr) break;
+      in = cr + 1;
+      if (in == end) {
+        cr_pending_ = true;  // decided by the next chunk
+      } else {
+        text_.push_back('\n');
+        if (*in == '\n') ++in;
+      }
+    }
+  }
+
+  // Up to `size` bytes: inflated after gzip's magic bytes, else as read. 0 at the end.
+  std::size_t bytes(char* buf, std::size_t size) {
+    if (!started_) {
+      started_ = true;
+      raw_.resize(1 << 16);
+      raw_len_ = fill(raw_.data(), raw_.size());
+      gzip_ = raw_len_ >= 2 && static_cast<unsigned char>(raw_[0]) == 0x1f && static_cast<unsigned char>(raw_[1]) == 0x8b;
+      if (gzip_ && inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) gzip_fail("cannot start zlib");
+      z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
+      z_.avail_in = static_cast<uInt>(raw_len_);
+      raw_pos_ = 0;
+    }
+    if (!gzip_) {  // what the first fill read, then straight from the source
+      if (raw_pos_ < raw_len_) {
+        const std::size_t n = std::min(size, raw_len_ - raw_pos_);
+        std::memcpy(buf, raw_.data() + raw_pos_, n);
+        raw_pos_ += n;
+        return n;
+      }
+      return fill(buf, size);
+    }
+    z_.next_out = reinterpret_cast<Bytef*>(buf);
+    z_.avail_out = static_cast<uInt>(size);
+    while (z_.avail_out == size) {
+      if (z_.avail_in == 0) {
+        raw_len_ = fill(raw_.data(), raw_.size());
+        if (raw_len_ == 0) {
+          if (member_ended_) break;  // a whole number of members: the end
+          gzip_fail("the compressed data end early (a truncated file)");
+        }
+        z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
+        z_.avail_in = static_cast<uInt>(raw_len_);
+      }
+      member_ended_ = false;
+      const int r = inflate(&z_, Z_NO_FLUSH);
+      if (r == Z_STREAM_END) {
+        member_ended_ = true;  // another member may follow (cat a.gz b.gz)
+        if (inflateReset(&z_) != Z_OK) gzip_fail("cannot restart zlib");
+      } else if (r != Z_OK && r != Z_BUF_ERROR) {
+        gzip_fail(std::string("the compressed data are corrupt (") + (z_.msg ? z_.msg : "zlib error") + ")");
+      }
+    }
+    return size - z_.avail_out;
+  }
+  std::size_t fill(char* buf, std::size_t size) {
+    if (in_) {
+      in_->read(buf, static_cast<std::streamsize>(size));  // a read error sets badbit (errno tells which)
+      if (in_->bad()) fail(errno);
+      return static_cast<std::size_t>(in_->gcount());
+    }
+    ssize_t r;
+    do r = ::read(fd_, buf, size);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) fail(errno);
+    return static_cast<std::size_t>(r);
+  }
   [[noreturn]] void fail(int e) const {
     throw InputError(name_, 0, "", std::string("cannot read: ") + std::strerror(e ? e : EIO));
   }
+  [[noreturn]] void gzip_fail(const std::string& why) const { throw InputError(name_, 0, "", "gzip input: " + why); }
   bool& nul_seen_;
   std::istream* in_ = nullptr;
   int fd_ = -1;
   std::string name_;
+  bool started_ = false, gzip_ = false, member_ended_ = false, cr_pending_ = false, ended_ = false;
+  z_stream z_{};
+  std::vector<char> raw_, chunk_, text_;
+  std::size_t raw_len_ = 0, raw_pos_ = 0, text_pos_ = 0;
 };
 
 namespace {
@@ -118,6 +215,7 @@ NaPolicy parse_na(const std::string& text) {
 }
 
 char parse_delimiter(const std::string& text) {
+  if (text.empty()) return 0;
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
   if (text.size() != 1)
     throw UsageError("--delimiter: must be one character or \"tab\", got " + quote(text));
@@ -127,6 +225,36 @@ char parse_delimiter(const std::string& text) {
                      (c == '"' ? "a quote" : "a space or a line break"));
   return c;
 }
+
+char parse_decimal(const std::string& text, char delimiter) {
+  if (text != "." && text != ",") throw UsageError("--decimal: must be . (a point) or , (a comma), got " + quote(text));
+  if (text == "," && delimiter == ',')
+    throw UsageError("--decimal ,: the delimiter cannot be a comma too; give --delimiter ';' (or leave it out: "
+                     "decimal commas imply ';')");
+  return text[0];
+}
+
+char detect_delimiter(std::string_view line) {
+  constexpr char candidates[] = {',', ';', '\t', '|'};
+  std::size_t counts[4] = {};
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    if (quoted) continue;
+    for (int k = 0; k < 4; ++k) counts[k] += c == candidates[k];
+  }
+  int best = 0;
+  for (int k = 1; k < 4; ++k)
+    if (counts[k] > counts[best]) best = k;
+  return candidates[best];
+}
+
+namespace {
+
+// How to name a delimiter in a hint: ';' or tab.
+std::string delimiter_name(char c) { return c == '\t' ? "tab" : std::string("'") + c + "'"; }
+
+}  // namespace
 
 void split_fields(char* line, char delimiter, std::vector<std::string_view>& fields,
                   const std::string& source, std::size_t line_number) {
@@ -155,8 +283,14 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
       }
       fields.emplace_back(begin, static_cast<std::size_t>(out - begin));
       while (is_blank(*p) && *p != delimiter) ++p;
-      if (*p != delimiter && *p != '\0')
-        throw InputError(source, line_number, "", "unexpected text after a closing quote");
+      if (*p != delimiter && *p != '\0') {
+        const bool other = *p == ',' || *p == ';' || *p == '\t' || *p == '|';
+        throw InputError(source, line_number, "",
+                         "unexpected text after a closing quote" +
+                             (other ? " (the fields look separated by " + delimiter_name(*p) +
+                                          ": give --delimiter " + delimiter_name(*p) + ")"
+                                    : std::string()));
+      }
     } else {
       char* begin = p;
       while (*p != delimiter && *p != '\0') ++p;
@@ -204,8 +338,17 @@ char* CsvReader::next_line() {
   bool any = false;
   try {
     for (int c; (c = in->sbumpc()) != std::char_traits<char>::eof();) {
+      if (c == '\n' && skip_lf_) {  // the LF of a CRLF whose CR ended the last line
+        skip_lf_ = false;
+        continue;
+      }
+      skip_lf_ = false;
       any = true;
       if (c == '\n') break;
+      if (c == '\r') {  // CR or CRLF: the line ends here, without waiting for the next byte
+        skip_lf_ = true;
+        break;
+      }
       if (line_buf_.size() >= max_line_bytes)
         throw InputError(source_, line_ + 1, "", "line longer than 16 MiB");  // max_line_bytes
       line_buf_.push_back(static_cast<char>(c));
@@ -215,8 +358,9 @@ char* CsvReader::next_line() {
   }
   if (!any) return nullptr;
   ++line_;
-  if (!line_buf_.empty() && line_buf_.back() == '\r') line_buf_.pop_back();
   if (line_ == 1 && line_buf_.rfind("\xEF\xBB\xBF", 0) == 0) line_buf_.erase(0, 3);
+  if (line_ == 1 && line_buf_.rfind("\x1f\x8b", 0) == 0)
+    throw InputError(source_, 0, "", "is gzip-compressed: a stream read line by line must be plain text (gunzip it first)");
   if (mark_nuls(line_buf_.data(), line_buf_.size())) nul_seen_ = true;
   return line_buf_.data();
 }
@@ -229,6 +373,7 @@ bool CsvReader::next_row() {
       if (nul_seen_ && std::strchr(line, nul_mark))
         throw InputError(source_, line_, "", "holds a NUL byte: not a text file");
       if (blank_line(line)) continue;
+      if (options_.delimiter == 0) options_.delimiter = options_.decimal == ',' ? ';' : detect_delimiter(line);
       split_fields(line, options_.delimiter, fields_, source_, line_);
       return true;
     }
@@ -243,6 +388,7 @@ void CsvReader::start() {
   const bool header = options_.header == HeaderMode::present ||
                       (options_.header == HeaderMode::detect && !all_numbers(fields_));
   if (header) {
+    row_names_ = fields_.size() > 1 && fields_[0].empty();
     names_.assign(fields_.begin(), fields_.end());
     for (std::size_t i = 0; i < names_.size(); ++i)
       if (names_[i].empty()) names_[i] = std::to_string(i + 1);  // unnamed column: its number
@@ -277,7 +423,12 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) 
     throw InputError(source_, line_, "",
                      "expected " + std::to_string(column_count_) + " fields, found " + std::to_string(fields_.size()));
   for (std::size_t c = 0; c < columns.size(); ++c) {
-    const std::string_view field = fields_[columns[c]];
+    std::string_view field = fields_[columns[c]];
+    if (options_.decimal == ',' && field.find(',') != std::string_view::npos) {
+      number_buf_.assign(field);
+      std::replace(number_buf_.begin(), number_buf_.end(), ',', '.');
+      field = number_buf_;
+    }
     ParseFailure why{};
     const auto v = parse_double(field, &why);
     if (v) {
@@ -294,9 +445,23 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) 
                                       : "missing value " + quote(field)) +
                            "; give --na skip to drop rows with missing values");
     }
-    throw InputError(source_, line_, column_label(columns[c]), describe(why, field));
+    throw InputError(source_, line_, column_label(columns[c]), describe(why, fields_[columns[c]]) + hint(fields_[columns[c]]));
   }
   return true;
+}
+
+std::string CsvReader::hint(std::string_view field) const {
+  // "2,4": a number with a decimal comma (R's write.csv2, spreadsheets in many locales).
+  const auto comma = field.find(',');
+  if (options_.decimal == '.' && comma != std::string_view::npos && field.find(',', comma + 1) == std::string_view::npos) {
+    std::string point(field);
+    point[comma] = '.';
+    if (parse_double(point)) return " (a decimal comma? give --decimal ,)";
+  }
+  for (char c : {',', ';', '\t', '|'})
+    if (c != options_.delimiter && field.find(c) != std::string_view::npos)
+      return " (the fields look separated by " + delimiter_name(c) + ": give --delimiter " + delimiter_name(c) + ")";
+  return "";
 }
 
 bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out) {

@@ -1,8 +1,9 @@
 #pragma once
 /// Delimited-text input: a header row detected or declared, columns picked by name or 1-based
-/// index, numbers parsed strictly. Line I/O (files, streams, UTF-8 BOM, CRLF) is
-/// fast-cpp-csv-parser's io::LineReader; fields are split here because the column count is
-/// only known at run time and quoted fields must be honoured.
+/// index, numbers parsed strictly. Line I/O (files, streams, UTF-8 BOM) is fast-cpp-csv-parser's
+/// io::LineReader, fed by a byte source that inflates gzip input and turns CR and CRLF line ends
+/// into LF; fields are split here because the column count is only known at run time and quoted
+/// fields must be honoured.
 
 #include <cstddef>
 #include <istream>
@@ -37,14 +38,25 @@ bool is_missing(std::string_view field);
 NaPolicy parse_na(const std::string& text);
 
 struct CsvOptions {
-  char delimiter = ',';                   //!< field separator; ',' by default, '\t' for TSV
+  /// Field separator; 0 = detect it from the first line: the most frequent of , ; tab | outside
+  /// quotes (',' when none occurs), or ';' when `decimal` is ','.
+  char delimiter = 0;
+  char decimal = '.';                     //!< decimal mark of numbers: '.' or ',' (--decimal)
   HeaderMode header = HeaderMode::detect;  //!< how the first row is read
   NaPolicy na = NaPolicy::fail;           //!< missing values in the columns read
 };
 
-/// Parses a delimiter given on the command line: one character, or `tab` / `\t`.
-/// Throws UsageError naming `--delimiter`.
+/// Parses a delimiter given on the command line: one character, or `tab` / `\t`; "" (not given)
+/// is 0, detect. Throws UsageError naming `--delimiter`.
 char parse_delimiter(const std::string& text);
+
+/// --decimal: "." or ",". Throws UsageError naming --decimal otherwise, and for "," with ','
+/// as the delimiter (`delimiter` as parse_delimiter returns it).
+char parse_decimal(const std::string& text, char delimiter);
+
+/// The delimiter of a line: the most frequent of , ; tab | outside double quotes; ',' when
+/// none occurs (ties: in that order).
+char detect_delimiter(std::string_view line);
 
 /// Splits one line into fields in place (quotes removed, "" unescaped, surrounding blanks
 /// trimmed). Throws InputError for an unterminated quote or text after a closing quote.
@@ -71,6 +83,11 @@ class CsvReader {
 
   const std::string& source() const { return source_; }
   bool has_header() const { return !names_.empty(); }
+  /// The first column holds row names: its header name is empty and there are more columns (R's
+  /// write.csv). Such a column is left out of the default column choice.
+  bool row_names() const { return row_names_; }
+  /// The field separator in use (given, or detected from the first line).
+  char delimiter() const { return options_.delimiter; }
   /// Header names (empty without a header).
   const std::vector<std::string>& names() const { return names_; }
   /// Fields per row, fixed by the first row.
@@ -101,6 +118,7 @@ class CsvReader {
   bool next_row();  // fills fields_ and line_; false at end of input
   char* next_line();  // the next physical line, without its line end; nullptr at the end
   bool parse_row(const std::vector<std::size_t>& columns, double* out);  // false: skipped
+  std::string hint(std::string_view field) const;  // what a field that is not a number may mean
 
   class Source;
   std::string source_;
@@ -108,12 +126,15 @@ class CsvReader {
   std::unique_ptr<io::LineReader> reader_;
   std::istream* stream_ = nullptr;  // line-by-line mode
   bool nul_seen_ = false;           // a NUL byte was read (and marked)
+  bool skip_lf_ = false;            // line-by-line: the last line ended with CR; skip an LF next
   std::string line_buf_;
   std::vector<std::string> names_;
   std::vector<std::string_view> fields_;
   std::size_t column_count_ = 0;
   std::size_t line_ = 0;
   bool pending_ = false;  // fields_ holds a data row already read (no header)
+  bool row_names_ = false;
+  std::string number_buf_;  // a field with its decimal comma made a point
   std::size_t skipped_ = 0, first_skipped_ = 0;
 };
 

@@ -96,7 +96,7 @@ std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& t
   for (std::size_t k = 0; k < train.d; ++k) {
     const auto& names = reader.names();
     auto it = std::find(names.begin(), names.end(), train.x_names[k]);
-    idx.push_back(it != names.end() ? static_cast<std::size_t>(it - names.begin()) : k);
+    idx.push_back(it != names.end() ? static_cast<std::size_t>(it - names.begin()) : k + (reader.row_names() ? 1 : 0));
   }
   if (std::any_of(idx.begin(), idx.end(), [&](std::size_t i) { return i >= reader.column_count(); }))
     throw InputError(reader.source(), 0, "",

@@ -46,7 +46,8 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);
 std::vector<double> read_queries(CsvReader& reader, const Dataset& train);
 
 /// The columns read_queries reads: each x column by name when the query file names it, else the
-/// query file's first columns. Throws InputError when there are too few columns.
+/// query file's first columns (after a row-names column). Throws InputError when there are too
+/// few columns.
 std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& train);
 
 /// A 64-bit FNV-1a digest of n, d and the bits of every x and y, as `fnv1a64:<16 hex digits>`.

@@ -172,6 +172,14 @@ TEST_CASE("errors: the catalogue, one input each") {
        "", 1, (s / "q1.csv").string() + ": needs 2 columns for the query points, has 1"},
       {{"fit", syn, "--delimiter", "ab"}, "", 2, "--delimiter: must be one character or \"tab\", got \"ab\""},
       {{"fit", syn, "--delimiter", "\""}, "", 2, "--delimiter: cannot be a quote"},
+      {{"fit", syn, "--decimal", ";"}, "", 2, "--decimal: must be . (a point) or , (a comma), got \";\""},
+      {{"fit", syn, "--decimal", ",", "--delimiter", ","}, "", 2,
+       "--decimal ,: the delimiter cannot be a comma too; give --delimiter ';' (or leave it out: decimal commas imply "
+       "';')"},
+      {{"fit", "-"}, "\x1f\x8b" + std::string(30, 'x'), 1,
+       "<stdin>: gzip input: the compressed data are corrupt (unknown compression method)"},
+      {{"predict", syn, "-b", "1", "--query", "-", "--format", "jsonl"}, "\x1f\x8b" + std::string(30, 'x'), 1,
+       "<stdin>: is gzip-compressed: a stream read line by line must be plain text (gunzip it first)"},
       // bandwidth and learning options
       {{"fit", syn, "-b", "0"}, "", 2, "--bandwidth: must be > 0, got 0"},
       {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0, auto, silverman, scott or plugin, got \"fast\""},
