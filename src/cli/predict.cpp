@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -154,9 +155,11 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   grid_n->excludes(query);
   sub->add_option("-o,--output", cmd.output, "Predictions file; - for stdout")->capture_default_str();
   sub->add_option("--format", cmd.format,
-                  "csv, json or jsonl (one object a line, written as computed; with --query - each "
-                  "query is answered as it arrives). Default: from the -o name, else csv");
-  sub->add_option("--weights", cmd.weights, "Also write the attention-weight matrix to this file");
+                  "csv, tsv, json or jsonl (one object a line, written as computed; with --query - each "
+                  "query is answered as it arrives), for -o and --weights. Default: from each file's name (.csv, "
+                  ".tsv, .json, .jsonl, .ndjson), else csv");
+  sub->add_option("--weights", cmd.weights,
+                  "Also write the attention-weight matrix to this file (format from its name, or --format)");
   sub->add_option("--weights-layout", cmd.weights_layout,
                   "wide: one row per query; long: one query,key,weight row per pair")
       ->capture_default_str();
@@ -183,6 +186,21 @@ Examples:
   return sub;
 }
 
+namespace {
+
+// --plot and --heatmap write SVG: a file name must say so (stdout and devices are taken as they
+// are). Throws UsageError naming `option`.
+void check_svg_name(const std::string& path, const char* option) {
+  if (path.empty() || path == "-" || path.rfind("/dev/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0) return;
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.size() < 4 || lower.compare(lower.size() - 4, 4, ".svg") != 0)
+    throw UsageError(std::string(option) + ": writes SVG; give a file name ending in .svg (or - for stdout), got " +
+                     quote(path));
+}
+
+}  // namespace
+
 void run_predict(const PredictCommand& cmd) {
   const Format format = cmd.format.empty() ? format_for_path(cmd.output, Format::csv)
                                            : parse_format(cmd.format, "--format");
@@ -191,8 +209,11 @@ void run_predict(const PredictCommand& cmd) {
     throw UsageError("--query -: standard input already carries the training data");
   std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid);
   const Shard shard = cmd.shard.empty() ? Shard{} : parse_shard(cmd.shard);
-  if (!cmd.shard.empty() &&
-      (format == Format::json || (!cmd.weights.empty() && format_for_path(cmd.weights, Format::csv) == Format::json)))
+  // Each output file's format follows its name; --format overrides both.
+  const Format weights_format = cmd.format.empty() ? format_for_path(cmd.weights, Format::csv) : format;
+  check_svg_name(cmd.plot, "--plot");
+  check_svg_name(cmd.heatmap, "--heatmap");
+  if (!cmd.shard.empty() && (format == Format::json || (!cmd.weights.empty() && weights_format == Format::json)))
     throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
   // A stream of queries on stdin, answered one by one as they arrive.
   const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() &&
@@ -277,7 +298,7 @@ void run_predict(const PredictCommand& cmd) {
     writes.emplace_back(&*weights_file, [&] {
       task = "writing weights";
       weights_file->write([&](std::ostream& os) {
-        WeightsWriter w(os, format_for_path(cmd.weights, cmd.format.empty() ? Format::csv : format), layout, data,
+        WeightsWriter w(os, weights_format, layout, data,
                         q.data(), m, first, header);
         fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
         w.finish();

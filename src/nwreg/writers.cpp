@@ -38,10 +38,13 @@ void append_point(std::string& buf, const double* p, std::size_t d) {
 
 Format parse_format(const std::string& text, const std::string& option) {
   if (text == "csv") return Format::csv;
+  if (text == "tsv") return Format::tsv;
   if (text == "json") return Format::json;
   if (text == "jsonl") return Format::jsonl;
-  throw UsageError(option + ": unknown format " + quote(text) + " (known: csv, json, jsonl)");
+  throw UsageError(option + ": unknown format " + quote(text) + " (known: csv, tsv, json, jsonl)");
 }
+
+char separator(Format format) { return format == Format::tsv ? '\t' : ','; }
 
 Format format_for_path(const std::string& path, Format fallback) {
   std::string lower = path;
@@ -49,8 +52,10 @@ Format format_for_path(const std::string& path, Format fallback) {
   auto ends = [&](const std::string& ext) {
     return lower.size() >= ext.size() && lower.compare(lower.size() - ext.size(), ext.size(), ext) == 0;
   };
+  if (ends(".csv")) return Format::csv;
+  if (ends(".tsv")) return Format::tsv;
   if (ends(".json")) return Format::json;
-  if (ends(".jsonl")) return Format::jsonl;
+  if (ends(".jsonl") || ends(".ndjson")) return Format::jsonl;
   return fallback;
 }
 
@@ -60,8 +65,8 @@ WeightsLayout parse_layout(const std::string& text) {
   throw UsageError("--weights-layout: unknown layout " + quote(text) + " (known: wide, long)");
 }
 
-std::string csv_field(const std::string& text) {
-  const bool quote = text.find_first_of(",\"\r\n") != std::string::npos ||
+std::string csv_field(const std::string& text, char sep) {
+  const bool quote = text.find_first_of(std::string("\"\r\n") + sep) != std::string::npos ||
                      (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
                                         std::isspace(static_cast<unsigned char>(text.back()))));
   if (!quote) return text;
@@ -177,10 +182,14 @@ void write_predictions(std::ostream& out, Format format, const Model& model, con
       if (!std::isfinite(c.values[i]))
         throw DataError(c.name + " " + std::to_string(i + 1) + " is not finite");
   std::string buf;
-  if (format == Format::csv || format == Format::jsonl) {
-    if (format == Format::csv && header) {
-      for (const auto& name : model.x_columns) buf += csv_field(name) + ",";
-      for (std::size_t c = 0; c < columns.size(); ++c) buf += (c ? "," : "") + columns[c].name;
+  if (format != Format::json) {
+    const char sep = separator(format);
+    if (format != Format::jsonl && header) {
+      for (const auto& name : model.x_columns) buf += csv_field(name, sep) + sep;
+      for (std::size_t c = 0; c < columns.size(); ++c) {
+        if (c) buf += sep;
+        buf += columns[c].name;
+      }
       buf += '\n';
     }
     for (std::size_t i = 0; i < m; ++i) {
@@ -189,10 +198,10 @@ void write_predictions(std::ostream& out, Format format, const Model& model, con
       } else {
         for (std::size_t k = 0; k < d; ++k) {
           append_double(buf, queries[i * d + k]);
-          buf += ',';
+          buf += sep;
         }
         for (std::size_t c = 0; c < columns.size(); ++c) {
-          if (c) buf += ',';
+          if (c) buf += sep;
           append_double(buf, columns[c].values[i]);
         }
         buf += '\n';
@@ -234,17 +243,21 @@ void write_predictions(std::ostream& out, Format format, const Model& model, con
 WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout layout,
                              const Dataset& train, const double* queries, std::size_t m, std::size_t first,
                              bool header)
-    : out_(out), format_(format == Format::jsonl ? Format::csv : format), layout_(layout), train_(train),
+    : out_(out), format_(format), layout_(layout), train_(train),
       queries_(queries), m_(m), first_(first) {
   const std::size_t n = train.n, d = train.d;
-  if (format_ == Format::csv) {
+  const char sep = separator(format_);
+  if (format_ == Format::jsonl) {
+    buf_.clear();
+    for (const auto& name : train.x_names) x_keys_.push_back(Json(name).dump() + ":");
+  } else if (format_ != Format::json) {
     if (!header) {
       buf_.clear();
     } else if (layout_ == WeightsLayout::long_) {
-      buf_ = "query,key,weight\n";
+      buf_ = std::string("query") + sep + "key" + sep + "weight\n";
     } else {
-      for (const auto& name : train.x_names) buf_ += csv_field(name) + ",";
-      for (std::size_t i = 0; i < n; ++i) buf_ += "k" + std::to_string(i + 1) + (i + 1 < n ? "," : "\n");
+      for (const auto& name : train.x_names) buf_ += csv_field(name, sep) + sep;
+      for (std::size_t i = 0; i < n; ++i) buf_ += "k" + std::to_string(i + 1) + (i + 1 < n ? sep : '\n');
     }
   } else if (layout_ == WeightsLayout::long_) {
     buf_ = "[";
@@ -267,22 +280,46 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
 
 void WeightsWriter::row(std::size_t j, const double* a) {
   const std::size_t n = train_.n, d = train_.d;
+  const char sep = separator(format_);
   buf_.clear();
-  if (format_ == Format::csv && layout_ == WeightsLayout::wide) {
+  if (format_ == Format::jsonl && layout_ == WeightsLayout::wide) {
+    // {"x": 2.4, "weights": [...]}: the query's coordinates by name, then its row.
+    buf_ += '{';
     for (std::size_t k = 0; k < d; ++k) {
+      buf_ += x_keys_[k];
       append_double(buf_, queries_[j * d + k]);
       buf_ += ',';
     }
+    buf_ += "\"weights\":[";
     for (std::size_t i = 0; i < n; ++i) {
+      if (i) buf_ += ',';
       append_double(buf_, a[i]);
-      buf_ += i + 1 < n ? ',' : '\n';
     }
-  } else if (format_ == Format::csv) {
-    const std::string q = std::to_string(first_ + j + 1) + ",";
+    buf_ += "]}\n";
+  } else if (format_ == Format::jsonl) {
+    const std::string q = "{\"query\":" + std::to_string(first_ + j + 1) + ",\"key\":";
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += q;
       buf_ += std::to_string(i + 1);
-      buf_ += ',';
+      buf_ += ",\"weight\":";
+      append_double(buf_, a[i]);
+      buf_ += "}\n";
+    }
+  } else if (format_ != Format::json && layout_ == WeightsLayout::wide) {
+    for (std::size_t k = 0; k < d; ++k) {
+      append_double(buf_, queries_[j * d + k]);
+      buf_ += sep;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      append_double(buf_, a[i]);
+      buf_ += i + 1 < n ? sep : '\n';
+    }
+  } else if (format_ != Format::json) {
+    const std::string q = std::to_string(first_ + j + 1) + sep;
+    for (std::size_t i = 0; i < n; ++i) {
+      buf_ += q;
+      buf_ += std::to_string(i + 1);
+      buf_ += sep;
       append_double(buf_, a[i]);
       buf_ += '\n';
     }

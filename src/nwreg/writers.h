@@ -17,6 +17,7 @@ struct Model;
 
 enum class Format {
   csv,   //!< a header row, then one row per query
+  tsv,   //!< as csv, tab-separated
   json,  //!< one object: the model's fields and the predictions as records
   jsonl  //!< one compact JSON object per query and line, nothing else (streams, shards)
 };
@@ -25,14 +26,17 @@ enum class WeightsLayout {
   long_  //!< one (query, key, weight) row per pair
 };
 
-/// "csv", "json" or "jsonl"; throws UsageError naming `option` otherwise.
+/// "csv", "tsv", "json" or "jsonl"; throws UsageError naming `option` otherwise.
 Format parse_format(const std::string& text, const std::string& option);
-/// json for a path ending in ".json", jsonl for ".jsonl" (any case), else `fallback`.
+/// The format a path's name asks for (any case): .csv, .tsv, .json, .jsonl or .ndjson; else
+/// `fallback`.
 Format format_for_path(const std::string& path, Format fallback);
+/// The field separator of csv (',') and tsv ('\t').
+char separator(Format format);
 WeightsLayout parse_layout(const std::string& text);
 
-/// One CSV field, quoted when it holds a comma, quote, line break or outer blanks.
-std::string csv_field(const std::string& text);
+/// One CSV field, quoted when it holds the separator, a quote, a line break or outer blanks.
+std::string csv_field(const std::string& text, char sep = ',');
 
 /// Throws OutputError (with errno) if the stream has failed.
 void check_stream(std::ostream& out);
@@ -83,8 +87,10 @@ void append_jsonl(std::string& out, const std::vector<std::string>& x_names, con
 /// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
 class WeightsWriter {
  public:
-  /// `first` numbers the queries from first + 1 in the long layout, and `header` = false
-  /// leaves out the CSV header: for the second and later shards.
+  /// csv and tsv write a table, json one object, jsonl a line per query (wide: its coordinates
+  /// and "weights") or per pair (long: "query", "key", "weight"). `first` numbers the queries
+  /// from first + 1 in the long layout, and `header` = false leaves out the CSV/TSV header: for
+  /// the second and later shards.
   WeightsWriter(std::ostream& out, Format format, WeightsLayout layout, const Dataset& train,
                 const double* queries, std::size_t m, std::size_t first = 0, bool header = true);
   /// Row i of the matrix (n weights); rows must come in order 0..m-1.
@@ -100,6 +106,7 @@ class WeightsWriter {
   std::size_t m_;
   std::size_t first_;
   std::string buf_;
+  std::vector<std::string> x_keys_;  // jsonl: "<x column>": per column
 };
 
 }  // namespace nwreg

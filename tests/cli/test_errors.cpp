@@ -172,6 +172,8 @@ TEST_CASE("errors: the catalogue, one input each") {
        "", 1, (s / "q1.csv").string() + ": needs 2 columns for the query points, has 1"},
       {{"fit", syn, "--delimiter", "ab"}, "", 2, "--delimiter: must be one character or \"tab\", got \"ab\""},
       {{"fit", syn, "--delimiter", "\""}, "", 2, "--delimiter: cannot be a quote"},
+      {{"predict", syn, "-b", "1", "--grid", "0:1:1", "--heatmap", (s / "h.png").string()}, "", 2,
+       "--heatmap: writes SVG; give a file name ending in .svg (or - for stdout), got \"" + (s / "h.png").string() + "\""},
       {{"fit", syn, "--decimal", ";"}, "", 2, "--decimal: must be . (a point) or , (a comma), got \";\""},
       {{"fit", syn, "--decimal", ",", "--delimiter", ","}, "", 2,
        "--decimal ,: the delimiter cannot be a comma too; give --delimiter ';' (or leave it out: decimal commas imply "
@@ -248,7 +250,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--grid", "0:1:0"}, "", 2, "--grid: STEP must not be 0"},
       {{"predict", syn, "--grid", "1:0:1"}, "", 2, "--grid: STEP 1 does not lead from 1 towards 0: no points"},
       {{"predict", syn, "--grid", "0:1e9:1e-3"}, "", 2, "--grid: 0:1e9:1e-3 has more than 100000000 points"},
-      {{"predict", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: csv, json, jsonl)"},
+      {{"predict", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: csv, tsv, json, jsonl)"},
       {{"predict", syn, "--weights-layout", "tall"}, "", 2,
        "--weights-layout: unknown layout \"tall\" (known: wide, long)"},
       {{"predict", syn, "--weights", "-"}, "", 2,

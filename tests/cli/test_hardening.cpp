@@ -179,12 +179,17 @@ TEST_CASE("hardening: an output that is an input or another output is refused be
               "--weights: " + (s / "link.csv").string() + " is also the training data; give another file");
   check_error(run_nwreg({"predict", train, "--model", model, "-o", model}), 2,
               "-o: " + model + " is also the --model file; give another file");
-  check_error(run_nwreg({"predict", train, "-b", "1", "--query", query, "--plot", query}), 2,
-              "--plot: " + query + " is also the --query file; give another file");
+  spit(s / "q.svg", "x\n1\n2\n");  // a query file named like a picture
+  const std::string query_svg = (s / "q.svg").string(), p_svg = (s / "p.svg").string();
+  check_error(run_nwreg({"predict", train, "-b", "1", "--query", query_svg, "--plot", query_svg}), 2,
+              "--plot: " + query_svg + " is also the --query file; give another file");
   check_error(run_nwreg({"predict", train, "-b", "1", "-o", p, "--weights", (s / "." / "p.csv").string()}), 2,
               "--weights: " + (s / "." / "p.csv").string() + " is also the -o file; give another file");
+  check_error(run_nwreg({"predict", train, "-b", "1", "-o", p_svg, "--plot", p_svg}), 2,
+              "--plot: " + p_svg + " is also the -o file; give another file");
+  // A picture's name must say SVG (nwreg writes nothing else).
   check_error(run_nwreg({"predict", train, "-b", "1", "-o", p, "--plot", p}), 2,
-              "--plot: " + p + " is also the -o file; give another file");
+              "--plot: writes SVG; give a file name ending in .svg (or - for stdout), got \"" + p + "\"");
   check_error(run_nwreg({"predict", train, "-b", "1", "--plot", "-"}), 2,
               "--plot -: standard output already carries the -o output; give --plot FILE");
   check_error(run_nwreg({"predict", train, "-b", "1", "--heatmap", "/dev/stdout"}), 2,

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -123,7 +124,7 @@ TEST_CASE("input formats: CR and CRLF line ends, files and streams") {
   CHECK(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-"}, "times\r\n2.4\r\n10\r\n").out == lf.out);
   const Result lf_jsonl =
       run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--format", "jsonl"}, "times\n2.4\n10\n");
-  for (const std::string& text : {"times\r2.4\r10\r", "times\r\n2.4\r\n10\r\n", "times\r2.4\n10\r\n"})
+  for (const std::string text : {"times\r2.4\r10\r", "times\r\n2.4\r\n10\r\n", "times\r2.4\n10\r\n"})
     CHECK(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--format", "jsonl"}, text).out ==
           lf_jsonl.out);
 }
@@ -177,4 +178,41 @@ TEST_CASE("input formats: a pipe given as a path that pauses mid-file is read to
   writer.join();
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\"n\": 50") != std::string::npos);
+}
+
+TEST_CASE("output formats: each file's format follows its name, --format overrides") {
+  Scratch s;
+  const std::string mc = data("mcycle.csv");
+  const Result csv = run_nwreg({"predict", mc, "-b", "2", "--grid", "0:3:1"});
+  REQUIRE(csv.exit_code == 0);
+  // .tsv: the same table, tab-separated.
+  const std::string tsv = (s / "p.tsv").string();
+  REQUIRE(run_nwreg({"predict", mc, "-b", "2", "--grid", "0:3:1", "-o", tsv}).exit_code == 0);
+  CHECK(slurp(tsv) == replace_all(csv.out, ',', "\t"));
+  CHECK(run_nwreg({"predict", mc, "-b", "2", "--grid", "0:3:1", "--format", "tsv"}).out == slurp(tsv));
+  // .ndjson is JSON lines, as .jsonl.
+  const std::string nd = (s / "p.ndjson").string();
+  REQUIRE(run_nwreg({"predict", mc, "-b", "2", "--grid", "0:2:1", "-o", nd}).exit_code == 0);
+  CHECK(slurp(nd) == "{\"times\":0,\"prediction\":-1.1104407154637506}\n{\"times\":1,\"prediction\":-1.2049890353781785}\n");
+  // --weights by its own name: tsv, jsonl (wide and long); --format overrides the name.
+  const std::string wcsv = (s / "w.csv").string(), wtsv = (s / "w.tsv").string(), wj = (s / "w.jsonl").string();
+  for (const std::string layout : {"wide", "long"}) {
+    CAPTURE(layout);
+    REQUIRE(run_nwreg({"predict", mc, "-b", "20", "--grid", "0:2:1", "--weights-layout", layout, "--weights", wcsv})
+                .exit_code == 0);
+    REQUIRE(run_nwreg({"predict", mc, "-b", "20", "--grid", "0:2:1", "--weights-layout", layout, "--weights", wtsv})
+                .exit_code == 0);
+    CHECK(slurp(wtsv) == replace_all(slurp(wcsv), ',', "\t"));
+    REQUIRE(run_nwreg({"predict", mc, "-b", "20", "--grid", "0:2:1", "--weights-layout", layout, "--weights", wj})
+                .exit_code == 0);
+    const std::string text = slurp(wj);
+    CHECK(text.rfind(layout == "wide" ? "{\"times\":0,\"weights\":[0.014946888233335683," : "{\"query\":1,\"key\":1,"
+                                                                                              "\"weight\":0.014946888233335683}\n",
+                     0) == 0);
+    CHECK(std::count(text.begin(), text.end(), '\n') == (layout == "wide" ? 2 : 2 * 133));
+  }
+  REQUIRE(run_nwreg({"predict", mc, "-b", "20", "--grid", "0:2:1", "--format", "json", "--weights", wcsv, "-o",
+                     (s / "p.out").string()})
+              .exit_code == 0);
+  CHECK(slurp(wcsv).rfind("{\n  \"x_columns\": [\"times\"]", 0) == 0);
 }

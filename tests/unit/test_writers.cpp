@@ -107,11 +107,16 @@ TEST_CASE("weights: wide and long JSON") {
 TEST_CASE("formats from names and paths") {
   CHECK(parse_format("csv", "--format") == Format::csv);
   CHECK(parse_format("json", "--format") == Format::json);
-  CHECK_THROWS_WITH_AS(parse_format("xml", "--format"), "--format: unknown format \"xml\" (known: csv, json, jsonl)",
+  CHECK_THROWS_WITH_AS(parse_format("xml", "--format"), "--format: unknown format \"xml\" (known: csv, tsv, json, jsonl)",
                        UsageError);
   CHECK(format_for_path("out.json", Format::csv) == Format::json);
   CHECK(format_for_path("OUT.JSON", Format::csv) == Format::json);
-  CHECK(format_for_path("out.csv", Format::json) == Format::json);
+  CHECK(format_for_path("out.csv", Format::json) == Format::csv);
+  CHECK(format_for_path("out.TSV", Format::csv) == Format::tsv);
+  CHECK(format_for_path("out.ndjson", Format::csv) == Format::jsonl);
+  CHECK(format_for_path("out.jsonl", Format::csv) == Format::jsonl);
+  CHECK(format_for_path("out.txt", Format::json) == Format::json);
+  CHECK(parse_format("tsv", "--format") == Format::tsv);
   CHECK(format_for_path("-", Format::csv) == Format::csv);
   CHECK(parse_layout("long") == WeightsLayout::long_);
   CHECK_THROWS_WITH_AS(parse_layout("tall"), "--weights-layout: unknown layout \"tall\" (known: wide, long)",
