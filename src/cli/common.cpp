@@ -29,7 +29,9 @@ void report_threads(const ThreadPool& pool, std::ostream& log) {
 std::string join(const std::vector<double>& v) { return join(v.data(), v.data() + v.size()); }
 
 void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
-  if (positional) app.add_option("TRAIN", o.train, "Training data: a CSV file, or - for standard input")->required();
+  if (positional)
+    app.add_option("TRAIN", o.train,
+                   "Training data: a CSV file, or - for standard input (the default when it is not a terminal)");
   app.add_option("-x,--x", o.x,
                  "x column(s): header names or 1-based indices, comma-separated or repeated, one bandwidth "
                  "each (default: the first column)");

@@ -17,9 +17,8 @@ namespace nwreg::cli {
 CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   CLI::App* sub = app.add_subcommand("fit", "Learn the bandwidth and report it with its leave-one-out error");
   sub->add_option("TRAIN", cmd.trains,
-                  "Training data: a CSV file, or - for standard input. Several files (or quoted globs such "
-                  "as 'runs/*.csv') fit each and print one summary row per file")
-      ->required();
+                  "Training data: a CSV file, or - for standard input (the default when it is not a terminal). "
+                  "Several files (or quoted globs such as 'runs/*.csv') fit each and print one summary row per file");
   add_input_options(*sub, cmd.input, false);
   add_bandwidth_options(*sub, cmd.bandwidth);
   add_engine_options(*sub, cmd.engine);

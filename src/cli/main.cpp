@@ -3,12 +3,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <csignal>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "nwreg/errors.h"
+#include "nwreg/numbers.h"
 
 #ifndef NWREG_VERSION
 #define NWREG_VERSION "unknown"
@@ -34,6 +37,13 @@ void refuse_empty_values(const CLI::App& sub) {
                                 ": empty value");
 }
 
+// TRAIN left out: standard input, unless it is a terminal (nobody is typing a CSV file).
+std::string default_train() {
+  if (isatty(STDIN_FILENO))
+    throw nwreg::UsageError("TRAIN is required: a CSV file, or - for standard input (it is a terminal here)");
+  return "-";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,6 +64,9 @@ int main(int argc, char** argv) {
   nwreg::cli::PredictCommand predict;
   CLI::App* fit_app = nwreg::cli::setup_fit(app, fit);
   CLI::App* predict_app = nwreg::cli::setup_predict(app, predict);
+  std::string help_topic;
+  CLI::App* help_app = app.add_subcommand("help", "Show the help of nwreg, or of one command: nwreg help fit");
+  help_app->add_option("COMMAND", help_topic, "fit or predict");
 
   try {
     app.parse(argc, argv);
@@ -64,12 +77,27 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(exit_usage, std::string(e.what()) + " (see nwreg --help)");
+    // Point at the help of the command whose options were being read.
+    const char* where = fit_app->parsed() ? "nwreg fit --help" : predict_app->parsed() ? "nwreg predict --help"
+                                                                                        : "nwreg --help";
+    return fail(exit_usage, std::string(e.what()) + " (see " + where + ")");
   }
 
   try {
+    if (help_app->parsed()) {
+      // What --help prints (app.help() would show the help subcommand's own).
+      const auto formatter = app.get_formatter();
+      if (help_topic.empty()) std::cout << formatter->make_help(&app, "nwreg", CLI::AppFormatMode::Normal);
+      else if (help_topic == "fit") std::cout << fit_app->help("nwreg");
+      else if (help_topic == "predict") std::cout << predict_app->help("nwreg");
+      else throw nwreg::UsageError("help: unknown command " + nwreg::quote(help_topic) + " (known: fit, predict)");
+      std::cout.flush();
+      return std::cout ? 0 : fail(exit_data, "cannot write the help to standard output");
+    }
     for (const CLI::App* sub : {fit_app, predict_app})
       if (sub->parsed()) refuse_empty_values(*sub);
+    if (fit_app->parsed() && fit.trains.empty()) fit.trains = {default_train()};
+    if (predict_app->parsed() && predict.input.train.empty()) predict.input.train = default_train();
     if (fit_app->parsed() && !nwreg::cli::run_fit(fit)) return exit_data;
     if (predict_app->parsed()) nwreg::cli::run_predict(predict);
   } catch (const nwreg::OutputError& e) {

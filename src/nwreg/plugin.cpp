@@ -70,7 +70,9 @@ struct BlockFits {
 // A block with fewer than 5 distinct x has no unique quartic, but its fitted values are: those
 // of the polynomial through as many terms as it has distinct x. That is enough for the RSS
 // (`need_derivatives` false: Cp); derivatives need every block's quartic.
-BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y, int blocks, bool need_derivatives) {
+// `shown` holds x in the user's units, for messages.
+BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y, int blocks, bool need_derivatives,
+                     const std::vector<double>& shown) {
   const std::size_t n = x.size(), per = n / blocks;
   BlockFits out;
   std::vector<double> u;
@@ -80,7 +82,7 @@ BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y,
     for (std::size_t i = lo + 1; i < hi; ++i) distinct += x[i] != x[i - 1];
     if (distinct < quartic && need_derivatives)
       throw DataError("the plug-in bandwidth fits a quartic to each of " + std::to_string(blocks) +
-                      " blocks of x, and x values " + format_double(x[lo]) + " to " + format_double(x[hi - 1]) +
+                      " blocks of x, and x values " + format_double(shown[lo]) + " to " + format_double(shown[hi - 1]) +
                       " hold only " + std::to_string(distinct) + " distinct values (it needs 5): use --bandwidth auto");
     const double mid = 0.5 * (x[lo] + x[hi - 1]), half = distinct > 1 ? 0.5 * (x[hi - 1] - x[lo]) : 1.0;
     u.resize(hi - lo);
@@ -100,19 +102,18 @@ BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y,
   return out;
 }
 
-// Linear binning of (x, y) onto `grid_size` points over [a, b] (KernSmooth's rlbin; x within
-// [a, b], so truncation never drops a row).
-void bin(const std::vector<double>& x, const std::vector<double>& y, double a, double b, std::vector<double>& xc,
-         std::vector<double>& yc) {
+// Linear binning of (x, y) onto `grid_size` points over [0, 1] (KernSmooth's rlbin; x within
+// [0, 1], so truncation never drops a row).
+void bin(const std::vector<double>& x, const std::vector<double>& y, std::vector<double>& xc, std::vector<double>& yc) {
   const int m = grid_size;
   xc.assign(m, 0);
   yc.assign(m, 0);
-  const double delta = (b - a) / (m - 1);
+  const double delta = 1.0 / (m - 1);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double pos = (x[i] - a) / delta;
+    const double pos = x[i] / delta;
     int li = static_cast<int>(pos);
     double rem = pos - li;
-    if (x[i] == b) li = m - 2, rem = 1;
+    if (x[i] == 1) li = m - 2, rem = 1;
     if (li < 0 || li >= m - 1) continue;
     xc[li] += 1 - rem;
     xc[li + 1] += rem;
@@ -153,17 +154,23 @@ struct BinnedFit {
   std::vector<double> sst;    // (S^-1 U S^-1)_11, U from squared weights (sstdiag)
 };
 
-// KernSmooth's binned locpoly / sdiag / sstdiag with the Gaussian kernel cut at 4 h. Throws
-// DataError when h is below a quarter of the bin width or a grid point sees too few bins.
-BinnedFit binned_fit(const std::vector<double>& xc, const std::vector<double>& yc, double a, double b, double h,
-                     int degree, int drv, bool diagonals, const char* stage) {
+// x in the user's units: x = origin + scale u for u in [0, 1] (for messages).
+struct Units {
+  double origin = 0, scale = 1;
+};
+
+// KernSmooth's binned locpoly / sdiag / sstdiag over [0, 1] with the Gaussian kernel cut at
+// 4 h. Throws DataError when h is below a quarter of the bin width or a grid point sees too
+// few bins.
+BinnedFit binned_fit(const std::vector<double>& xc, const std::vector<double>& yc, double h, int degree, int drv,
+                     bool diagonals, const char* stage, Units units) {
   const int m = grid_size, p = degree + 1, pp = 2 * degree + 1;
-  const double delta = (b - a) / (m - 1);
+  const double delta = 1.0 / (m - 1);
   const double reach = std::floor(4 * h / delta);
   if (!(reach >= 1))
-    throw DataError(std::string("the plug-in bandwidth: its ") + stage + " pilot bandwidth (" + format_double(h) +
-                    ") is below a quarter of its binning grid's step (" + format_double(delta) +
-                    "): use --bandwidth auto");
+    throw DataError(std::string("the plug-in bandwidth: its ") + stage + " pilot bandwidth (" +
+                    format_double(h * units.scale) + ") is below a quarter of its binning grid's step (" +
+                    format_double(delta * units.scale) + "): use --bandwidth auto");
   const int l = static_cast<int>(std::min<double>(reach, m - 1));
   std::vector<double> w(l + 1);
   for (int j = 0; j <= l; ++j) w[j] = std::exp(-0.5 * (delta * j / h) * (delta * j / h));
@@ -196,8 +203,8 @@ BinnedFit binned_fit(const std::vector<double>& xc, const std::vector<double>& y
     for (int r = 0; r < p; ++r) t[r] = tt[j * p + r];
     if (!solve(s, t, p))
       throw DataError("the plug-in bandwidth: x has a gap wider than its " + std::string(stage) +
-                      " pilot bandwidth (" + format_double(h) + ") can bridge near x = " +
-                      format_double(a + j * delta) + ": use --bandwidth auto");
+                      " pilot bandwidth (" + format_double(h * units.scale) + ") can bridge near x = " +
+                      format_double(units.origin + j * delta * units.scale) + ": use --bandwidth auto");
     out.value[j] = factorial * t[drv];
     if (!diagonals) continue;
     load();
@@ -238,12 +245,35 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
     throw DataError("the plug-in bandwidth needs at least 6 rows after trimming 1% at each end of x, got " +
                     std::to_string(n) + ": use --bandwidth auto");
   const double nn = static_cast<double>(n);
-  const double a = x.front(), b = x.back();
+  // Work in standard units: x mapped onto [0, 1] (its trimmed range), y centred and scaled to
+  // unit spread. h moves with the scale of x only, so this changes nothing but rounding, and
+  // no magnitude of x or y (years, 1e200, a level of 1e8 with noise of 1) overflows or cancels.
+  const double x_lo = x.front(), x_half = 0.5 * x.back() - 0.5 * x.front();
+  if (!(x_half > 0))
+    throw DataError("the plug-in bandwidth is undefined: x is constant (after trimming 1% at each end): use "
+                    "--bandwidth H");
+  const std::vector<double> shown = x;
+  for (double& v : x) v = (0.5 * v - 0.5 * x_lo) / x_half;
+  if (std::all_of(y.begin(), y.end(), [&](double v) { return v == y.front(); }))
+    throw DataError("the plug-in bandwidth is undefined: y is constant (no curve to fit): use --bandwidth auto");
+  double y_max = 0, y_mean = 0, y_sd = 0;
+  for (double v : y) y_max = std::max(y_max, std::abs(v));
+  for (double& v : y) {
+    v /= y_max;
+    y_mean += v / nn;
+  }
+  for (double& v : y) {
+    v -= y_mean;
+    y_sd += v * v / nn;
+  }
+  y_sd = std::sqrt(y_sd);
+  for (double& v : y) v /= y_sd;
+  const Units units{x_lo, 2 * x_half};
 
   // Blocks: Mallows' Cp over N = 1..max, the first minimum.
   const int max_blocks = static_cast<int>(std::max<std::size_t>(std::min<std::size_t>(n / divisor, block_max), 1));
   std::vector<double> rss(max_blocks);
-  for (int k = 1; k <= max_blocks; ++k) rss[k - 1] = fit_blocks(x, y, k, false).rss;
+  for (int k = 1; k <= max_blocks; ++k) rss[k - 1] = fit_blocks(x, y, k, false, shown).rss;
   // A residual below rounding noise: y is a quartic of x (R would go on with noise).
   double mean_y = 0, spread = 0;
   for (double v : y) mean_y += v / nn;
@@ -257,28 +287,28 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
     const double cp = (nn - quartic * max_blocks) * rss[k - 1] / rss[max_blocks - 1] + 2.0 * quartic * k - nn;
     if (cp < best) best = cp, r.blocks = k;
   }
-  const BlockFits q = fit_blocks(x, y, r.blocks, true);
+  const BlockFits q = fit_blocks(x, y, r.blocks, true, shown);
   r.sigma2_blocks = checked(q.rss / (nn - quartic * r.blocks), "the error variance from the block fits");
   r.theta24_blocks = q.theta24 / nn;
   if (!(r.theta24_blocks != 0) || !std::isfinite(r.theta24_blocks))
     throw DataError("the plug-in bandwidth is undefined: the block fits' mean of m'' m'''' is 0: use --bandwidth auto");
 
-  const double g = r.sigma2_blocks * (b - a) / (std::abs(r.theta24_blocks) * nn);
+  const double g = r.sigma2_blocks / (std::abs(r.theta24_blocks) * nn);  // b - a = 1
   r.pilot_g = checked(std::pow((r.theta24_blocks < 0 ? 3 / (8 * std::sqrt(pi)) : 15 / (16 * std::sqrt(pi))) * g, 1.0 / 7),
                       "the pilot bandwidth for m''");
   std::vector<double> xc, yc;
-  bin(x, y, a, b, xc, yc);
-  const BinnedFit curvature = binned_fit(xc, yc, a, b, r.pilot_g, 3, 2, false, "curvature");
+  bin(x, y, xc, yc);
+  const BinnedFit curvature = binned_fit(xc, yc, r.pilot_g, 3, 2, false, "curvature", units);
   const int lo = static_cast<int>(std::floor(proptrun * grid_size)), hi = grid_size - lo;
   double th22 = 0;
   for (int j = lo; j < hi; ++j) th22 += curvature.value[j] * curvature.value[j] * xc[j];
   r.theta22 = checked(th22 / nn, "the mean squared second derivative");
 
   const double c3 = std::pow(4 * (0.5 + 2 * std::sqrt(2.0) - 4.0 / 3 * std::sqrt(3.0)) / std::sqrt(2 * pi), 1.0 / 9);
-  r.pilot_lambda = checked(c3 * std::pow(r.sigma2_blocks * r.sigma2_blocks * (b - a) / ((r.theta22 * nn) * (r.theta22 * nn)),
+  r.pilot_lambda = checked(c3 * std::pow(r.sigma2_blocks * r.sigma2_blocks / ((r.theta22 * nn) * (r.theta22 * nn)),
                                          1.0 / 9),
                            "the pilot bandwidth for the error variance");
-  const BinnedFit fit = binned_fit(xc, yc, a, b, r.pilot_lambda, 1, 0, true, "variance");
+  const BinnedFit fit = binned_fit(xc, yc, r.pilot_lambda, 1, 0, true, "variance", units);
   double rss_n = 0, tr_s = 0, tr_sst = 0, yy = 0, my = 0, mm = 0;
   for (double v : y) yy += v * v;
   for (int j = 0; j < grid_size; ++j) {
@@ -289,7 +319,16 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   }
   rss_n = yy - 2 * my + mm;
   r.sigma2 = checked(rss_n / (nn - 2 * tr_s + tr_sst), "the error variance");
-  r.bandwidth = checked(std::pow(r.sigma2 * (b - a) / (2 * std::sqrt(pi) * r.theta22 * nn), 0.2), "the bandwidth");
+  r.bandwidth = checked(std::pow(r.sigma2 / (2 * std::sqrt(pi) * r.theta22 * nn), 0.2), "the bandwidth");
+  // Back to the units of x and y.
+  const double sx = units.scale, sy2 = (y_max * y_sd) * (y_max * y_sd);
+  r.bandwidth = checked(r.bandwidth * sx, "the bandwidth");
+  r.pilot_g *= sx;
+  r.pilot_lambda *= sx;
+  r.sigma2_blocks *= sy2;
+  r.sigma2 *= sy2;
+  r.theta22 *= sy2 / (sx * sx * sx * sx);
+  r.theta24_blocks *= sy2 / (sx * sx * sx * sx * sx * sx);
   return r;
 }
 

@@ -21,9 +21,10 @@
 /// The binned fits use linear binning onto 401 grid points over [a, b] and Gaussian weights cut
 /// at 4 bandwidths, as KernSmooth's locpoly, sdiag and sstdiag do.
 ///
-/// The block fits centre and scale x within each block before fitting: KernSmooth fits raw
-/// powers of x, which loses digits when x is far from 0 relative to its spread (years: its
-/// value for LakeHuron moves by 7e-7 when x is centred first); this gives the centred value.
+/// x is mapped onto [0, 1] and y to zero mean and unit spread first, and the block fits centre
+/// and scale x within each block: KernSmooth fits raw powers of x, which loses digits when x is
+/// far from 0 relative to its spread (years: its value for LakeHuron moves by 7e-7 when x is
+/// centred first), and fails on large magnitudes of x or y; this gives the centred value.
 
 #include <vector>
 

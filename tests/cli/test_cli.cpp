@@ -37,13 +37,54 @@ TEST_CASE("cli: --version, --help, command help with examples") {
   }
 }
 
-TEST_CASE("cli: usage errors exit 2 with one line") {
+TEST_CASE("cli: usage errors exit 2 with one line, pointing at the command's help") {
   check_error(run_nwreg({}), 2, "A subcommand is required (see nwreg --help)");
-  check_error(run_nwreg({"fit"}), 2, "TRAIN is required (see nwreg --help)");
   check_error(run_nwreg({"fit", data("synthetic.csv"), "--frob"}), 2,
-              "The following argument was not expected: --frob (see nwreg --help)");
+              "The following argument was not expected: --frob (see nwreg fit --help)");
   check_error(run_nwreg({"predict", data("synthetic.csv"), "--grid", "0:1:0.5", "--grid-n", "5"}), 2,
-              "--grid excludes --grid-n (see nwreg --help)");
+              "--grid excludes --grid-n (see nwreg predict --help)");
+  check_error(run_nwreg({"help", "plot"}), 2, "help: unknown command \"plot\" (known: fit, predict)");
+}
+
+TEST_CASE("cli: nwreg help [COMMAND] prints what --help prints") {
+  const Result all = run_nwreg({"help"}), all_flag = run_nwreg({"--help"});
+  CHECK(all.exit_code == 0);
+  CHECK(all.out == all_flag.out);
+  for (const std::string cmd : {"fit", "predict"}) {
+    const Result r = run_nwreg({"help", cmd});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == run_nwreg({cmd, "--help"}).out);
+    CHECK(r.err.empty());
+  }
+}
+
+TEST_CASE("cli: TRAIN left out means stdin, unless stdin is a terminal") {
+  const Result piped = run_nwreg({"fit"}, slurp(data("mcycle.csv")));
+  CHECK(piped.exit_code == 0);
+  CHECK(piped.out == run_nwreg({"fit", data("mcycle.csv")}).out);
+  CHECK(run_nwreg({"predict", "-b", "1", "--grid", "0:2:1"}, slurp(data("mcycle.csv"))).out ==
+        run_nwreg({"predict", data("mcycle.csv"), "-b", "1", "--grid", "0:2:1"}).out);
+  // On a terminal (a pseudo-terminal here) nobody is typing a CSV file: a usage error.
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(grantpt(master) == 0);
+  REQUIRE(unlockpt(master) == 0);
+  const std::string slave = ptsname(master);
+  Scratch s;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, slave.c_str(), O_RDONLY | O_NOCTTY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, (s / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (s / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const pid_t pid = spawn_nwreg({"fit"}, &fa);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(master);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(slurp(s / "err") ==
+        "nwreg: error: TRAIN is required: a CSV file, or - for standard input (it is a terminal here)\n");
 }
 
 TEST_CASE("cli: predict at fixed h equals statsmodels through files, reading back every digit") {
@@ -186,7 +227,7 @@ TEST_CASE("cli: fit -o writes a model that predict --model uses, and other data 
   check_error(run_nwreg({"predict", data("mcycle.csv"), "--model", (s / "bad.json").string()}), 1,
               (s / "bad.json").string() + ": not a usable nwreg model: format version 9, this nwreg reads version 1");
   check_error(run_nwreg({"predict", data("mcycle.csv"), "--model", model, "-b", "1"}), 2,
-              "--bandwidth excludes --model (see nwreg --help)");
+              "--bandwidth excludes --model (see nwreg predict --help)");
 }
 
 TEST_CASE("cli: JSON predictions for jq and pandas, and -o NAME.json implies JSON") {

@@ -62,6 +62,15 @@ TEST_CASE("plugin: moves with the scale of x, not with the scale or level of y")
   for (auto& v : x2) v = 3 * v - 40;
   for (auto& v : y2) v = -0.5 * v + 7;
   CHECK(plugin_bandwidth(x2, y2).bandwidth == doctest::Approx(3 * h).epsilon(1e-9));
+  // Magnitudes far from 1: a level of 1e8 over noise of 10, x at 1e100, y at 1e200.
+  for (auto& v : y2) v *= 1e-200;
+  CHECK(plugin_bandwidth(x2, y2).bandwidth == doctest::Approx(3 * h).epsilon(1e-9));
+  std::vector<double> x3 = x, y3 = y;
+  for (auto& v : x3) v *= 1e100;
+  for (auto& v : y3) v += 1e8;
+  CHECK(plugin_bandwidth(x3, y3).bandwidth == doctest::Approx(1e100 * h).epsilon(1e-6));
+  for (auto& v : y3) v = (v - 1e8) * 1e200;
+  CHECK(plugin_bandwidth(x3, y3).bandwidth == doctest::Approx(1e100 * h).epsilon(1e-9));
 }
 
 TEST_CASE("plugin: says where it is undefined") {
