@@ -41,7 +41,8 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
   app.add_option("--delimiter", o.delimiter,
                  "Field separator: one character, or tab (default: detected from the first line, the most "
                  "frequent of , ; tab |, else ,)");
-  app.add_option("--decimal", o.decimal, "Decimal mark of numbers in the input: . or , (a comma implies --delimiter ';')")
+  app.add_option("--decimal", o.decimal, "Decimal mark of numbers in the input: . or , (then the delimiter is found among ; tab |, "
+                 "else ;)")
       ->capture_default_str();
   app.add_option("--sample-weight", o.sample_weight,
                  "Column of sample weights (>= 0) multiplying each key's kernel weight; learning and the "
@@ -136,14 +137,15 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
 }
 
 void check_input_options(const InputOptions& o) {
-  parse_decimal(o.decimal, parse_delimiter(o.delimiter));
+  parse_delimiter(o.delimiter);
+  parse_decimal(o.decimal);
   parse_na(o.na);
 }
 
 CsvOptions csv_options(const InputOptions& o) {
   CsvOptions opts;
   opts.delimiter = parse_delimiter(o.delimiter);
-  opts.decimal = parse_decimal(o.decimal, opts.delimiter);
+  opts.decimal = parse_decimal(o.decimal);
   opts.header = o.no_header ? HeaderMode::absent : HeaderMode::detect;
   opts.na = parse_na(o.na);
   return opts;

@@ -226,25 +226,23 @@ char parse_delimiter(const std::string& text) {
   return c;
 }
 
-char parse_decimal(const std::string& text, char delimiter) {
+char parse_decimal(const std::string& text) {
   if (text != "." && text != ",") throw UsageError("--decimal: must be . (a point) or , (a comma), got " + quote(text));
-  if (text == "," && delimiter == ',')
-    throw UsageError("--decimal ,: the delimiter cannot be a comma too; give --delimiter ';' (or leave it out: "
-                     "decimal commas imply ';')");
   return text[0];
 }
 
-char detect_delimiter(std::string_view line) {
-  constexpr char candidates[] = {',', ';', '\t', '|'};
+char detect_delimiter(std::string_view line, char decimal) {
+  // With decimal commas a comma is part of a number, not a separator: ';' when nothing else.
+  const std::string_view candidates = decimal == ',' ? ";\t|" : ",;\t|";
   std::size_t counts[4] = {};
   bool quoted = false;
   for (char c : line) {
     if (c == '"') quoted = !quoted;
     if (quoted) continue;
-    for (int k = 0; k < 4; ++k) counts[k] += c == candidates[k];
+    for (std::size_t k = 0; k < candidates.size(); ++k) counts[k] += c == candidates[k];
   }
-  int best = 0;
-  for (int k = 1; k < 4; ++k)
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < candidates.size(); ++k)
     if (counts[k] > counts[best]) best = k;
   return candidates[best];
 }
@@ -373,7 +371,7 @@ bool CsvReader::next_row() {
       if (nul_seen_ && std::strchr(line, nul_mark))
         throw InputError(source_, line_, "", "holds a NUL byte: not a text file");
       if (blank_line(line)) continue;
-      if (options_.delimiter == 0) options_.delimiter = options_.decimal == ',' ? ';' : detect_delimiter(line);
+      if (options_.delimiter == 0) options_.delimiter = detect_delimiter(line, options_.decimal);
       split_fields(line, options_.delimiter, fields_, source_, line_);
       return true;
     }
@@ -419,11 +417,18 @@ std::size_t CsvReader::resolve(const std::string& spec, const std::string& optio
 }
 
 bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) {
-  if (fields_.size() != column_count_)
+  if (fields_.size() != column_count_) {
+    std::string why;
+    for (std::string_view f : fields_)
+      if ((why = separator_hint(f)).size()) break;
     throw InputError(source_, line_, "",
-                     "expected " + std::to_string(column_count_) + " fields, found " + std::to_string(fields_.size()));
+                     "expected " + std::to_string(column_count_) + " fields, found " + std::to_string(fields_.size()) + why);
+  }
   for (std::size_t c = 0; c < columns.size(); ++c) {
     std::string_view field = fields_[columns[c]];
+    if (options_.decimal == ',' && field.find('.') != std::string_view::npos)
+      throw InputError(source_, line_, column_label(columns[c]),
+                       "cannot parse " + quote(field) + " as a number: with --decimal , a point is not a decimal mark");
     if (options_.decimal == ',' && field.find(',') != std::string_view::npos) {
       number_buf_.assign(field);
       std::replace(number_buf_.begin(), number_buf_.end(), ',', '.');
@@ -458,8 +463,12 @@ std::string CsvReader::hint(std::string_view field) const {
     point[comma] = '.';
     if (parse_double(point)) return " (a decimal comma? give --decimal ,)";
   }
+  return separator_hint(field);
+}
+
+std::string CsvReader::separator_hint(std::string_view field) const {
   for (char c : {',', ';', '\t', '|'})
-    if (c != options_.delimiter && field.find(c) != std::string_view::npos)
+    if (c != options_.delimiter && !(c == ',' && options_.decimal == ',') && field.find(c) != std::string_view::npos)
       return " (the fields look separated by " + delimiter_name(c) + ": give --delimiter " + delimiter_name(c) + ")";
   return "";
 }

@@ -38,10 +38,11 @@ bool is_missing(std::string_view field);
 NaPolicy parse_na(const std::string& text);
 
 struct CsvOptions {
-  /// Field separator; 0 = detect it from the first line: the most frequent of , ; tab | outside
-  /// quotes (',' when none occurs), or ';' when `decimal` is ','.
+  /// Field separator; 0 = detect it from the first line (detect_delimiter).
   char delimiter = 0;
-  char decimal = '.';                     //!< decimal mark of numbers: '.' or ',' (--decimal)
+  /// Decimal mark of numbers: '.' or ',' (--decimal). With ',' a point in a number is an error
+  /// (it would be a thousands separator), and a comma is not taken for a delimiter.
+  char decimal = '.';
   HeaderMode header = HeaderMode::detect;  //!< how the first row is read
   NaPolicy na = NaPolicy::fail;           //!< missing values in the columns read
 };
@@ -50,13 +51,13 @@ struct CsvOptions {
 /// is 0, detect. Throws UsageError naming `--delimiter`.
 char parse_delimiter(const std::string& text);
 
-/// --decimal: "." or ",". Throws UsageError naming --decimal otherwise, and for "," with ','
-/// as the delimiter (`delimiter` as parse_delimiter returns it).
-char parse_decimal(const std::string& text, char delimiter);
+/// --decimal: "." or ",". Throws UsageError naming --decimal otherwise.
+char parse_decimal(const std::string& text);
 
 /// The delimiter of a line: the most frequent of , ; tab | outside double quotes; ',' when
-/// none occurs (ties: in that order).
-char detect_delimiter(std::string_view line);
+/// none occurs (ties: in that order). With decimal commas (`decimal` ','), the most frequent of
+/// ; tab |, and ';' when none occurs.
+char detect_delimiter(std::string_view line, char decimal = '.');
 
 /// Splits one line into fields in place (quotes removed, "" unescaped, surrounding blanks
 /// trimmed). Throws InputError for an unterminated quote or text after a closing quote.
@@ -119,6 +120,7 @@ class CsvReader {
   char* next_line();  // the next physical line, without its line end; nullptr at the end
   bool parse_row(const std::vector<std::size_t>& columns, double* out);  // false: skipped
   std::string hint(std::string_view field) const;  // what a field that is not a number may mean
+  std::string separator_hint(std::string_view field) const;  // another delimiter in a field
 
   class Source;
   std::string source_;

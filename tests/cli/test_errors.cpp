@@ -180,9 +180,8 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "-b", "1", "--grid", "0:1:1", "--heatmap", (s / "h.png").string()}, "", 2,
        "--heatmap: writes SVG; give a file name ending in .svg (or - for stdout), got \"" + (s / "h.png").string() + "\""},
       {{"fit", syn, "--decimal", ";"}, "", 2, "--decimal: must be . (a point) or , (a comma), got \";\""},
-      {{"fit", syn, "--decimal", ",", "--delimiter", ","}, "", 2,
-       "--decimal ,: the delimiter cannot be a comma too; give --delimiter ';' (or leave it out: decimal commas imply "
-       "';')"},
+      {{"fit", "-", "--decimal", ","}, "x;y\n1.000;1\n", 1,
+       "<stdin>:2: column \"x\": cannot parse \"1.000\" as a number: with --decimal , a point is not a decimal mark"},
       {{"fit", "-"}, "\x1f\x8b" + std::string(30, 'x'), 1,
        "<stdin>: gzip input: the compressed data are corrupt (unknown compression method)"},
       {{"predict", syn, "-b", "1", "--query", "-", "--format", "jsonl"}, "\x1f\x8b" + std::string(30, 'x'), 1,

@@ -69,8 +69,20 @@ TEST_CASE("input formats: R's write.csv2 and write.csv row names, and delimiters
   r = run_nwreg({"fit", csv2, "-b", "2", "--decimal", ",", "--delimiter", "|"});
   CHECK(r.err == "nwreg: error: " + csv2 +
                      ":1: unexpected text after a closing quote (the fields look separated by ';': give --delimiter ';')\n");
-  r = run_nwreg({"fit", csv2, "-b", "2", "--decimal", ",", "--delimiter", ","});
-  CHECK(r.exit_code == 2);
+  // A point is not read as a decimal mark then (in a German file 1.000 is a thousand).
+  r = run_nwreg({"fit", "-", "-b", "2", "--decimal", ","}, "x;y\n1,5;1\n1.000;2\n");
+  CHECK(r.err == "nwreg: error: <stdin>:3: column \"x\": cannot parse \"1.000\" as a number: with --decimal , a "
+                 "point is not a decimal mark\n");
+  // Decimal commas in a tab-separated file, and quoted ones in a comma-separated file.
+  const std::string tsv2 = replace_all(replace_all(plain(), ',', "\t"), '.', ",");
+  CHECK(run_nwreg({"fit", "-", "-b", "2", "--decimal", ","}, tsv2).out == expected.out);
+  const std::string quoted = rewrite([](int i, std::string line) {
+    if (i == 0) return line + "\n";
+    const auto comma = line.find(',');
+    return "\"" + replace_all(line.substr(0, comma), '.', ",") + "\",\"" +
+           replace_all(line.substr(comma + 1), '.', ",") + "\"\n";
+  });
+  CHECK(run_nwreg({"fit", "-", "-b", "2", "--decimal", ",", "--delimiter", ","}, quoted).out == expected.out);
   // ... and streamed queries in the same locale.
   r = run_nwreg({"predict", csv2, "-b", "2", "--decimal", ",", "--query", "-"}, "times\n2,4\n10\n");
   CHECK(r.exit_code == 0);
@@ -96,6 +108,11 @@ TEST_CASE("input formats: R's write.csv2 and write.csv row names, and delimiters
     r = run_nwreg({"fit", (s / "d.txt").string(), "-b", "2"});
     CHECK(r.out == expected.out);
   }
+  // A header that fooled the detection (commas in its names) gets a hint at the first row.
+  spit(s / "h.txt", "Temperature, C\tPressure, hPa\n1\t2\n");
+  r = run_nwreg({"fit", (s / "h.txt").string(), "-b", "2"});
+  CHECK(r.err == "nwreg: error: " + (s / "h.txt").string() +
+                     ":2: expected 3 fields, found 1 (the fields look separated by tab: give --delimiter tab)\n");
   // A field that holds another delimiter names it.
   spit(s / "mixed.csv", "x,y\n1;2,3\n");
   r = run_nwreg({"fit", (s / "mixed.csv").string(), "-b", "2"});
