@@ -425,7 +425,9 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
   }
   if (need_loo && data.n >= 2) add_loo_statistics(m, data, engine);
   if (learned) {
-    m.warnings = fit_warnings(data, *learned, m.neighbours, plan.fit);
+    FitOptions used = plan.fit;
+    used.engine = engine;  // with the leave-out --leave-out auto chose
+    m.warnings = fit_warnings(data, *learned, m.neighbours, used);
     for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';
   }
   return m;

@@ -398,10 +398,15 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
       why += (why.empty() ? "" : "; ") + std::string("h = ") + g3(fit.bandwidth[0]) +
              " is below the typical spacing of " + quote(data.x_names[0]) + ", " + g3(spacing);
   }
-  if (!why.empty())
+  const std::size_t k = options.engine.leave_out;
+  if (!why.empty() && k == 0)
     out.push_back("the fit nearly interpolates (" + why +
                   "): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for "
                   "a series with correlated errors, or --min-neighbours 5");
+  else if (!why.empty())
+    out.push_back("the fit nearly interpolates (" + why + ") even leaving out " + std::to_string(k) +
+                  " keys on each side: the curve steps from point to point. Try a larger --leave-out, --criterion "
+                  "aicc, --bandwidth plugin, or --min-neighbours 5");
   if (fit.stop_reason == "epoch cap")
     out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
                   (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");

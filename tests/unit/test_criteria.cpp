@@ -284,6 +284,22 @@ TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the wides
   const auto cw = fit_warnings(mc, c, std::nullopt, capped);
   REQUIRE(cw.size() == 1);
   CHECK(cw[0] == "learning stopped at the epoch cap (1 epoch) before it converged; raise --epochs");
+  // An interpolating fit: the advice depends on whether a block was already left out.
+  FitResult tiny;
+  tiny.bandwidth = {0.5};
+  FitOptions plain;
+  auto iw = fit_warnings(d, tiny, 2.0, plain);
+  REQUIRE(iw.size() == 1);
+  CHECK(iw[0] == "the fit nearly interpolates (2 effective neighbours; h = 0.5 is below the typical spacing of \"x\", "
+                 "1): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for "
+                 "a series with correlated errors, or --min-neighbours 5");
+  FitOptions blocked;
+  blocked.engine.leave_out = 4;
+  iw = fit_warnings(d, tiny, 2.0, blocked);
+  REQUIRE(iw.size() == 1);
+  CHECK(iw[0] == "the fit nearly interpolates (2 effective neighbours; h = 0.5 is below the typical spacing of \"x\", "
+                 "1) even leaving out 4 keys on each side: the curve steps from point to point. Try a larger "
+                 "--leave-out, --criterion aicc, --bandwidth plugin, or --min-neighbours 5");
 }
 
 TEST_CASE("criteria: the 1-D Gaussian NW fast path gives the general path's fit, tr(H) and gradients") {
