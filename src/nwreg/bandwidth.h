@@ -135,7 +135,8 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
 /// are correlated? Leave-one-out then undersmooths (a neighbour left in the fit carries the
 /// left-out point's error), and leave-block-out cross-validation is used instead.
 ///  - evenly spaced: one x column, no sample weights, at least 40 rows, no repeated x, every gap
-///    between consecutive sorted x within 1% of the median gap;
+///    between consecutive sorted x within 1% of a whole number of median gaps, at most 5% of
+///    them longer than one (a few missing points);
 ///  - correlated: the estimate r = 1 + 2 c of the errors' lag-1 correlation exceeds 0.3, c the
 ///    lag-1 autocorrelation of the differences of consecutive residuals (in x order) of the local
 ///    linear Gaussian fit at the plug-in bandwidth. Differences of errors with lag-1 correlation

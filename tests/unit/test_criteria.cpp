@@ -393,6 +393,21 @@ TEST_CASE("check_series: the --leave-out auto rule, against a brute-force residu
   Dataset uneven = ar;
   uneven.x[5] += 0.1 / 300;
   CHECK(!check_series(uneven, nullptr).evenly_spaced);
+  // A missing point or two (gaps of two steps) keep a series a series; many do not.
+  Dataset missing = series(300, 0.8, false);
+  for (std::size_t i : {200u, 100u}) {
+    missing.x.erase(missing.x.begin() + i);
+    missing.y.erase(missing.y.begin() + i);
+  }
+  missing.n -= 2;
+  CHECK(check_series(missing, nullptr).evenly_spaced);
+  CHECK(check_series(missing, nullptr).leave_out > 0);
+  for (std::size_t i = 250; i > 10; i -= 10) {
+    missing.x.erase(missing.x.begin() + i);
+    missing.y.erase(missing.y.begin() + i);
+    missing.n -= 1;
+  }
+  CHECK(!check_series(missing, nullptr).evenly_spaced);  // 26 of 273 gaps skip a step
   Dataset repeated = ar;
   repeated.x[5] = repeated.x[6];
   CHECK(!check_series(repeated, nullptr).evenly_spaced);
