@@ -24,7 +24,7 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   add_engine_options(*sub, cmd.engine);
   sub->add_option("-o,--output", cmd.output, "Write the model (JSON) to this file; - for stdout");
   sub->add_option("--format", cmd.format,
-                  "Report on stdout: text or json (the model); for a batch, csv (default) or json")
+                  "Report on stdout: text or json (the model), or csv (the batch summary row, one file or many); for a batch, csv (default) or json")
       ->capture_default_str();
   sub->footer(R"(Examples:
   nwreg fit data/synthetic.csv                       learn h, print h and the LOO error
@@ -135,12 +135,13 @@ bool run_fit(const FitCommand& cmd) {
   if (!cmd.output.empty()) uses.push_back({cmd.output, "-o", true});
   if (cmd.output != "-") uses.push_back({"-", "stdout", true});
   check_distinct(uses);
-  if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0])) {
+  // A batch: several files, a glob, or one file summarised as a CSV row (as in a batch).
+  if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0]) ||
+      cmd.format == "csv") {
     if (!cmd.output.empty())
       throw UsageError("-o: a model file holds one fit; a batch writes its summary to stdout");
     return run_batch(cmd, files, plan);
   }
-  if (cmd.format == "csv") throw UsageError("--format csv: only for a batch of several TRAIN files");
   FitCommand one = cmd;
   one.input.train = files.at(0);
   return run_fit_one(one, plan);

@@ -419,3 +419,15 @@ TEST_CASE("cli: several x columns from end to end") {
   check_error(run_nwreg({"fit", boston, "-x", "lstat,rm", "-y", "medv", "-b", "1,2,3"}), 2,
               "--bandwidth: needs 2 values (one per x column), got 3");
 }
+
+TEST_CASE("cli: fit --format csv summarises one file as a batch row") {
+  const Result one = run_nwreg({"fit", data("mcycle.csv"), "--format", "csv"});
+  CHECK(one.exit_code == 0);
+  const Result two = run_nwreg({"fit", data("mcycle.csv"), data("faithful.csv"), "--format", "csv"});
+  const auto l1 = lines(one.out), l2 = lines(two.out);
+  REQUIRE(l1.size() == 2);
+  REQUIRE(l2.size() == 3);
+  CHECK(l1[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,warning,error");
+  CHECK(l1[1] == l2[1]);
+  CHECK(l1[1].rfind(data("mcycle.csv") + ",133,0.9138288953394792,595.936344121737,", 0) == 0);
+}

@@ -237,7 +237,6 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: text, json, csv)"},
       {{"fit", syn, mc, "-o", (s / "m.json").string()}, "", 2,
        "-o: a model file holds one fit; a batch writes its summary to stdout"},
-      {{"fit", syn, "--format", "csv"}, "", 2, "--format csv: only for a batch of several TRAIN files"},
       {{"fit", syn, "-", "--format", "json"}, "", 1, "-: standard input cannot be one file of a batch", true},
       // learning on unsuitable data
       {{"fit", "-"}, "x,y\n1,2\n", 1, "learning the bandwidth needs at least 2 training rows, got 1"},
