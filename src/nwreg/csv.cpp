@@ -77,7 +77,7 @@ class CsvReader::Source : public io::ByteSourceBase {
     const auto want = static_cast<std::size_t>(size);
     while (text_.size() - text_pos_ < want && !ended_) produce();
     const std::size_t n = std::min(want, text_.size() - text_pos_);
-    std::memcpy(buf, text_.data() + text_pos_, n);
+    if (n > 0) std::memcpy(buf, text_.data() + text_pos_, n);  // text_ may be empty (no data())
     text_pos_ += n;
     if (text_pos_ == text_.size()) text_.clear(), text_pos_ = 0;
     if (mark_nuls(buf, n)) nul_seen_ = true;
