@@ -62,16 +62,16 @@ std::array<double, quartic> fit_polynomial(const double* u, const double* y, std
 
 struct BlockFits {
   double rss = 0;
-  double theta22 = 0;  // sums, not yet divided by n
-  double theta24 = 0;
+  double theta24 = 0;     // sum of m'' m'''' over the rows, not yet divided by n
+  std::string too_few;    // why the derivatives are undefined (a block with < 5 distinct x), or ""
 };
 
 // Quartic fits to `blocks` runs of consecutive sorted rows (the last takes the remainder).
 // A block with fewer than 5 distinct x has no unique quartic, but its fitted values are: those
-// of the polynomial through as many terms as it has distinct x. That is enough for the RSS
-// (`need_derivatives` false: Cp); derivatives need every block's quartic.
-// `shown` holds x in the user's units, for messages.
-BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y, int blocks, bool need_derivatives,
+// of the polynomial through as many terms as it has distinct x. That is enough for the RSS (Cp);
+// the derivatives then are undefined, and `too_few` says why. `shown` holds x in the user's
+// units, for that message.
+BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y, int blocks,
                      const std::vector<double>& shown) {
   const std::size_t n = x.size(), per = n / blocks;
   BlockFits out;
@@ -80,10 +80,10 @@ BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y,
     const std::size_t lo = j * per, hi = j + 1 == blocks ? n : (j + 1) * per;
     std::size_t distinct = 1;
     for (std::size_t i = lo + 1; i < hi; ++i) distinct += x[i] != x[i - 1];
-    if (distinct < quartic && need_derivatives)
-      throw DataError("the plug-in bandwidth fits a quartic to each of " + std::to_string(blocks) +
-                      " blocks of x, and x values " + format_double(shown[lo]) + " to " + format_double(shown[hi - 1]) +
-                      " hold only " + std::to_string(distinct) + " distinct values (it needs 5): use --bandwidth auto");
+    if (distinct < quartic && out.too_few.empty())
+      out.too_few = "the plug-in bandwidth fits a quartic to each of " + std::to_string(blocks) +
+                    " blocks of x, and x values " + format_double(shown[lo]) + " to " + format_double(shown[hi - 1]) +
+                    " hold only " + std::to_string(distinct) + " distinct values (it needs 5): use --bandwidth auto";
     const double mid = 0.5 * (x[lo] + x[hi - 1]), half = distinct > 1 ? 0.5 * (x[hi - 1] - x[lo]) : 1.0;
     u.resize(hi - lo);
     for (std::size_t i = lo; i < hi; ++i) u[i - lo] = (x[i] - mid) / half;
@@ -93,10 +93,8 @@ BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y,
       const double t = u[i];
       const double fit = c[0] + t * (c[1] + t * (c[2] + t * (c[3] + t * c[4])));
       const double d2 = (2 * c[2] + t * (6 * c[3] + t * 12 * c[4])) * s2;
-      const double d4 = 24 * c[4] * s2 * s2;
       out.rss += (y[lo + i] - fit) * (y[lo + i] - fit);
-      out.theta22 += d2 * d2;
-      out.theta24 += d2 * d4;
+      out.theta24 += d2 * 24 * c[4] * s2 * s2;
     }
   }
   return out;
@@ -272,22 +270,22 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
 
   // Blocks: Mallows' Cp over N = 1..max, the first minimum.
   const int max_blocks = static_cast<int>(std::max<std::size_t>(std::min<std::size_t>(n / divisor, block_max), 1));
-  std::vector<double> rss(max_blocks);
-  for (int k = 1; k <= max_blocks; ++k) rss[k - 1] = fit_blocks(x, y, k, false, shown).rss;
-  // A residual below rounding noise: y is a quartic of x (R would go on with noise).
-  double mean_y = 0, spread = 0;
-  for (double v : y) mean_y += v / nn;
-  for (double v : y) spread += (v - mean_y) * (v - mean_y);
-  if (!(rss[max_blocks - 1] > 1e-20 * spread))
+  std::vector<BlockFits> fits;
+  for (int k = 1; k <= max_blocks; ++k) fits.push_back(fit_blocks(x, y, k, shown));
+  // A residual below rounding noise (y, standardised, has a sum of squares of n): y is a quartic
+  // of x (R would go on with noise).
+  const double rss_max = fits.back().rss;
+  if (!(rss_max > 1e-20 * nn))
     throw DataError("the plug-in bandwidth is undefined: y is an exact quartic of x in each block (no noise to "
                     "balance): use --bandwidth auto");
   PluginResult r;
   double best = std::numeric_limits<double>::infinity();
   for (int k = 1; k <= max_blocks; ++k) {
-    const double cp = (nn - quartic * max_blocks) * rss[k - 1] / rss[max_blocks - 1] + 2.0 * quartic * k - nn;
+    const double cp = (nn - quartic * max_blocks) * fits[k - 1].rss / rss_max + 2.0 * quartic * k - nn;
     if (cp < best) best = cp, r.blocks = k;
   }
-  const BlockFits q = fit_blocks(x, y, r.blocks, true, shown);
+  const BlockFits& q = fits[r.blocks - 1];
+  if (!q.too_few.empty()) throw DataError(q.too_few);
   r.sigma2_blocks = checked(q.rss / (nn - quartic * r.blocks), "the error variance from the block fits");
   r.theta24_blocks = q.theta24 / nn;
   if (!(r.theta24_blocks != 0) || !std::isfinite(r.theta24_blocks))
@@ -309,7 +307,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
                                          1.0 / 9),
                            "the pilot bandwidth for the error variance");
   const BinnedFit fit = binned_fit(xc, yc, r.pilot_lambda, 1, 0, true, "variance", units);
-  double rss_n = 0, tr_s = 0, tr_sst = 0, yy = 0, my = 0, mm = 0;
+  double tr_s = 0, tr_sst = 0, yy = 0, my = 0, mm = 0;
   for (double v : y) yy += v * v;
   for (int j = 0; j < grid_size; ++j) {
     my += fit.value[j] * yc[j];
@@ -317,8 +315,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
     tr_s += fit.s11[j] * xc[j];
     tr_sst += fit.sst[j] * xc[j];
   }
-  rss_n = yy - 2 * my + mm;
-  r.sigma2 = checked(rss_n / (nn - 2 * tr_s + tr_sst), "the error variance");
+  r.sigma2 = checked((yy - 2 * my + mm) / (nn - 2 * tr_s + tr_sst), "the error variance");
   r.bandwidth = checked(std::pow(r.sigma2 / (2 * std::sqrt(pi) * r.theta22 * nn), 0.2), "the bandwidth");
   // Back to the units of x and y.
   const double sx = units.scale, sy2 = (y_max * y_sd) * (y_max * y_sd);
