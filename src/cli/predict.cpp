@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -192,9 +191,7 @@ namespace {
 // are). Throws UsageError naming `option`.
 void check_svg_name(const std::string& path, const char* option) {
   if (path.empty() || path == "-" || path.rfind("/dev/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0) return;
-  std::string lower = path;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.size() < 4 || lower.compare(lower.size() - 4, 4, ".svg") != 0)
+  if (!has_extension(path, ".svg"))
     throw UsageError(std::string(option) + ": writes SVG; give a file name ending in .svg (or - for stdout), got " +
                      quote(path));
 }

@@ -46,16 +46,19 @@ Format parse_format(const std::string& text, const std::string& option) {
 
 char separator(Format format) { return format == Format::tsv ? '\t' : ','; }
 
+bool has_extension(std::string_view path, std::string_view ext) {
+  if (path.size() < ext.size()) return false;
+  const std::string_view tail = path.substr(path.size() - ext.size());
+  return std::equal(tail.begin(), tail.end(), ext.begin(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+}
+
 Format format_for_path(const std::string& path, Format fallback) {
-  std::string lower = path;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  auto ends = [&](const std::string& ext) {
-    return lower.size() >= ext.size() && lower.compare(lower.size() - ext.size(), ext.size(), ext) == 0;
-  };
-  if (ends(".csv")) return Format::csv;
-  if (ends(".tsv")) return Format::tsv;
-  if (ends(".json")) return Format::json;
-  if (ends(".jsonl") || ends(".ndjson")) return Format::jsonl;
+  if (has_extension(path, ".csv")) return Format::csv;
+  if (has_extension(path, ".tsv")) return Format::tsv;
+  if (has_extension(path, ".json")) return Format::json;
+  if (has_extension(path, ".jsonl") || has_extension(path, ".ndjson")) return Format::jsonl;
   return fallback;
 }
 

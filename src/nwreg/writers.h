@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,8 @@ enum class WeightsLayout {
 
 /// "csv", "tsv", "json" or "jsonl"; throws UsageError naming `option` otherwise.
 Format parse_format(const std::string& text, const std::string& option);
+/// Whether `path` ends in `ext` (".svg"), any case.
+bool has_extension(std::string_view path, std::string_view ext);
 /// The format a path's name asks for (any case): .csv, .tsv, .json, .jsonl or .ndjson; else
 /// `fallback`.
 Format format_for_path(const std::string& path, Format fallback);
