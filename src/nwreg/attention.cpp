@@ -187,9 +187,9 @@ struct Attention::Row {
   double f = 0;
   double dfdtheta = 0;
   bool reached = true;
-  // row_1d: the weight at q's own position (e = 1 at distance 0) over the sum, and the weights'
-  // mean of d log e / d log h = -2 ln 2 u (what in-sample rows need of their own key).
-  double own = 0, mean_dlog = 0;
+  // row_1d: the sums s0 = sum e and t = sum e u (t with the gradient only), relative to the
+  // nearest key (what in-sample rows need of their own key).
+  double s0 = 0, t = 0;
 };
 
 // The keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
@@ -351,8 +351,8 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   // df/dlog h = sum_i a_i (y_i - f) ((q - x_i)^2 - (q - x_b)^2) / h^2 (the weights sum to 1, so
   // distances may be measured from b), and that square difference is -2 ln 2 u_i.
   if (gradient) row.dfdtheta = -2 * ln2 * (s.v - fc * s.t) / s.s0;
-  row.own = 1 / s.s0;
-  row.mean_dlog = -2 * ln2 * s.t / s.s0;
+  row.s0 = s.s0;
+  row.t = s.t;
   return row;
 }
 
@@ -728,10 +728,11 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         const Row row = row_1d(xs_[p], none, with_gradient);
         const double resid = ys_[p] - row.f;
         sq[k] = resid * resid;
-        own[k] = row.own;
+        own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
         if (with_gradient) {
           grad[k * 2] = -2 * resid * row.dfdtheta;
-          grad[k * 2 + 1] = -row.own * row.mean_dlog;  // a_pp (r_pp - rbar), r_pp = 0
+          // a_pp (r_pp - rbar) with r_pp = 0 and rbar = sum a_i (-2 ln 2 u_i) = -2 ln 2 t / s0.
+          grad[k * 2 + 1] = own[k] * 2 * ln2 * row.t / row.s0;
         }
         continue;
       }
