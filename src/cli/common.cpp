@@ -136,11 +136,7 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
 }
 
-void check_input_options(const InputOptions& o) {
-  parse_delimiter(o.delimiter);
-  parse_decimal(o.decimal);
-  parse_na(o.na);
-}
+void check_input_options(const InputOptions& o) { csv_options(o); }
 
 CsvOptions csv_options(const InputOptions& o) {
   CsvOptions opts;

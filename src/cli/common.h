@@ -73,7 +73,7 @@ void report_threads(const ThreadPool& pool, std::ostream& log);
 std::string join(const double* first, const double* last);
 std::string join(const std::vector<double>& v);
 
-/// Checks the input options (--delimiter, --na) before any file is read. Throws UsageError.
+/// Checks the input options (--delimiter, --decimal, --na) before any file is read. Throws UsageError.
 void check_input_options(const InputOptions& o);
 
 /// Binds the input options; `positional` adds TRAIN (fit binds its own list of files).

@@ -732,7 +732,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         if (with_gradient) {
           grad[k * 2] = -2 * resid * row.dfdtheta;
           // a_pp (r_pp - rbar) with r_pp = 0 and rbar = sum a_i (-2 ln 2 u_i) = -2 ln 2 t / s0.
-          grad[k * 2 + 1] = own[k] * 2 * ln2 * row.t / row.s0;
+          grad[k * 2 + 1] = -own[k] * (-2 * ln2 * row.t / row.s0);
         }
         continue;
       }

@@ -94,7 +94,8 @@ BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y,
       const double fit = c[0] + t * (c[1] + t * (c[2] + t * (c[3] + t * c[4])));
       const double d2 = (2 * c[2] + t * (6 * c[3] + t * 12 * c[4])) * s2;
       out.rss += (y[lo + i] - fit) * (y[lo + i] - fit);
-      out.theta24 += d2 * 24 * c[4] * s2 * s2;
+      const double d4 = 24 * c[4] * s2 * s2;
+      out.theta24 += d2 * d4;
     }
   }
   return out;
