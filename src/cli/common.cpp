@@ -161,8 +161,9 @@ void report_skipped(const CsvReader& reader, const char* what, std::ostream& log
 }
 
 Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model, std::ostream& log,
-                      const std::string& model_path) {
+                      const std::string& model_path, const std::vector<std::string>& keep) {
   ColumnChoice c;
+  c.keep = keep;
   const bool by_model = model && reader.has_header();
   if (!o.x.empty()) {
     c.x.clear();
@@ -206,6 +207,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   const BandwidthSpec spec = parse_bandwidth_spec(o.bandwidth, "--bandwidth");
   plan.kind = spec.kind;
   plan.fixed = spec.values;
+  plan.fixed_timed = spec.timed;
 
   FitOptions& f = plan.fit;
   if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
@@ -235,7 +237,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init");
     if (init.kind == BandwidthSpec::Kind::learn)
       throw UsageError("--init: expected a bandwidth > 0, silverman, scott or plugin, got " + quote(o.init));
-    if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values;
+    if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values, plan.init_timed = init.timed;
     else plan.init_rule = o.init;
   }
   if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty())
@@ -302,8 +304,23 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
 
 }  // namespace
 
+namespace {
+
+// A bandwidth given as a time span (6h) is for a time column only.
+void check_time_spans(const std::vector<bool>& timed, const Dataset& data, const char* option) {
+  for (std::size_t i = 0; i < timed.size(); ++i)
+    for (std::size_t k = timed.size() == 1 ? 0 : i; k < (timed.size() == 1 ? data.d : std::min(i + 1, data.d)); ++k)
+      if (timed[i] && data.kind(k) == ColumnKind::number)
+        throw UsageError(std::string(option) + ": a time span is for a column of dates or times; x column " +
+                         quote(data.x_names[k]) + " of " + escape_excerpt(data.source, 200) + " holds numbers");
+}
+
+}  // namespace
+
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine,
                        bool need_loo, std::ostream& log, Progress* progress) {
+  check_time_spans(plan.fixed_timed, data, "--bandwidth");
+  check_time_spans(plan.init_timed, data, "--init");
   if (plan.leave_out_auto) {
     const SeriesCheck series = check_series(data, engine.pool);
     if (series.leave_out) {
@@ -318,6 +335,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
   m.method = engine.method;
   m.leave_out = engine.leave_out;
   m.x_columns = data.x_names;
+  m.x_kinds = data.x_kind;
   m.y_column = data.y_name;
   m.sample_weight = data.weight_name;
   m.n = data.n;

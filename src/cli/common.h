@@ -92,8 +92,9 @@ std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions&
 /// model file `model_path`) pick the columns by name if the file has a header, else the first
 /// and second columns are used. A column the model names that the file lacks is an InputError
 /// naming the model file. Rows dropped for missing values (--na skip) are counted on `log`.
+/// `keep` names columns kept as text (Dataset::kept).
 Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* model_columns, std::ostream& log,
-                      const std::string& model_path = "");
+                      const std::string& model_path = "", const std::vector<std::string>& keep = {});
 
 /// Says on `log` how many rows `reader` dropped for missing values, if any.
 void report_skipped(const CsvReader& reader, const char* what, std::ostream& log);
@@ -102,6 +103,8 @@ void report_skipped(const CsvReader& reader, const char* what, std::ostream& log
 struct BandwidthPlan {
   BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
   std::vector<double> fixed;  //!< Kind::fixed: one bandwidth, or one per x column
+  std::vector<bool> fixed_timed;  //!< per fixed value: given as a time span (seconds)
+  std::vector<bool> init_timed;   //!< per --init value: given as a time span
   FitOptions fit;           //!< for Kind::learn; a single fit.init value is spread over columns
   std::string init_rule;    //!< "silverman", "scott" or "plugin" when --init names a rule
   bool verbose = false;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <glob.h>
 #include <sys/stat.h>
 
@@ -171,6 +172,13 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
     s << "bandwidth: " << join(m.bandwidth) << '\n';
+    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return k != ColumnKind::number; })) {
+      // Time columns' bandwidths (seconds) in a unit people read: "bandwidth_readable: 6 h".
+      s << "bandwidth_readable:";
+      for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
+        s << ' ' << (column_kind(m, k) == ColumnKind::number ? format_double(m.bandwidth[k]) : format_duration(m.bandwidth[k]));
+      s << '\n';
+    }
     const std::size_t d = m.x_columns.size();
     for (std::size_t a = 0; a < m.metric.rank; ++a)
       s << "metric: " << join(m.metric.a.data() + a * d, m.metric.a.data() + (a + 1) * d) << '\n';

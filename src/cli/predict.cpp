@@ -39,24 +39,65 @@ std::string describe_columns(const std::vector<std::string>& x, const std::strin
   return s + " and y column " + quote(y);
 }
 
-std::vector<double> queries_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid) {
+// The rows to answer: the query points and what each output row carries besides them.
+struct Rows {
+  std::vector<double> x;                        // m x d, row-major
+  std::vector<ColumnKind> kinds;                // how each x column is written
+  std::vector<std::string> kept_names;          // --keep
+  std::vector<std::vector<std::string>> kept;   // kept[c][i]
+  const std::vector<double>* y = nullptr;       // fitted values: the observed y of each row
+};
+
+// How each x column of `x` is written: dates stay dates where every value is a whole day.
+std::vector<ColumnKind> written_kinds(const std::vector<ColumnKind>& read, const std::vector<double>& x, std::size_t d) {
+  std::vector<ColumnKind> out;
+  const std::size_t m = d ? x.size() / d : 0;
+  for (std::size_t k = 0; k < d; ++k) out.push_back(output_kind(read[k], x.data() + k, m, d));
+  return out;
+}
+
+// The query points: `grid` (parsed before the data were read), an even grid over the data,
+// a query file, or the training x (fitted values, with their y).
+Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid, bool grid_time) {
+  Rows rows;
+  std::vector<ColumnKind> read;
+  for (std::size_t k = 0; k < data.d; ++k) read.push_back(data.kind(k));
   if (!cmd.grid.empty() || cmd.grid_n > 0) {
     if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
-    if (!cmd.grid.empty()) return grid;
-    if (cmd.grid_n > max_grid_points)
-      throw UsageError("--grid-n: at most " + std::to_string(max_grid_points) + " points");
-    const ColumnStats s = column_stats(data, 0);
-    double lo = data.x[0];
-    for (double v : data.x) lo = std::min(lo, v);
-    return linspace(lo, lo + s.range, cmd.grid_n);
-  }
-  if (!cmd.query.empty()) {
+    if (!cmd.keep.empty()) throw UsageError("--keep: copies columns of the query or training rows; a grid has none");
+    if (!cmd.grid.empty()) {
+      if (grid_time && data.kind(0) == ColumnKind::number)
+        throw UsageError("--grid: " + quote(cmd.grid) + " is between instants, but x column " + quote(data.x_names[0]) +
+                         " of " + escape_excerpt(data.source, 200) + " holds numbers; give START:STOP:STEP");
+      if (!grid_time && data.kind(0) != ColumnKind::number)
+        throw UsageError("--grid: x column " + quote(data.x_names[0]) + " holds dates or times; give START/STOP/STEP, e.g. " +
+                         format_instant(data.x[0], data.kind(0) == ColumnKind::date) + "/" +
+                         format_instant(data.x[0] + 7 * 86400.0, data.kind(0) == ColumnKind::date) + "/1d");
+      rows.x = std::move(grid);
+    } else {
+      if (cmd.grid_n > max_grid_points)
+        throw UsageError("--grid-n: at most " + std::to_string(max_grid_points) + " points");
+      const ColumnStats s = column_stats(data, 0);
+      double lo = data.x[0];
+      for (double v : data.x) lo = std::min(lo, v);
+      rows.x = linspace(lo, lo + s.range, cmd.grid_n);
+    }
+  } else if (!cmd.query.empty()) {
     auto reader = open_csv(cmd.query, cmd.input, std::cin);
-    std::vector<double> q = read_queries(*reader, data);
+    QueryRows q = read_query_rows(*reader, data, cmd.keep);
     report_skipped(*reader, "query row", std::cerr);
-    return q;
+    rows.x = std::move(q.x);
+    read = std::move(q.kinds);
+    rows.kept_names = std::move(q.kept_names);
+    rows.kept = std::move(q.kept);
+  } else {
+    rows.x = data.x;  // fitted values at the training points
+    rows.kept_names = data.kept_names;
+    rows.kept = data.kept;
+    rows.y = &data.y;
   }
-  return data.x;  // fitted values at the training points
+  rows.kinds = written_kinds(read, rows.x, data.d);
+  return rows;
 }
 
 // The model read with --model, checked against the data it is to be used with.
@@ -65,6 +106,11 @@ Model checked_model(Model model, const std::string& path, const Dataset& data) {
     throw InputError(path, 0, "",
                      "fitted on " + describe_columns(model.x_columns, model.y_column) + ", not on " +
                          describe_columns(data.x_names, data.y_name) + " of " + data.source);
+  for (std::size_t k = 0; k < data.d; ++k)
+    if ((column_kind(model, k) == ColumnKind::number) != (data.kind(k) == ColumnKind::number))
+      throw InputError(path, 0, "",
+                       "fitted on x column " + quote(model.x_columns[k]) + " of " + to_string(column_kind(model, k)) +
+                           "s, but " + escape_excerpt(data.source, 200) + " holds " + to_string(data.kind(k)) + "s there");
   const std::string sum = checksum(data);
   if (sum != model.checksum || model.n != data.n)
     std::cerr << "nwreg: warning: " << data.source << " is not the data " << path << " was fitted on (" << data.n
@@ -96,42 +142,79 @@ std::string bandwidth_label(const Model& model) {
   return label;
 }
 
-// The value columns: the prediction, and with --se its standard error and band.
-std::vector<ValueColumn> value_columns(const std::vector<double>& pred, const Band* band) {
-  std::vector<ValueColumn> c{{"prediction", pred.data()}};
-  if (band) {
-    c.push_back({"se", band->se.data()});
-    c.push_back({"lower", band->lower.data()});
-    c.push_back({"upper", band->upper.data()});
-  }
+// The output's columns: kept, x, then the values (the observed y first for fitted values, the
+// prediction, with --se its standard error and band, and for fitted values the residual).
+PredictionWriter::Columns output_columns(const Model& model, const std::vector<std::string>& kept, bool se,
+                                         bool fitted, std::vector<ColumnKind> kinds) {
+  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}};
+  if (fitted) c.values.push_back(model.y_column);
+  c.values.push_back("prediction");
+  if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
+  if (fitted) c.values.push_back("residual");
   return c;
 }
 
-// Reads queries from stdin line by line and writes each prediction (JSONL) as soon as it is
-// made: memory stays bounded however long the stream.
+// Predictions (and with --se the band) for a block of query points.
+struct Block {
+  std::vector<double> pred;
+  std::optional<Band> band;
+};
+Block answer(const Fitted& fitted, const double* q, std::size_t m, const LooDetail* loo, double level) {
+  Block b;
+  b.pred.resize(m);
+  if (loo) b.band = fitted.predict_band(q, m, level, *loo, b.pred.data());
+  else fitted.predict(q, m, b.pred.data());
+  return b;
+}
+
+// Writes block `b`, rows [from, from + m) of `rows`.
+void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size_t from, const Block& b) {
+  std::vector<std::string_view> kept(rows.kept.size());
+  double v[6];
+  for (std::size_t i = 0; i < b.pred.size(); ++i) {
+    const std::size_t r = from + i;
+    for (std::size_t c = 0; c < kept.size(); ++c) kept[c] = rows.kept[c][r];
+    std::size_t n = 0;
+    if (rows.y) v[n++] = (*rows.y)[r];
+    v[n++] = b.pred[i];
+    if (b.band) v[n++] = b.band->se[i], v[n++] = b.band->lower[i], v[n++] = b.band->upper[i];
+    if (rows.y) v[n++] = (*rows.y)[r] - b.pred[i];
+    w.row(kept.data(), rows.x.data() + r * d, v);
+  }
+}
+
+// Reads queries from stdin line by line and writes each prediction as soon as it is made, in
+// any format: memory stays bounded however long the stream.
 void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model& model, const EngineOptions& engine,
-                    OutputFile& out) {
-  CsvReader reader(std::cin, "<stdin>", csv_options(cmd.input), true);
+                    Format format, OutputFile& out) {
+  // Line by line, unless the stream is gzip-compressed (its first byte 0x1f is no text): that
+  // is inflated in blocks, answered as they come.
+  const bool gzip = std::cin.peek() == 0x1f;
+  CsvReader reader(std::cin, "<stdin>", csv_options(cmd.input), !gzip);
   const std::vector<std::size_t> columns = query_columns(reader, data);
+  std::vector<std::string> kept_names;
+  const CsvReader::TextColumns keep = kept_columns(reader, cmd.keep, kept_names);
+  CsvReader::Kinds kinds = query_kinds(data);
   EngineOptions one = engine;
   one.pool = nullptr;
   one.progress = nullptr;
   const Fitted fitted(data, model, one);
   std::optional<LooDetail> loo;
   if (cmd.se) loo = Fitted(data, model, engine).loo_detail();
-  std::vector<double> q(data.d), f(1);
-  std::string line;
+  Rows row;
+  row.x.resize(data.d);
+  row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
+  std::vector<ColumnKind> written;  // a date column writes whole days as dates
+  for (std::size_t k = 0; k < data.d; ++k) written.push_back(data.kind(k));
   out.write([&](std::ostream& os) {
-    while (reader.next_numeric(columns, q.data())) {
-      std::optional<Band> band;
-      if (loo) band = fitted.predict_band(q.data(), 1, cmd.level, *loo, f.data());
-      else fitted.predict(q.data(), 1, f.data());
-      line.clear();
-      append_jsonl(line, model.x_columns, q.data(), data.d, value_columns(f, band ? &*band : nullptr), 0);
-      os.write(line.data(), static_cast<std::streamsize>(line.size()));
-      os.flush();
-      check_stream(os);
+    PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, written));
+    w.flush();  // the header at once
+    while (reader.next_numeric(columns, row.x.data(), &kinds)) {
+      for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
+      write_block(w, row, data.d, 0, answer(fitted, row.x.data(), 1, loo ? &*loo : nullptr, cmd.level));
+      w.flush();
     }
+    w.finish();
   });
   report_skipped(reader, "query row", std::cerr);
 }
@@ -168,6 +251,9 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--shard", cmd.shard,
                   "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
                   "in order, are the whole output (csv and jsonl)");
+  sub->add_option("--keep", cmd.keep,
+                  "Copy these columns (names or 1-based indices, comma-separated) of each query row, or of each "
+                  "training row for fitted values, into the output, first: results join back to their input");
   sub->add_flag("--se", cmd.se,
                 "Add pointwise standard errors and a confidence band: columns se, lower, upper (see README, "
                 "\"Standard errors\")");
@@ -198,13 +284,19 @@ void check_svg_name(const std::string& path, const char* option) {
 
 }  // namespace
 
-void run_predict(const PredictCommand& cmd) {
+void run_predict(const PredictCommand& given) {
+  PredictCommand cmd = given;
+  cmd.keep.clear();  // "a,b" and repeated --keep: one list
+  for (const auto& part : given.keep)
+    for (auto& name : parse_column_list(part, "--keep")) cmd.keep.push_back(std::move(name));
+  const bool fitted_values = cmd.grid.empty() && cmd.grid_n == 0 && cmd.query.empty();
   const Format format = cmd.format.empty() ? format_for_path(cmd.output, Format::csv)
                                            : parse_format(cmd.format, "--format");
   const WeightsLayout layout = parse_layout(cmd.weights_layout);
   if (cmd.query == "-" && cmd.input.train == "-")
     throw UsageError("--query -: standard input already carries the training data");
-  std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid);
+  bool grid_time = false;
+  std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid, max_grid_points, &grid_time);
   const Shard shard = cmd.shard.empty() ? Shard{} : parse_shard(cmd.shard);
   // Each output file's format follows its name; --format overrides both.
   const Format weights_format = cmd.format.empty() ? format_for_path(cmd.weights, Format::csv) : format;
@@ -213,8 +305,8 @@ void run_predict(const PredictCommand& cmd) {
   if (!cmd.shard.empty() && (format == Format::json || (!cmd.weights.empty() && weights_format == Format::json)))
     throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
   // A stream of queries on stdin, answered one by one as they arrive.
-  const bool streaming = format == Format::jsonl && cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() &&
-                         cmd.plot.empty() && cmd.heatmap.empty();
+  const bool streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() &&
+                         cmd.heatmap.empty();
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
   if (cmd.model.empty()) check_plan_columns(plan, cmd.engine, cmd.input);
@@ -231,9 +323,15 @@ void run_predict(const PredictCommand& cmd) {
   report_threads(pool, std::cerr);
   Progress progress(!cmd.engine.quiet);
   const char* task = "predicting";
+  std::size_t blocks_done = 0, block_rows = 0;
   EngineOptions engine = cmd.engine.options(pool);
   if (progress.active())
-    engine.progress = [&](std::size_t done, std::size_t total) { progress.bar(task, done, total); };
+    // Predictions in blocks report their progress over all the rows: `block_rows` of them, the
+    // first `blocks_done` already written.
+    engine.progress = [&](std::size_t done, std::size_t total) {
+      if (block_rows) progress.bar(task, blocks_done + done, block_rows);
+      else progress.bar(task, done, total);
+    };
 
   // Outputs are opened (as temporary files) before any work: a path that cannot be written
   // fails at once, and a signal from here on removes what was started.
@@ -246,7 +344,8 @@ void run_predict(const PredictCommand& cmd) {
   std::optional<Model> from_file;
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
-  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr, cmd.model);
+  const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr, cmd.model,
+                                     fitted_values ? cmd.keep : std::vector<std::string>{});
   reader.reset();
 
   if ((plot_file || heatmap_file) && data.d != 1)
@@ -256,16 +355,15 @@ void run_predict(const PredictCommand& cmd) {
                      : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
   };
   if (streaming) {
-    stream_queries(cmd, data, choose_model(), engine, out);
+    stream_queries(cmd, data, choose_model(), engine, format, out);
     out.commit();
     return;
   }
   // The queries, and the checks on them, before the bandwidth is learned.
-  std::vector<double> q = queries_for(cmd, data, std::move(grid));
-  const std::size_t first = shard.first(q.size() / data.d), last = shard.last(q.size() / data.d);
-  q = std::vector<double>(q.begin() + static_cast<std::ptrdiff_t>(first * data.d),
-                          q.begin() + static_cast<std::ptrdiff_t>(last * data.d));
-  const std::size_t m = q.size() / data.d;
+  const Rows rows = rows_for(cmd, data, std::move(grid), grid_time);
+  const std::size_t first = shard.first(rows.x.size() / data.d), last = shard.last(rows.x.size() / data.d);
+  const std::size_t m = last - first;
+  const double* q = rows.x.data() + first * data.d;
   const bool header = shard.k == 1;
   if (weights_file) {
     const double entries = static_cast<double>(m) * static_cast<double>(data.n);
@@ -277,16 +375,34 @@ void run_predict(const PredictCommand& cmd) {
   }
   const Model model = choose_model();
   const Fitted fitted(data, model, engine);
-  std::vector<double> pred(m);
-  std::optional<Band> band;
+  std::optional<LooDetail> loo;
   if (cmd.se) {
     task = "leave-one-out residuals";
-    const LooDetail loo = fitted.loo_detail();
+    loo = fitted.loo_detail();
     task = "predicting";
-    band = fitted.predict_band(q.data(), m, cmd.level, loo, pred.data());
-  } else {
-    fitted.predict(q.data(), m, pred.data());
   }
+  const PredictionWriter::Columns columns = output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds);
+
+  // Only predictions: written in blocks as they are computed (a reader of the pipe sees the
+  // first rows at once), blocks growing from 256 rows so the threads stay busy.
+  if (!weights_file && !plot_file && !heatmap_file) {
+    std::size_t& done = blocks_done;
+    block_rows = m;
+    out.write([&](std::ostream& os) {
+      PredictionWriter w(os, format, model, columns, header);
+      for (std::size_t size = 256; done < m; size = std::min<std::size_t>(size * 2, 65536)) {
+        const std::size_t count = std::min(size, m - done);
+        write_block(w, rows, data.d, first + done,
+                    answer(fitted, q + done * data.d, count, loo ? &*loo : nullptr, cmd.level));
+        w.flush();
+        done += count;
+      }
+      w.finish();
+    });
+    out.commit();
+    return;
+  }
+  const Block all = answer(fitted, q, m, loo ? &*loo : nullptr, cmd.level);
 
   // Every output is written before any is committed, files before standard output: a failure
   // anywhere (a full disk) leaves every file as it was and, where it can, stdout untouched.
@@ -295,25 +411,26 @@ void run_predict(const PredictCommand& cmd) {
     writes.emplace_back(&*weights_file, [&] {
       task = "writing weights";
       weights_file->write([&](std::ostream& os) {
-        WeightsWriter w(os, weights_format, layout, data,
-                        q.data(), m, first, header);
-        fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { w.row(i, a); });
+        WeightsWriter w(os, weights_format, layout, data, q, m, first, header, rows.kinds);
+        fitted.weights(q, m, [&](std::size_t i, const double* a) { w.row(i, a); });
         w.finish();
       });
     });
   writes.emplace_back(&out, [&] {
     out.write([&](std::ostream& os) {
-      write_predictions(os, format, model, q.data(), m, data.d, value_columns(pred, band ? &*band : nullptr), header);
+      PredictionWriter w(os, format, model, columns, header);
+      write_block(w, rows, data.d, first, all);
+      w.finish();
     });
   });
   if (plot_file)
     writes.emplace_back(&*plot_file, [&] {
       FitPlot p{data.x,
                 data.y,
-                q,
-                pred,
-                band ? band->lower : std::vector<double>{},
-                band ? band->upper : std::vector<double>{},
+                std::vector<double>(q, q + m * data.d),
+                all.pred,
+                all.band ? all.band->lower : std::vector<double>{},
+                all.band ? all.band->upper : std::vector<double>{},
                 data.x_names[0],
                 data.y_name,
                 "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n)};
@@ -327,8 +444,8 @@ void run_predict(const PredictCommand& cmd) {
   if (heatmap_file)
     writes.emplace_back(&*heatmap_file, [&] {
       task = "drawing the heat map";
-      Heatmap map(q, data.x);
-      fitted.weights(q.data(), m, [&](std::size_t i, const double* a) { map.row(i, a); });
+      Heatmap map(std::vector<double>(q, q + m * data.d), data.x);
+      fitted.weights(q, m, [&](std::size_t i, const double* a) { map.row(i, a); });
       heatmap_file->write(
           [&](std::ostream& os) { map.write_svg(os, data.x_names[0], "attention weights, " + bandwidth_label(model)); });
     });

@@ -11,6 +11,7 @@
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
+#include "nwreg/timestamp.h"
 #include "nwreg/plugin.h"
 
 namespace nwreg {
@@ -338,10 +339,13 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     const auto comma = rest.find(',');
     const std::string_view part = rest.substr(0, comma);
     ParseFailure why{};
-    const auto v = parse_double(part, &why);
+    auto v = parse_double(part, &why);
+    const auto span = v ? std::nullopt : parse_duration(part, option);
+    if (span) v = span;
+    spec.timed.push_back(span.has_value());
     if (!v) {
       if (why == ParseFailure::not_a_number)
-        throw UsageError(option + ": expected a number > 0, auto, silverman, scott or plugin, got " + quote(text));
+        throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got " + quote(text));
       throw UsageError(option + ": " + describe(why, part));
     }
     check_bandwidth({*v}, 1, option);
@@ -394,9 +398,11 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   // a narrow column can be an exact match on purpose while the others smooth.)
   if (data.d == 1 && !fit.bandwidth.empty()) {
     const double spacing = typical_spacing(data, 0);
+    // A time column's figures in time units: "h = 1 h is below the typical spacing of "day", 1 d".
+    const auto show = data.kind(0) == ColumnKind::number ? g3 : format_duration;
     if (fit.bandwidth[0] < spacing)
-      why += (why.empty() ? "" : "; ") + std::string("h = ") + g3(fit.bandwidth[0]) +
-             " is below the typical spacing of " + quote(data.x_names[0]) + ", " + g3(spacing);
+      why += (why.empty() ? "" : "; ") + std::string("h = ") + show(fit.bandwidth[0]) +
+             " is below the typical spacing of " + quote(data.x_names[0]) + ", " + show(spacing);
   }
   const std::size_t k = options.engine.leave_out;
   if (!why.empty() && k == 0)

@@ -17,10 +17,12 @@ namespace nwreg {
 struct BandwidthSpec {
   enum class Kind { learn, fixed, silverman, scott, plugin } kind = Kind::learn;
   std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
+  std::vector<bool> timed;     //!< per value: given as a time span (6h), in seconds
 };
 
-/// Parses "auto" (or ""), "silverman", "scott", "plugin", or bandwidths > 0 separated by commas. Throws
-/// UsageError that starts with `option`.
+/// Parses "auto" (or ""), "silverman", "scott", "plugin", or bandwidths > 0 separated by commas,
+/// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
+/// in seconds. Throws UsageError that starts with `option`.
 BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);
 
 /// Silverman's rule per column: 0.9 min(sd, IQR/1.34) n^(-1/5) (R's bw.nrd0; sd when IQR = 0).

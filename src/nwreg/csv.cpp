@@ -29,11 +29,12 @@ bool blank_line(const char* line) {
   return true;
 }
 
-// A data row: every field a number or a missing-value marker, and at least one a number.
+// A data row: every field a number, an ISO time stamp or a missing-value marker, and at least
+// one a number or stamp.
 bool all_numbers(const std::vector<std::string_view>& fields) {
   bool any = false;
   for (std::string_view f : fields) {
-    if (parse_double(f)) any = true;
+    if (parse_double(f) || parse_instant(f)) any = true;
     else if (!is_missing(f)) return false;
   }
   return any;
@@ -416,7 +417,19 @@ std::size_t CsvReader::resolve(const std::string& spec, const std::string& optio
                    (has_header() ? " (columns: " + known + ")" : " (it has no header row)"));
 }
 
-bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) {
+double CsvReader::parse_instant_field(std::size_t column, std::string_view field,
+                                      std::optional<ColumnKind>& kind) const {
+  bool date_only = false;
+  const auto t = parse_instant(field, &date_only);
+  if (!t)
+    throw InputError(source_, line_, column_label(column),
+                     "cannot parse " + quote(field) +
+                         " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z, 2024-03-01 06:30+01:00)");
+  if (!kind || *kind == ColumnKind::date) kind = date_only && kind != ColumnKind::time ? ColumnKind::date : ColumnKind::time;
+  return *t;
+}
+
+bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds) {
   if (fields_.size() != column_count_) {
     std::string why;
     for (std::string_view f : fields_)
@@ -426,6 +439,17 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) 
   }
   for (std::size_t c = 0; c < columns.size(); ++c) {
     std::string_view field = fields_[columns[c]];
+    if (kinds && (*kinds)[c] != ColumnKind::number && !is_missing(field)) {
+      std::optional<ColumnKind>& kind = (*kinds)[c];
+      if (kind || looks_like_instant(field)) {
+        if (kind && !looks_like_instant(field) && parse_double(field))
+          throw InputError(source_, line_, column_label(columns[c]),
+                           "the column holds dates and times, found the number " + quote(field));
+        out[c] = parse_instant_field(columns[c], field, kind);
+        continue;
+      }
+      kind = ColumnKind::number;
+    }
     if (options_.decimal == ',' && field.find('.') != std::string_view::npos)
       throw InputError(source_, line_, column_label(columns[c]),
                        "cannot parse " + quote(field) + " as a number: with --decimal , a point is not a decimal mark");
@@ -456,6 +480,7 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out) 
 }
 
 std::string CsvReader::hint(std::string_view field) const {
+  if (looks_like_instant(field)) return " (a date or time: x columns may hold them, y and weight columns not)";
   // "2,4": a number with a decimal comma (R's write.csv2, spreadsheets in many locales).
   const auto comma = field.find(',');
   if (options_.decimal == '.' && comma != std::string_view::npos && field.find(',', comma + 1) == std::string_view::npos) {
@@ -473,19 +498,24 @@ std::string CsvReader::separator_hint(std::string_view field) const {
   return "";
 }
 
-bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out) {
+bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out, Kinds* kinds) {
   for (;;) {
     if (!pending_ && !next_row()) return false;
     pending_ = false;
-    if (parse_row(columns, out)) return true;
+    if (parse_row(columns, out, kinds)) return true;
   }
 }
 
-std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns) {
+std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns, Kinds* kinds,
+                                                         TextColumns* text) {
   std::vector<std::vector<double>> out(columns.size());
   std::vector<double> row(columns.size());
-  while (next_numeric(columns, row.data()))
+  if (text) text->values.assign(text->columns.size(), {});
+  while (next_numeric(columns, row.data(), kinds)) {
     for (std::size_t c = 0; c < columns.size(); ++c) out[c].push_back(row[c]);
+    if (text)
+      for (std::size_t c = 0; c < text->columns.size(); ++c) text->values[c].emplace_back(fields_[text->columns[c]]);
+  }
   if (out.empty() || out[0].empty())
     throw InputError(source_, 0, "",
                      std::string(has_header() ? "no data rows after the header" : "no data rows") +

@@ -10,7 +10,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <vector>
+
+#include "nwreg/timestamp.h"
 
 namespace io {
 class LineReader;
@@ -100,15 +103,33 @@ class CsvReader {
   /// `option` when there is no such column.
   std::size_t resolve(const std::string& spec, const std::string& option) const;
 
+  /// How each chosen column is read, when not all are numbers: ColumnKind::number takes numbers
+  /// only; date or time takes ISO 8601 stamps only, as seconds since the epoch (a date-time in
+  /// a date column makes it time); nullopt is decided by the column's first value that is not
+  /// missing, and then fixed. A number column is refused a stamp and a stamp column a number.
+  using Kinds = std::vector<std::optional<ColumnKind>>;
+
+  /// Columns kept as text, row by row, alongside those read as numbers (--keep): values[c][i]
+  /// is column columns[c] of the i-th row read (rows dropped for missing values left out).
+  struct TextColumns {
+    std::vector<std::size_t> columns;
+    std::vector<std::vector<std::string>> values;
+  };
+
   /// Reads every data row and returns the chosen columns as numbers, one vector per column.
   /// Blank lines are skipped. Throws InputError naming file, line and column for a field that
-  /// is not a finite number or a row with the wrong number of fields, and for a file with no
-  /// data rows.
-  std::vector<std::vector<double>> read_numeric(const std::vector<std::size_t>& columns);
+  /// is not a finite number (or a time stamp, as `kinds` allow) or a row with the wrong number
+  /// of fields, and for a file with no data rows.
+  std::vector<std::vector<double>> read_numeric(const std::vector<std::size_t>& columns, Kinds* kinds = nullptr,
+                                                TextColumns* text = nullptr);
 
   /// Reads the next data row's chosen columns into out[0..columns.size()); false at the end.
   /// Same checks as read_numeric, except that no rows at all is not an error.
-  bool next_numeric(const std::vector<std::size_t>& columns, double* out);
+  bool next_numeric(const std::vector<std::size_t>& columns, double* out, Kinds* kinds = nullptr);
+
+  /// The fields of the row last read by next_numeric or read_numeric's rows (quotes removed),
+  /// valid until the next read: for columns copied to the output as text.
+  const std::vector<std::string_view>& fields() const { return fields_; }
 
   /// Rows dropped for a missing value (NaPolicy::skip), and the line of the first.
   std::size_t skipped() const { return skipped_; }
@@ -118,7 +139,8 @@ class CsvReader {
   void start();
   bool next_row();  // fills fields_ and line_; false at end of input
   char* next_line();  // the next physical line, without its line end; nullptr at the end
-  bool parse_row(const std::vector<std::size_t>& columns, double* out);  // false: skipped
+  bool parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds);  // false: skipped
+  double parse_instant_field(std::size_t column, std::string_view field, std::optional<ColumnKind>& kind) const;
   std::string hint(std::string_view field) const;  // what a field that is not a number may mean
   std::string separator_hint(std::string_view field) const;  // another delimiter in a field
 

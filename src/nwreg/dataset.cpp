@@ -56,7 +56,12 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
     idx.push_back(w_idx);
   }
   idx.push_back(y_idx);
-  auto cols = reader.read_numeric(idx);
+  CsvReader::Kinds kinds(idx.size(), ColumnKind::number);  // y and the weights: numbers
+  for (std::size_t k = 0; k < data.d; ++k) kinds[k] = std::nullopt;  // x: numbers or time, by the first value
+  CsvReader::TextColumns text = kept_columns(reader, columns.keep, data.kept_names);
+  auto cols = reader.read_numeric(idx, &kinds, &text);
+  data.kept = std::move(text.values);
+  for (std::size_t k = 0; k < data.d; ++k) data.x_kind.push_back(kinds[k].value_or(ColumnKind::number));
   data.n = cols.back().size();
   data.y = std::move(cols.back());
   cols.pop_back();
@@ -81,9 +86,42 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   return data;
 }
 
-std::vector<double> read_queries(CsvReader& reader, const Dataset& train) {
+CsvReader::Kinds query_kinds(const Dataset& train) {
+  CsvReader::Kinds kinds;
+  for (std::size_t k = 0; k < train.d; ++k)
+    kinds.push_back(train.kind(k) == ColumnKind::number ? std::optional(ColumnKind::number) : std::nullopt);
+  return kinds;
+}
+
+CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<std::string>& keep,
+                                    std::vector<std::string>& names) {
+  CsvReader::TextColumns text;
+  names.clear();
+  for (const auto& spec : keep) {
+    const std::size_t c = reader.resolve(spec, "--keep");
+    text.columns.push_back(c);
+    names.push_back(reader.has_header() ? reader.names()[c] : "column" + std::to_string(c + 1));
+  }
+  return text;
+}
+
+QueryRows read_query_rows(CsvReader& reader, const Dataset& train, const std::vector<std::string>& keep) {
+  QueryRows rows;
+  CsvReader::TextColumns text = kept_columns(reader, keep, rows.kept_names);
+  rows.x = read_queries(reader, train, &rows.kinds, &text);
+  rows.kept = std::move(text.values);
+  return rows;
+}
+
+std::vector<double> read_queries(CsvReader& reader, const Dataset& train, std::vector<ColumnKind>* kinds,
+                                 CsvReader::TextColumns* text) {
   const std::vector<std::size_t> idx = query_columns(reader, train);
-  auto cols = reader.read_numeric(idx);
+  CsvReader::Kinds read = query_kinds(train);
+  auto cols = reader.read_numeric(idx, &read, text);
+  if (kinds) {
+    kinds->clear();
+    for (std::size_t k = 0; k < train.d; ++k) kinds->push_back(read[k].value_or(train.kind(k)));
+  }
   const std::size_t m = cols[0].size();
   std::vector<double> q(m * train.d);
   for (std::size_t k = 0; k < train.d; ++k)

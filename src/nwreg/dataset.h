@@ -16,12 +16,17 @@ struct Dataset {
   std::vector<double> x;               //!< n x d, row-major
   std::vector<double> y;               //!< n targets
   std::vector<std::string> x_names;    //!< d column names ("x" when the file has no header)
+  std::vector<ColumnKind> x_kind;      //!< d kinds: numbers, or ISO dates/times read as seconds
   std::string y_name;                  //!< target column name ("y" when the file has no header)
   std::string source;                  //!< file name as given, or "<stdin>"
   std::vector<double> weight;          //!< n sample weights >= 0 (--sample-weight); empty = all 1
   std::string weight_name;             //!< the sample-weight column's name, when there is one
+  std::vector<std::string> kept_names;             //!< columns kept as text (--keep)
+  std::vector<std::vector<std::string>> kept;      //!< kept[c][i]: column c of row i, as read
 
   const double* row(std::size_t i) const { return x.data() + i * d; }
+  /// Column k's kind (numbers when x_kind was left empty, as data built in code leave it).
+  ColumnKind kind(std::size_t k) const { return k < x_kind.size() ? x_kind[k] : ColumnKind::number; }
 };
 
 /// Which columns hold x and y: header names or 1-based indices.
@@ -29,6 +34,7 @@ struct ColumnChoice {
   std::vector<std::string> x{"1"};  //!< input columns; default the first
   std::string y = "2";              //!< target column; default the second
   std::string weight;               //!< sample-weight column (--sample-weight); empty = none
+  std::vector<std::string> keep;    //!< columns kept as text for the output (--keep)
 };
 
 /// Splits a column list given to -x: names or 1-based indices separated by commas, blanks
@@ -36,14 +42,36 @@ struct ColumnChoice {
 /// name.
 std::vector<std::string> parse_column_list(const std::string& text, const std::string& option);
 
-/// Reads a training set. Throws UsageError for a column that does not exist (naming -x, -y or
+/// Reads a training set. An x column whose first value is an ISO 8601 date or date-time is read
+/// as time (seconds since the epoch; see timestamp.h), else as numbers; y and sample weights are
+/// numbers. Throws UsageError for a column that does not exist (naming -x, -y or
 /// --sample-weight) and InputError for bad content (a negative sample weight included).
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);
 
 /// Reads query points for a model over `train`'s columns: each x column is found by name when
 /// the query file has a header that names it, else the query file's first columns are used.
-/// Returns m x d values, row-major.
-std::vector<double> read_queries(CsvReader& reader, const Dataset& train);
+/// A column that is time in `train` takes time stamps only. Returns m x d values, row-major,
+/// and in `kinds` (when given) each column's kind as read.
+std::vector<double> read_queries(CsvReader& reader, const Dataset& train, std::vector<ColumnKind>* kinds = nullptr,
+                                 CsvReader::TextColumns* text = nullptr);
+
+/// Query points with the columns --keep copies from each query row.
+struct QueryRows {
+  std::vector<double> x;                       //!< m x d, row-major
+  std::vector<ColumnKind> kinds;               //!< per column, as read
+  std::vector<std::string> kept_names;         //!< the kept columns' names
+  std::vector<std::vector<std::string>> kept;  //!< kept[c][i], as read
+};
+QueryRows read_query_rows(CsvReader& reader, const Dataset& train, const std::vector<std::string>& keep);
+
+/// The columns `keep` names (names or 1-based indices) and their names in the output. Throws
+/// UsageError naming --keep for a column that does not exist.
+CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<std::string>& keep,
+                                    std::vector<std::string>& names);
+
+/// How the query reader is to read `train`'s x columns: numbers as numbers, dates and times as
+/// time stamps (a date column's queries may be date-times).
+CsvReader::Kinds query_kinds(const Dataset& train);
 
 /// The columns read_queries reads: each x column by name when the query file names it, else the
 /// query file's first columns (after a row-names column). Throws InputError when there are too

@@ -8,6 +8,7 @@
 
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
+#include "nwreg/timestamp.h"
 
 namespace nwreg {
 namespace {
@@ -38,29 +39,45 @@ std::optional<double> as_integer(double v, double scale) {
 
 }  // namespace
 
-std::vector<double> parse_grid(const std::string& text, std::size_t max_points) {
+std::vector<double> parse_grid(const std::string& text, std::size_t max_points, bool* time) {
+  // START/STOP/STEP between instants (ISO times hold colons), else START:STOP:STEP.
+  const bool instants = text.find('/') != std::string::npos;
+  if (time) *time = instants;
+  const char sep = instants ? '/' : ':';
   std::vector<std::string_view> parts;
   std::string_view rest(text);
-  for (std::size_t pos; (pos = rest.find(':')) != std::string_view::npos;) {
+  for (std::size_t pos; (pos = rest.find(sep)) != std::string_view::npos;) {
     parts.push_back(rest.substr(0, pos));
     rest.remove_prefix(pos + 1);
   }
   parts.push_back(rest);
   if (parts.size() != 3)
-    throw UsageError("--grid: expected START:STOP:STEP, got " + quote(text));
+    throw UsageError(instants ? "--grid: expected START/STOP/STEP between instants (2024-01-01/2024-02-01/6h), got " + quote(text)
+                              : "--grid: expected START:STOP:STEP, got " + quote(text));
   double v[3];
   const char* names[3] = {"START", "STOP", "STEP"};
   for (int i = 0; i < 3; ++i) {
     ParseFailure why{};
-    auto p = parse_double(parts[i], &why);
+    std::optional<double> p;
+    if (instants && i < 2) {
+      p = parse_instant(parts[i]);
+      if (!p)
+        throw UsageError("--grid: " + std::string(names[i]) + ": cannot parse " + quote(parts[i]) +
+                         " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z)");
+    } else {
+      p = parse_double(parts[i], &why);
+      if (!p && instants) p = parse_duration(parts[i], "--grid: STEP");
+    }
     if (!p) throw UsageError("--grid: " + std::string(names[i]) + ": " + describe(why, parts[i]));
     v[i] = *p;
   }
   const double start = v[0], stop = v[1], step = v[2];
   if (step == 0) throw UsageError("--grid: STEP must not be 0");
-  if ((stop - start) / step <= 0)
-    throw UsageError("--grid: STEP " + format_double(step) + " does not lead from " +
-                     format_double(start) + " towards " + format_double(stop) + ": no points");
+  if ((stop - start) / step <= 0) {
+    auto show = [&](double t) { return instants ? format_instant(t) : format_double(t); };
+    throw UsageError("--grid: STEP " + (instants ? format_duration(step) : format_double(step)) + " does not lead from " +
+                     show(start) + " towards " + show(stop) + ": no points");
+  }
   const double count_f = std::ceil((stop - start) / step);
   if (!(count_f <= static_cast<double>(max_points)))
     throw UsageError("--grid: " + text + " has more than " + std::to_string(max_points) + " points");
@@ -69,7 +86,7 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points) 
   int places = 0;
   bool exact = true;
   for (auto p : parts) {
-    auto dp = decimals(p);
+    auto dp = instants ? std::optional<int>(0) : decimals(p);  // instants: exact in whole seconds
     if (!dp || *dp > 15) exact = false;
     else places = std::max(places, *dp);
   }

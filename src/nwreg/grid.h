@@ -15,7 +15,13 @@ inline constexpr std::size_t max_grid_points = 100'000'000;
 /// START + i*STEP (so 0:1:0.1 gives 0.3, not 0.30000000000000004). Throws UsageError naming
 /// `--grid` for text that is not three numbers, STEP = 0, STEP pointing away from STOP, or a
 /// grid of more than `max_points` points.
-std::vector<double> parse_grid(const std::string& text, std::size_t max_points = max_grid_points);
+///
+/// Between instants the form is `START/STOP/STEP` (ISO 8601 times hold colons; the slash is
+/// ISO 8601's own interval separator): two ISO dates or date-times and a time span (6h, 1d; see
+/// parse_duration) or a number of seconds, e.g. 2024-01-01/2024-02-01/1d. The points are in
+/// seconds since the epoch; `*time` (when given) says which form it was.
+std::vector<double> parse_grid(const std::string& text, std::size_t max_points = max_grid_points,
+                               bool* time = nullptr);
 
 /// One of N slices of the queries, K in 1..N.
 struct Shard {

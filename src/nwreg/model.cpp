@@ -79,6 +79,14 @@ Model read_model(std::istream& in, const std::string& source) {
     m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
+    if (j.contains("x_kinds")) {
+      for (const auto& kind : j.at("x_kinds").get<std::vector<std::string>>()) {
+        const auto k = parse_column_kind(kind);
+        if (!k) throw bad("\"x_kinds\": unknown kind " + quote(kind) + " (known: number, date, time)");
+        m.x_kinds.push_back(*k);
+      }
+      if (m.x_kinds.size() != m.x_columns.size()) throw bad("\"x_kinds\" needs one kind per x column");
+    }
     m.sample_weight = j.value("sample_weight", "");
     if (j.contains("metric")) {
       for (const auto& row : j.at("metric").get<std::vector<std::vector<double>>>()) {

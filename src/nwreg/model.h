@@ -11,6 +11,7 @@
 #include "nwreg/attention.h"
 #include "nwreg/bandwidth.h"
 #include "nwreg/metric.h"
+#include "nwreg/timestamp.h"
 
 namespace nwreg {
 
@@ -28,6 +29,7 @@ struct Model {
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
   std::vector<std::string> x_columns;   //!< training x column names
+  std::vector<ColumnKind> x_kinds;      //!< per x column: numbers, dates or times; empty = all numbers
   std::string y_column;                 //!< training y column name
   std::string sample_weight;            //!< the sample-weight column's name; empty = none
   std::size_t n = 0;                    //!< training rows
@@ -41,6 +43,11 @@ struct Model {
   std::optional<double> criterion_value;  //!< its value at `bandwidth`, over every row
   std::vector<std::string> warnings;    //!< why a learned bandwidth is suspect (fit_warnings)
 };
+
+/// Column k's kind (numbers when x_kinds is empty).
+inline ColumnKind column_kind(const Model& m, std::size_t k) {
+  return k < m.x_kinds.size() ? m.x_kinds[k] : ColumnKind::number;
+}
 
 /// Writes the model as a JSON object (see README, "Model file"). Throws DataError if a number
 /// is not finite (JSON cannot hold it).

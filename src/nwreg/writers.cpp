@@ -24,12 +24,25 @@ bool all_finite(const Json& j) {
 }
 
 
-void append_point(std::string& buf, const double* p, std::size_t d) {
-  if (d == 1) return append_double(buf, p[0]);
+ColumnKind kind_of(const std::vector<ColumnKind>& kinds, std::size_t k) {
+  return k < kinds.size() ? kinds[k] : ColumnKind::number;
+}
+
+// An x value: a number, or an ISO 8601 stamp (in quotes for JSON).
+void append_x(std::string& buf, double v, ColumnKind kind, bool quoted) {
+  if (kind == ColumnKind::number) return append_double(buf, v);
+  if (quoted) buf += '"';
+  append_instant(buf, v, kind == ColumnKind::date);
+  if (quoted) buf += '"';
+}
+
+// A point for JSON: its value when d = 1, else [v1,v2,...].
+void append_point(std::string& buf, const double* p, std::size_t d, const std::vector<ColumnKind>& kinds) {
+  if (d == 1) return append_x(buf, p[0], kind_of(kinds, 0), true);
   buf += '[';
   for (std::size_t k = 0; k < d; ++k) {
     if (k) buf += ',';
-    append_double(buf, p[k]);
+    append_x(buf, p[k], kind_of(kinds, k), true);
   }
   buf += ']';
 }
@@ -124,6 +137,13 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("method", to_string(m.method));
   if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
+  const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return k != ColumnKind::number; });
+  if (any_time) {
+    Json readable = Json::array();  // "6 h" for a time column, null for a number column
+    for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
+      readable.push_back(column_kind(m, k) == ColumnKind::number ? Json(nullptr) : Json(format_duration(m.bandwidth[k])));
+    w.field("bandwidth_readable", readable);
+  }
   if (m.metric.rank) {
     Json rows = Json::array();
     const std::size_t d = m.x_columns.size();
@@ -134,6 +154,11 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   }
   w.field("bandwidth_source", m.bandwidth_source);
   w.field("x_columns", m.x_columns);
+  if (any_time) {
+    Json kinds = Json::array();
+    for (std::size_t k = 0; k < m.x_columns.size(); ++k) kinds.push_back(to_string(column_kind(m, k)));
+    w.field("x_kinds", kinds);
+  }
   w.field("y_column", m.y_column);
   if (!m.sample_weight.empty()) w.field("sample_weight", m.sample_weight);
   w.field("n", m.n);
@@ -162,92 +187,99 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.end_array();
 }
 
-void append_jsonl(std::string& out, const std::vector<std::string>& x_names, const double* q, std::size_t d,
-                  const std::vector<ValueColumn>& columns, std::size_t i) {
-  out += '{';
-  for (std::size_t k = 0; k < d; ++k) {
-    out += Json(x_names[k]).dump();
-    out += ':';
-    append_double(out, q[k]);
-    out += ',';
-  }
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    out += (c ? ",\"" : "\"") + columns[c].name + "\":";
-    append_double(out, columns[c].values[i]);
-  }
-  out += "}\n";
-}
-
-void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
-                       std::size_t m, std::size_t d, const std::vector<ValueColumn>& columns, bool header) {
-  for (const auto& c : columns)
-    for (std::size_t i = 0; i < m; ++i)
-      if (!std::isfinite(c.values[i]))
-        throw DataError(c.name + " " + std::to_string(i + 1) + " is not finite");
-  std::string buf;
-  if (format != Format::json) {
-    const char sep = separator(format);
-    if (format != Format::jsonl && header) {
-      for (const auto& name : model.x_columns) buf += csv_field(name, sep) + sep;
-      for (std::size_t c = 0; c < columns.size(); ++c) {
-        if (c) buf += sep;
-        buf += columns[c].name;
+PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model& model, Columns columns,
+                                   bool header)
+    : out_(out), format_(format), columns_(std::move(columns)) {
+  const char sep = separator(format_);
+  if (format_ == Format::csv || format_ == Format::tsv) {
+    if (!header) return;
+    for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
+      for (const auto& name : *names) {
+        if (!buf_.empty()) buf_ += sep;
+        buf_ += csv_field(name, sep);
       }
-      buf += '\n';
-    }
-    for (std::size_t i = 0; i < m; ++i) {
-      if (format == Format::jsonl) {
-        append_jsonl(buf, model.x_columns, queries + i * d, d, columns, i);
-      } else {
-        for (std::size_t k = 0; k < d; ++k) {
-          append_double(buf, queries[i * d + k]);
-          buf += sep;
-        }
-        for (std::size_t c = 0; c < columns.size(); ++c) {
-          if (c) buf += sep;
-          append_double(buf, columns[c].values[i]);
-        }
-        buf += '\n';
-      }
-      if (buf.size() > (1 << 16)) {
-        out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-        check_stream(out);
-        buf.clear();
-      }
-    }
-    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    out.flush();
-    check_stream(out);
+    buf_ += '\n';
     return;
   }
-  JsonObjectWriter w(out);
-  write_model_fields(w, model);
-  std::vector<std::string> keys;
-  for (const auto& name : model.x_columns) keys.push_back(Json(name).dump() + ": ");
-  w.begin_array("predictions");
-  for (std::size_t i = 0; i < m; ++i) {
-    buf = "{";
-    for (std::size_t k = 0; k < d; ++k) {
-      buf += keys[k];
-      append_double(buf, queries[i * d + k]);
-      buf += ", ";
-    }
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      buf += (c ? ", \"" : "\"") + columns[c].name + "\": ";
-      append_double(buf, columns[c].values[i]);
-    }
-    buf += '}';
-    w.element(buf);
+  for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
+    for (const auto& name : *names)
+      keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + (format_ == Format::json ? ": " : ":"));
+  if (format_ == Format::json) {
+    json_.emplace(out_);
+    write_model_fields(*json_, model);
+    json_->begin_array("predictions");
   }
-  w.end_array();
-  w.finish();
+}
+
+void PredictionWriter::append_kept(std::string_view text) {
+  if (format_ == Format::csv || format_ == Format::tsv) {
+    buf_ += csv_field(std::string(text), separator(format_));
+  } else if (const auto v = parse_double(text)) {
+    append_double(buf_, *v);  // a number stays a number in JSON
+  } else {
+    buf_ += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+}
+
+void PredictionWriter::row(const std::string_view* kept, const double* x, const double* values) {
+  ++rows_;
+  for (std::size_t c = 0; c < columns_.values.size(); ++c)
+    if (!std::isfinite(values[c])) throw DataError(columns_.values[c] + " " + std::to_string(rows_) + " is not finite");
+  const bool csv = format_ == Format::csv || format_ == Format::tsv;
+  const char* between = csv ? "" : format_ == Format::json ? ", " : ",";
+  if (format_ == Format::json) buf_.clear();  // JSON: the record is one array element
+  std::size_t key = 0;
+  bool first = true;
+  auto next = [&] {
+    if (csv) {
+      if (!first) buf_ += separator(format_);
+    } else {
+      if (!first) buf_ += between;
+      buf_ += keys_[key];
+    }
+    ++key;
+    first = false;
+  };
+  if (!csv) buf_ += '{';
+  for (std::size_t c = 0; c < columns_.kept.size(); ++c) next(), append_kept(kept[c]);
+  for (std::size_t k = 0; k < columns_.x.size(); ++k)
+    next(), append_x(buf_, x[k], kind_of(columns_.kinds, k), !csv);
+  for (std::size_t c = 0; c < columns_.values.size(); ++c) next(), append_double(buf_, values[c]);
+  if (format_ == Format::json) {
+    buf_ += '}';
+    json_->element(buf_);
+    buf_.clear();
+    return;
+  }
+  buf_ += csv ? "\n" : "}\n";
+  if (buf_.size() > (1 << 16)) {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    check_stream(out_);
+    buf_.clear();
+  }
+}
+
+void PredictionWriter::flush() {
+  out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  buf_.clear();
+  out_.flush();
+  check_stream(out_);
+}
+
+void PredictionWriter::finish() {
+  if (json_) {
+    json_->end_array();
+    json_->finish();
+    return;
+  }
+  flush();
 }
 
 WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout layout,
                              const Dataset& train, const double* queries, std::size_t m, std::size_t first,
-                             bool header)
+                             bool header, std::vector<ColumnKind> kinds)
     : out_(out), format_(format), layout_(layout), train_(train),
-      queries_(queries), m_(m), first_(first) {
+      queries_(queries), m_(m), first_(first), kinds_(std::move(kinds)) {
   const std::size_t n = train.n, d = train.d;
   const char sep = separator(format_);
   if (format_ == Format::jsonl) {
@@ -268,12 +300,14 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
     buf_ = "{\n  \"x_columns\": " + Json(train.x_names).dump() + ",\n  \"queries\": [";
     for (std::size_t j = 0; j < m; ++j) {
       if (j) buf_ += ',';
-      append_point(buf_, queries + j * d, d);
+      append_point(buf_, queries + j * d, d, kinds_);
     }
     buf_ += "],\n  \"keys\": [";
+    std::vector<ColumnKind> key_kinds;
+    for (std::size_t k = 0; k < d; ++k) key_kinds.push_back(output_kind(train.kind(k), train.x.data() + k, n, d));
     for (std::size_t i = 0; i < n; ++i) {
       if (i) buf_ += ',';
-      append_point(buf_, train.row(i), d);
+      append_point(buf_, train.row(i), d, key_kinds);
     }
     buf_ += "],\n  \"weights\": [";
   }
@@ -290,7 +324,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     buf_ += '{';
     for (std::size_t k = 0; k < d; ++k) {
       buf_ += x_keys_[k];
-      append_double(buf_, queries_[j * d + k]);
+      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), true);
       buf_ += ',';
     }
     buf_ += "\"weights\":[";
@@ -310,7 +344,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     }
   } else if (format_ != Format::json && layout_ == WeightsLayout::wide) {
     for (std::size_t k = 0; k < d; ++k) {
-      append_double(buf_, queries_[j * d + k]);
+      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), false);
       buf_ += sep;
     }
     for (std::size_t i = 0; i < n; ++i) {

@@ -8,9 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "nwreg/dataset.h"
+#include "nwreg/timestamp.h"
 
 namespace nwreg {
 
@@ -67,25 +70,41 @@ class JsonObjectWriter {
 /// the model file and the JSON predictions.
 void write_model_fields(JsonObjectWriter& w, const Model& m);
 
-/// A column of values per query: "prediction", and with --se "se", "lower", "upper".
-struct ValueColumn {
-  std::string name;
-  const double* values;
+/// Writes predictions row by row, as they are computed. CSV/TSV: a header, then a row per
+/// query; JSON: the model's fields, then "predictions": [records]; JSONL: one record per line.
+/// Each row holds the kept columns (text copied from the input, --keep), the query's x (an ISO
+/// 8601 stamp for a time column, a JSON string) and the value columns (prediction; se, lower,
+/// upper; y and residual for fitted values).
+class PredictionWriter {
+ public:
+  struct Columns {
+    std::vector<std::string> kept;    //!< names of columns copied from the input
+    std::vector<std::string> x;       //!< x column names
+    std::vector<ColumnKind> kinds;    //!< how each x is written (empty = numbers); a date column
+                                      //!< writes whole days as dates, other instants as date-times
+    std::vector<std::string> values;  //!< value column names
+  };
+  /// `header` = false leaves out the CSV/TSV header (for shards after the first); JSON always
+  /// has its fields.
+  PredictionWriter(std::ostream& out, Format format, const Model& model, Columns columns, bool header = true);
+  /// One row: kept[0..kept columns), x[0..d), values[0..value columns). Throws DataError for a
+  /// value that is not finite, naming its column and row.
+  void row(const std::string_view* kept, const double* x, const double* values);
+  /// Writes out the rows buffered so far and flushes the stream (for readers waiting on a pipe).
+  void flush();
+  /// Ends the output (JSON's closing brackets) and flushes.
+  void finish();
+
+ private:
+  void append_kept(std::string_view text);
+  std::ostream& out_;
+  Format format_;
+  Columns columns_;
+  std::optional<JsonObjectWriter> json_;
+  std::vector<std::string> keys_;  // JSON and JSONL: each column's "name": text
+  std::string buf_;
+  std::size_t rows_ = 0;
 };
-
-/// Predictions at m query points (m x d). CSV: the x column names, then the value columns.
-/// JSON: the model's fields, then "predictions": [{"<x>": q, "prediction": f, ...}, ...].
-/// JSONL: {"<x>": q, "prediction": f, ...} per line. `header` = false leaves out the CSV header
-/// (for shards after the first); JSON always has its fields. Throws DataError for a value that
-/// is not finite.
-void write_predictions(std::ostream& out, Format format, const Model& model, const double* queries,
-                       std::size_t m, std::size_t d, const std::vector<ValueColumn>& columns,
-                       bool header = true);
-
-/// One JSONL record for query i: {"<x>": q_i, "<column>": value_i, ...} and a line end,
-/// appended to `out` (q points at query i's coordinates).
-void append_jsonl(std::string& out, const std::vector<std::string>& x_names, const double* q,
-                  std::size_t d, const std::vector<ValueColumn>& columns, std::size_t i);
 
 /// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
 class WeightsWriter {
@@ -93,9 +112,11 @@ class WeightsWriter {
   /// csv and tsv write a table, json one object, jsonl a line per query (wide: its coordinates
   /// and "weights") or per pair (long: "query", "key", "weight"). `first` numbers the queries
   /// from first + 1 in the long layout, and `header` = false leaves out the CSV/TSV header: for
-  /// the second and later shards.
+  /// the second and later shards. `kinds` say how the queries' x are written (as in
+  /// PredictionWriter; empty = numbers); the keys' follow the training data.
   WeightsWriter(std::ostream& out, Format format, WeightsLayout layout, const Dataset& train,
-                const double* queries, std::size_t m, std::size_t first = 0, bool header = true);
+                const double* queries, std::size_t m, std::size_t first = 0, bool header = true,
+                std::vector<ColumnKind> kinds = {});
   /// Row i of the matrix (n weights); rows must come in order 0..m-1.
   void row(std::size_t i, const double* a);
   void finish();
@@ -110,6 +131,7 @@ class WeightsWriter {
   std::size_t first_;
   std::string buf_;
   std::vector<std::string> x_keys_;  // jsonl: "<x column>": per column
+  std::vector<ColumnKind> kinds_;    // the queries' x
 };
 
 }  // namespace nwreg

@@ -35,14 +35,29 @@ std::string weights_text(Format f, WeightsLayout l) {
   return out.str();
 }
 
+// Predictions of one value column through PredictionWriter, one row per query.
+std::string predictions(Format f, const Model& m, const std::vector<double>& q, const std::vector<double>& p,
+                        PredictionWriter::Columns columns = {}, const std::vector<std::string>& kept = {}) {
+  if (columns.x.empty()) columns.x = m.x_columns;
+  if (columns.values.empty()) columns.values = {"prediction"};
+  std::ostringstream out;
+  PredictionWriter w(out, f, m, columns);
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    std::vector<std::string_view> k;
+    for (std::size_t c = 0; c < columns.kept.size(); ++c) k.push_back(kept[i * columns.kept.size() + c]);
+    w.row(k.data(), &q[i], &p[i]);
+  }
+  w.finish();
+  return out.str();
+}
+
 }  // namespace
 
 TEST_CASE("CSV predictions: x column name, then prediction, in shortest numbers") {
   const Dataset d = testing::make_dataset({0, 1}, {1, 2});
   const std::vector<double> q = {0.1, 0.30000000000000004}, p = {1.5, -2e-300};
-  std::ostringstream out;
-  write_predictions(out, Format::csv, model_for(d), q.data(), 2, 1, {{"prediction", p.data()}});
-  CHECK(out.str() == "x,prediction\n0.1,1.5\n0.30000000000000004,-2e-300\n");
+  CHECK(predictions(Format::csv, model_for(d), q, p) == "x,prediction\n0.1,1.5\n0.30000000000000004,-2e-300\n");
+  CHECK(predictions(Format::tsv, model_for(d), q, p) == "x\tprediction\n0.1\t1.5\n0.30000000000000004\t-2e-300\n");
 }
 
 TEST_CASE("CSV header names are quoted when they need it") {
@@ -60,9 +75,8 @@ TEST_CASE("JSON predictions: the model's fields, then records") {
   m.history = {{0, {0.4}, 0.3, {}}, {1, {0.5}, 0.25, {}}};
   m.stop_reason = "tolerance";
   const std::vector<double> q = {0.5, 1.5}, p = {1.25, 1.75};
-  std::ostringstream out;
-  write_predictions(out, Format::json, m, q.data(), 2, 1, {{"prediction", p.data()}});
-  const Json j = Json::parse(out.str());
+  const std::string text = predictions(Format::json, m, q, p);
+  const Json j = Json::parse(text);
   CHECK(j["kernel"] == "gaussian");
   CHECK(j["bandwidth"] == Json::array({0.5}));
   CHECK(j["x_columns"] == Json::array({"times"}));
@@ -71,15 +85,39 @@ TEST_CASE("JSON predictions: the model's fields, then records") {
   CHECK(j["history"].size() == 2);
   CHECK(j["history"][1]["loss"] == 0.25);
   CHECK(j["predictions"] == Json::parse(R"([{"times":0.5,"prediction":1.25},{"times":1.5,"prediction":1.75}])"));
-  CHECK(out.str().find("\n    {\"times\": 0.5, \"prediction\": 1.25},\n") != std::string::npos);
+  CHECK(text.find("\n    {\"times\": 0.5, \"prediction\": 1.25},\n") != std::string::npos);
+}
+
+TEST_CASE("time x columns are written as ISO 8601: dates stay dates, JSON holds strings") {
+  Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  d.x_names = {"day"};
+  const Model m = model_for(d);
+  const std::vector<double> q = {1709251200, 1709251200 + 6.5 * 3600}, p = {1, 2};  // 2024-03-01
+  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}}) ==
+        "day,prediction\n2024-03-01T00:00:00Z,1\n2024-03-01T06:30:00Z,2\n");
+  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}}) == "day,prediction\n2024-03-01,1\n");
+  // A date column writes an instant that is not a whole day as a date-time.
+  CHECK(predictions(Format::jsonl, m, q, p, {{}, {}, {ColumnKind::date}, {}}) ==
+        "{\"day\":\"2024-03-01\",\"prediction\":1}\n{\"day\":\"2024-03-01T06:30:00Z\",\"prediction\":2}\n");
+}
+
+TEST_CASE("kept columns come first: text quoted for CSV, numbers as numbers in JSON") {
+  const Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  const Model m = model_for(d);
+  const std::vector<double> q = {0.5, 1.5}, p = {1, 2};
+  const PredictionWriter::Columns c{{"id", "name"}, {"x"}, {}, {"prediction"}};
+  const std::vector<std::string> kept = {"7", "a,b", "0.50", "say \"hi\""};
+  CHECK(predictions(Format::csv, m, q, p, c, kept) ==
+        "id,name,x,prediction\n7,\"a,b\",0.5,1\n0.50,\"say \"\"hi\"\"\",1.5,2\n");
+  CHECK(predictions(Format::jsonl, m, q, p, c, kept) ==
+        "{\"id\":7,\"name\":\"a,b\",\"x\":0.5,\"prediction\":1}\n{\"id\":0.5,\"name\":\"say \\\"hi\\\"\",\"x\":1.5,\"prediction\":2}\n");
 }
 
 TEST_CASE("a non-finite number is never written") {
   const Dataset d = testing::make_dataset({0, 1}, {1, 2});
   const std::vector<double> q = {0.5}, p = {NAN};
   std::ostringstream out;
-  CHECK_THROWS_WITH_AS(write_predictions(out, Format::csv, model_for(d), q.data(), 1, 1, {{"prediction", p.data()}}),
-                       "prediction 1 is not finite", DataError);
+  CHECK_THROWS_WITH_AS(predictions(Format::csv, model_for(d), q, p), "prediction 1 is not finite", DataError);
   Model m = model_for(d);
   m.loo_mse = INFINITY;
   CHECK_THROWS_WITH_AS(write_model(out, m), "field \"loo_mse\" holds a number that is not finite; JSON cannot hold it",

@@ -1,0 +1,187 @@
+#include "nwreg/timestamp.h"
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+// GCC 12 warns that date.h's from_stream may read its seconds field uninitialised when parsing
+// into a duration; the library sets it before use on every path that succeeds (a false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <date/date.h>
+
+#include "nwreg/errors.h"
+#include "nwreg/numbers.h"
+
+namespace nwreg {
+namespace {
+
+constexpr double seconds_per_day = 86400;
+
+bool digits(std::string_view s, std::size_t from, std::size_t count) {
+  if (s.size() < from + count) return false;
+  for (std::size_t i = from; i < from + count; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+// Parses all of `text` with the date library's `format` into `value`; false if anything is left.
+template <class T>
+bool parse_all(std::string_view text, const char* format, T& value) {
+  std::istringstream in{std::string(text)};
+  in >> date::parse(format, value);
+  return !in.fail() && in.peek() == std::char_traits<char>::eof();
+}
+
+// "+05:30", "-0800", "+05": the offset east of UTC in minutes; nullopt if malformed.
+std::optional<long> parse_offset(std::string_view s) {
+  const long sign = s[0] == '-' ? -1 : 1;
+  s.remove_prefix(1);
+  std::string hm;
+  if (s.size() == 2 && digits(s, 0, 2)) hm = std::string(s) + ":00";
+  else if (s.size() == 4 && digits(s, 0, 4)) hm = std::string(s.substr(0, 2)) + ":" + std::string(s.substr(2));
+  else if (s.size() == 5 && digits(s, 0, 2) && s[2] == ':' && digits(s, 3, 2)) hm = std::string(s);
+  else return std::nullopt;
+  std::chrono::minutes offset{};
+  if (!parse_all(hm, "%H:%M", offset)) return std::nullopt;
+  return sign * static_cast<long>(offset.count());
+}
+
+}  // namespace
+
+const char* to_string(ColumnKind kind) {
+  switch (kind) {
+    case ColumnKind::date: return "date";
+    case ColumnKind::time: return "time";
+    case ColumnKind::number: break;
+  }
+  return "number";
+}
+
+std::optional<ColumnKind> parse_column_kind(std::string_view text) {
+  for (ColumnKind k : {ColumnKind::number, ColumnKind::date, ColumnKind::time})
+    if (text == to_string(k)) return k;
+  return std::nullopt;
+}
+
+bool looks_like_instant(std::string_view text) {
+  text = trim(text);
+  return digits(text, 0, 4) && text.size() >= 8 && text[4] == '-' && digits(text, 5, 2) && text[7] == '-';
+}
+
+std::optional<double> parse_instant(std::string_view text, bool* date_only) {
+  text = trim(text);
+  // The calendar date: exactly yyyy-mm-dd, checked by the library (2023-02-29 is refused).
+  if (text.size() < 10 || !looks_like_instant(text) || !digits(text, 8, 2)) return std::nullopt;
+  date::sys_days day;
+  if (!parse_all(text.substr(0, 10), "%F", day)) return std::nullopt;
+  const std::int64_t day_seconds = static_cast<std::int64_t>(day.time_since_epoch().count()) * 86400;
+  if (date_only) *date_only = text.size() == 10;
+  if (text.size() == 10) return static_cast<double>(day_seconds);
+  if (text[10] != 'T' && text[10] != 't' && text[10] != ' ') return std::nullopt;
+  std::string_view rest = text.substr(11);
+
+  // The zone: Z, an offset, or nothing (UTC).
+  long offset_minutes = 0;
+  if (!rest.empty() && (rest.back() == 'Z' || rest.back() == 'z')) {
+    rest.remove_suffix(1);
+  } else if (const auto sign = rest.find_first_of("+-"); sign != std::string_view::npos) {
+    const auto offset = parse_offset(rest.substr(sign));
+    if (!offset) return std::nullopt;
+    offset_minutes = *offset;
+    rest = rest.substr(0, sign);
+  }
+  // The time of day: hh:mm, hh:mm:ss or hh:mm:ss.fff (any number of digits, kept to the
+  // nanosecond).
+  if (!(digits(rest, 0, 2) && rest.size() >= 5 && rest[2] == ':' && digits(rest, 3, 2))) return std::nullopt;
+  std::chrono::nanoseconds tod{};
+  if (rest.size() == 5) {
+    if (!parse_all(rest, "%H:%M", tod)) return std::nullopt;
+  } else {
+    if (!(rest[5] == ':' && digits(rest, 6, 2) && (rest.size() == 8 || (rest[8] == '.' && digits(rest, 9, rest.size() - 9) && rest.size() > 9))))
+      return std::nullopt;
+    // More than nine fractional digits are beyond the library's nanoseconds: cut, not rounded.
+    if (!parse_all(rest.substr(0, 18), "%T", tod)) return std::nullopt;
+  }
+  const std::int64_t ns = tod.count();
+  const std::int64_t whole = day_seconds + ns / 1'000'000'000 - std::int64_t{offset_minutes} * 60;
+  return static_cast<double>(whole) + static_cast<double>(ns % 1'000'000'000) * 1e-9;
+}
+
+bool whole_day(double seconds) { return std::isfinite(seconds) && std::fmod(seconds, seconds_per_day) == 0; }
+
+ColumnKind output_kind(ColumnKind read, const double* values, std::size_t count, std::size_t stride) {
+  if (read != ColumnKind::date) return read;
+  for (std::size_t i = 0; i < count; ++i)
+    if (!whole_day(values[i * stride])) return ColumnKind::time;
+  return ColumnKind::date;
+}
+
+void append_instant(std::string& out, double seconds, bool as_date) {
+  // Years 0000..9999: what ISO 8601 writes without an expanded representation.
+  if (!(seconds >= -62167219200.0 && seconds < 253402300800.0)) {
+    append_double(out, seconds);
+    return;
+  }
+  if (as_date && whole_day(seconds)) {
+    out += date::format("%F", date::sys_days{date::days{static_cast<int>(seconds / seconds_per_day)}});
+    return;
+  }
+  double whole = std::floor(seconds);
+  auto ns = static_cast<std::int64_t>(std::llround((seconds - whole) * 1e9));
+  if (ns == 1'000'000'000) whole += 1, ns = 0;
+  out += date::format("%FT%T", date::sys_seconds{std::chrono::seconds{static_cast<std::int64_t>(whole)}});
+  if (ns) {
+    char frac[16];
+    std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(ns));
+    std::string_view f(frac);
+    while (f.back() == '0') f.remove_suffix(1);
+    out += f;
+  }
+  out += 'Z';
+}
+
+std::string format_instant(double seconds, bool as_date) {
+  std::string out;
+  append_instant(out, seconds, as_date);
+  return out;
+}
+
+namespace {
+struct Unit {
+  const char* name;
+  double seconds;
+};
+constexpr Unit units[] = {{"w", 604800}, {"d", 86400}, {"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
+}  // namespace
+
+std::optional<double> parse_duration(std::string_view text, const std::string& option) {
+  text = trim(text);
+  std::size_t end = text.size();
+  while (end > 0 && ((text[end - 1] >= 'a' && text[end - 1] <= 'z') || (text[end - 1] >= 'A' && text[end - 1] <= 'Z'))) --end;
+  if (end == text.size() || end == 0) return std::nullopt;
+  const std::string_view number = text.substr(0, end), unit = text.substr(end);
+  // "1e3" ends in no unit; "nan", "inf" are no spans either way.
+  const auto value = parse_double(number);
+  if (!value) return std::nullopt;
+  for (const Unit& u : units)
+    if (unit == u.name) {
+      const double s = *value * u.seconds;
+      if (!(s > 0) || !std::isfinite(s))
+        throw UsageError(option + ": a time span must be positive, got " + quote(text));
+      return s;
+    }
+  throw UsageError(option + ": unknown time unit " + quote(unit) + " in " + quote(text) +
+                   " (known: ms, s, min, h, d, w" + (unit == "m" ? "; min for minutes" : "") + ")");
+}
+
+std::string format_duration(double seconds) {
+  for (const Unit& u : units)
+    if (std::fabs(seconds) >= u.seconds || u.seconds == 1e-3) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%.4g %s", seconds / u.seconds, u.name);
+      return buf;
+    }
+  return format_double(seconds) + " s";
+}
+
+}  // namespace nwreg

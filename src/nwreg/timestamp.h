@@ -1,0 +1,60 @@
+#pragma once
+/// Time as x: ISO 8601 dates and date-times read as seconds since 1970-01-01T00:00:00Z, time
+/// spans with units (90s, 15min, 6h, 3d, 2w), and both written back. The calendar (valid days,
+/// leap years) and the formatting are Howard Hinnant's date library (libhowardhinnant-date-dev).
+///
+/// A double holds an instant near 2024 to about 0.24 microseconds (2^-22 s at 1.7e9 s), so
+/// stamps with microsecond digits keep them to within that; written instants carry up to nine
+/// fractional digits, enough for each value to read back as the same double.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nwreg {
+
+/// What an x column holds.
+enum class ColumnKind {
+  number,  //!< plain numbers (epoch seconds included)
+  date,    //!< ISO dates only (2024-03-01), read as midnight UTC
+  time,    //!< ISO date-times (or dates and date-times mixed)
+};
+
+/// "number", "date", "time"; and back (nullopt for anything else).
+const char* to_string(ColumnKind kind);
+std::optional<ColumnKind> parse_column_kind(std::string_view text);
+
+/// Whether a field starts like an ISO date (four digits, '-', two digits, '-'): it is then read
+/// as a time stamp, or refused as one, never as a number.
+bool looks_like_instant(std::string_view text);
+
+/// Parses an ISO 8601 date (2024-03-01) or date-time: the date, 'T' or a space, hh:mm or
+/// hh:mm:ss with optional fractional seconds, then optionally 'Z' or an offset +hh:mm, -hh:mm,
+/// +hhmm or +hh (none = UTC). Returns seconds since 1970-01-01T00:00:00Z, or nullopt; sets
+/// `*date_only` to whether the text was a date alone. Blanks around the text are ignored.
+std::optional<double> parse_instant(std::string_view text, bool* date_only = nullptr);
+
+/// An instant as ISO 8601: a date (2024-03-01) when `as_date` and the instant is a whole day,
+/// else a UTC date-time with 'Z' and only the fractional digits it needs
+/// (2024-03-01T06:30:00Z, 2024-03-01T06:30:00.25Z). Falls back to a plain number for a value
+/// outside the years 0000..9999.
+std::string format_instant(double seconds, bool as_date = false);
+void append_instant(std::string& out, double seconds, bool as_date = false);
+
+/// Whether `seconds` is a whole number of days since the epoch.
+bool whole_day(double seconds);
+
+/// How x values of a column are written: numbers as numbers; instants as dates when the column
+/// was read as dates and every value is a whole day, else as date-times.
+ColumnKind output_kind(ColumnKind read, const double* values, std::size_t count, std::size_t stride = 1);
+
+/// A time span: a number and a unit, ms, s, min, h, d or w ("90s", "1.5h", "2w"), in seconds;
+/// nullopt when `text` has no unit. Throws UsageError naming `option` for a unit it does not
+/// know or a span that is not positive and finite.
+std::optional<double> parse_duration(std::string_view text, const std::string& option);
+
+/// A span for people, in the largest unit that keeps it >= 1: "6 h", "1.5 d", "90 s".
+std::string format_duration(double seconds);
+
+}  // namespace nwreg
