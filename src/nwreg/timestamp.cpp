@@ -1,12 +1,10 @@
 #include "nwreg/timestamp.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
 
-// GCC 12 warns that date.h's from_stream may read its seconds field uninitialised when parsing
-// into a duration; the library sets it before use on every path that succeeds (a false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <date/date.h>
 
 #include "nwreg/errors.h"
@@ -36,14 +34,17 @@ bool parse_all(std::string_view text, const char* format, T& value) {
 std::optional<long> parse_offset(std::string_view s) {
   const long sign = s[0] == '-' ? -1 : 1;
   s.remove_prefix(1);
-  std::string hm;
-  if (s.size() == 2 && digits(s, 0, 2)) hm = std::string(s) + ":00";
-  else if (s.size() == 4 && digits(s, 0, 4)) hm = std::string(s.substr(0, 2)) + ":" + std::string(s.substr(2));
-  else if (s.size() == 5 && digits(s, 0, 2) && s[2] == ':' && digits(s, 3, 2)) hm = std::string(s);
-  else return std::nullopt;
-  std::chrono::minutes offset{};
-  if (!parse_all(hm, "%H:%M", offset)) return std::nullopt;
-  return sign * static_cast<long>(offset.count());
+  long hh = 0, mm = 0;
+  if (s.size() == 2 && digits(s, 0, 2)) {
+    hh = (s[0] - '0') * 10 + (s[1] - '0');
+  } else if ((s.size() == 4 && digits(s, 0, 4)) || (s.size() == 5 && s[2] == ':' && digits(s, 0, 2) && digits(s, 3, 2))) {
+    hh = (s[0] - '0') * 10 + (s[1] - '0');
+    mm = (s[s.size() - 2] - '0') * 10 + (s.back() - '0');
+  } else {
+    return std::nullopt;
+  }
+  if (hh > 23 || mm > 59) return std::nullopt;
+  return sign * (hh * 60 + mm);
 }
 
 }  // namespace
@@ -90,21 +91,25 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only) {
     offset_minutes = *offset;
     rest = rest.substr(0, sign);
   }
-  // The time of day: hh:mm, hh:mm:ss or hh:mm:ss.fff (any number of digits, kept to the
-  // nanosecond).
+  // The time of day: hh:mm or hh:mm:ss (24:00:00 is the end of the day; :60 a leap second),
+  // then any number of fractional digits, read as a correctly rounded decimal.
   if (!(digits(rest, 0, 2) && rest.size() >= 5 && rest[2] == ':' && digits(rest, 3, 2))) return std::nullopt;
-  std::chrono::nanoseconds tod{};
-  if (rest.size() == 5) {
-    if (!parse_all(rest, "%H:%M", tod)) return std::nullopt;
-  } else {
-    if (!(rest[5] == ':' && digits(rest, 6, 2) && (rest.size() == 8 || (rest[8] == '.' && digits(rest, 9, rest.size() - 9) && rest.size() > 9))))
-      return std::nullopt;
-    // More than nine fractional digits are beyond the library's nanoseconds: cut, not rounded.
-    if (!parse_all(rest.substr(0, 18), "%T", tod)) return std::nullopt;
+  auto two = [&](std::size_t at) { return (rest[at] - '0') * 10 + (rest[at + 1] - '0'); };
+  const int hh = two(0), mm = two(3);
+  int ss = 0;
+  double fraction = 0;
+  if (rest.size() > 5) {
+    if (!(rest[5] == ':' && digits(rest, 6, 2))) return std::nullopt;
+    ss = two(6);
+    if (rest.size() > 8) {
+      if (rest[8] != '.' || rest.size() == 9 || !digits(rest, 9, rest.size() - 9)) return std::nullopt;
+      fraction = *parse_double("0" + std::string(rest.substr(8)));
+    }
   }
-  const std::int64_t ns = tod.count();
-  const std::int64_t whole = day_seconds + ns / 1'000'000'000 - std::int64_t{offset_minutes} * 60;
-  return static_cast<double>(whole) + static_cast<double>(ns % 1'000'000'000) * 1e-9;
+  if (mm > 59 || ss > 60 || hh > 24 || (hh == 24 && (mm || ss || fraction))) return std::nullopt;
+  const std::int64_t tod = hh * 3600 + mm * 60 + ss;
+  const std::int64_t whole = day_seconds + tod - std::int64_t{offset_minutes} * 60;
+  return static_cast<double>(whole) + fraction;
 }
 
 bool whole_day(double seconds) { return std::isfinite(seconds) && std::fmod(seconds, seconds_per_day) == 0; }
@@ -126,17 +131,30 @@ void append_instant(std::string& out, double seconds, bool as_date) {
     out += date::format("%F", date::sys_days{date::days{static_cast<int>(seconds / seconds_per_day)}});
     return;
   }
-  double whole = std::floor(seconds);
-  auto ns = static_cast<std::int64_t>(std::llround((seconds - whole) * 1e9));
-  if (ns == 1'000'000'000) whole += 1, ns = 0;
-  out += date::format("%FT%T", date::sys_seconds{std::chrono::seconds{static_cast<std::int64_t>(whole)}});
-  if (ns) {
-    char frac[16];
-    std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(ns));
-    std::string_view f(frac);
-    while (f.back() == '0') f.remove_suffix(1);
-    out += f;
+  // The fewest fractional digits (up to nine) that parse_instant reads back as `seconds`; past
+  // nine (instants within months of 1970, where a double holds more), the fraction's shortest
+  // exact form.
+  const double whole = std::floor(seconds), fraction = seconds - whole;  // both exact
+  std::string digits;
+  double scale = 1;
+  for (int d = 0; d <= 9; ++d, scale *= 10) {
+    const double k = std::nearbyint(fraction * scale);
+    if (k < scale && whole + k / scale == seconds) {
+      if (d) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%0*lld", d, static_cast<long long>(k));
+        digits = buf;
+      }
+      break;
+    }
+    if (d == 9) {
+      char buf[64];
+      const auto r = std::to_chars(buf, buf + sizeof buf, fraction, std::chars_format::fixed);
+      digits.assign(buf + 2, r.ptr);  // after "0."
+    }
   }
+  out += date::format("%FT%T", date::sys_seconds{std::chrono::seconds{static_cast<std::int64_t>(whole)}});
+  if (!digits.empty()) out += '.' + digits;
   out += 'Z';
 }
 

@@ -4,8 +4,8 @@
 /// leap years) and the formatting are Howard Hinnant's date library (libhowardhinnant-date-dev).
 ///
 /// A double holds an instant near 2024 to about 0.24 microseconds (2^-22 s at 1.7e9 s), so
-/// stamps with microsecond digits keep them to within that; written instants carry up to nine
-/// fractional digits, enough for each value to read back as the same double.
+/// stamps with microsecond digits keep them to within that; written instants carry the fewest
+/// fractional digits that read back as the same double.
 
 #include <optional>
 #include <string>
@@ -36,8 +36,8 @@ bool looks_like_instant(std::string_view text);
 std::optional<double> parse_instant(std::string_view text, bool* date_only = nullptr);
 
 /// An instant as ISO 8601: a date (2024-03-01) when `as_date` and the instant is a whole day,
-/// else a UTC date-time with 'Z' and only the fractional digits it needs
-/// (2024-03-01T06:30:00Z, 2024-03-01T06:30:00.25Z). Falls back to a plain number for a value
+/// else a UTC date-time with 'Z' and the fewest fractional digits that parse_instant reads back
+/// as the same double (2024-03-01T06:30:00Z, 2024-03-01T06:30:00.25Z). Falls back to a plain number for a value
 /// outside the years 0000..9999.
 std::string format_instant(double seconds, bool as_date = false);
 void append_instant(std::string& out, double seconds, bool as_date = false);
