@@ -41,6 +41,7 @@ struct PredictCommand {
   std::string shard;             //!< --shard K/N: only the K-th of N slices of the queries
   std::string plot;              //!< --plot FILE.svg: points, curve, band
   std::string heatmap;           //!< --heatmap FILE.svg: the attention-weight matrix
+  std::string heatmap_scale = "linear";  //!< --heatmap-scale linear|log
   std::vector<std::string> keep;  //!< --keep: columns copied from the query (or training) rows
   bool se = false;               //!< --se: add se, lower, upper columns
   double level = 0.95;           //!< --level of the band

@@ -135,7 +135,10 @@ std::string about_bytes(double bytes) {
 // "h = 0.2685 (learned)", plus the kernel and method when not the defaults: for picture titles.
 std::string bandwidth_label(const Model& model) {
   char h[64];
-  std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
+  if (column_kind(model, 0) == ColumnKind::number)
+    std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
+  else
+    std::snprintf(h, sizeof h, "h = %s (%s)", format_duration(model.bandwidth[0]).c_str(), model.bandwidth_source.c_str());
   std::string label = h;
   if (model.kernel != Kernel::gaussian) label += ", " + to_string(model.kernel);
   if (model.method != Method::nw) label += ", " + to_string(model.method);
@@ -248,6 +251,10 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--plot", cmd.plot, "Draw the training points and the fitted curve to this SVG file");
   sub->add_option("--heatmap", cmd.heatmap,
                   "Draw the attention-weight matrix (queries by keys, sorted by x) to this SVG file");
+  sub->add_option("--heatmap-scale", cmd.heatmap_scale,
+                  "Colours of --heatmap: linear in the weight, or log (six decades below the largest)")
+      ->check(CLI::IsMember({"linear", "log"}))
+      ->capture_default_str();
   sub->add_option("--shard", cmd.shard,
                   "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
                   "in order, are the whole output (csv and jsonl)");
@@ -433,7 +440,8 @@ void run_predict(const PredictCommand& given) {
                 all.band ? all.band->upper : std::vector<double>{},
                 data.x_names[0],
                 data.y_name,
-                "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n)};
+                "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n),
+                data.kind(0) != ColumnKind::number};
       if (model.loo_mse) {
         char loo[48];
         std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
@@ -447,7 +455,10 @@ void run_predict(const PredictCommand& given) {
       Heatmap map(std::vector<double>(q, q + m * data.d), data.x);
       fitted.weights(q, m, [&](std::size_t i, const double* a) { map.row(i, a); });
       heatmap_file->write(
-          [&](std::ostream& os) { map.write_svg(os, data.x_names[0], "attention weights, " + bandwidth_label(model)); });
+          [&](std::ostream& os) {
+            map.write_svg(os, {data.x_names[0], "attention weights, " + bandwidth_label(model),
+                               data.kind(0) != ColumnKind::number, cmd.heatmap_scale == "log"});
+          });
     });
   std::stable_partition(writes.begin(), writes.end(), [](const auto& w) { return !w.first->in_place(); });
   for (auto& w : writes) w.second();

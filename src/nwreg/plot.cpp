@@ -1,10 +1,16 @@
 #include "nwreg/plot.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <numeric>
+
+#include <date/date.h>
+
+#include "nwreg/numbers.h"
 
 namespace nwreg {
 namespace {
@@ -74,6 +80,53 @@ Ticks nice_ticks(double lo, double hi, int target = 6) {
   return t;
 }
 
+// A label for instant t on an axis whose ticks are `step` seconds apart (months: 30 days and
+// more) over a span of `span` seconds: only as fine as the step needs.
+std::string time_label(double t, double step, double span) {
+  const date::sys_seconds at{std::chrono::seconds{static_cast<std::int64_t>(std::floor(t))}};
+  if (step >= 365 * 86400.0) return date::format("%Y", at);
+  if (step >= 28 * 86400.0) return date::format("%Y-%m", at);
+  if (step >= 86400) return date::format("%F", at);
+  const char* clock = step >= 60 ? "%H:%M" : "%H:%M:%S";
+  return span > 86400 ? date::format(std::string("%m-%d ") + clock, at) : date::format(clock, at);
+}
+
+// Ticks on a time axis (seconds since the epoch, UTC): about `target` of them at round steps
+// of seconds, minutes, hours or days, or at the first of every 1, 2, 3 or 6 months or of
+// every 1, 2, 5, 10, ... years.
+Ticks time_ticks(double lo, double hi, int target = 6) {
+  Ticks t;
+  const double span = hi - lo, raw = span / target;
+  if (!(span > 0) || !(std::abs(lo) < 2.5e11 && std::abs(hi) < 2.5e11)) return nice_ticks(lo, hi, target);
+  static const double steps[] = {1,    2,    5,     10,    15,    30,    60,     120,     300,    600,    900,
+                                 1800, 3600, 7200,  10800, 21600, 43200, 86400,  172800,  604800, 1209600};
+  for (double step : steps) {
+    if (step < raw) continue;
+    for (double v = std::ceil(lo / step) * step; v <= hi && t.at.size() < 40; v += step) {
+      t.at.push_back(v);
+      t.label.push_back(time_label(v, step, span));
+    }
+    return t;
+  }
+  // Calendar months: every k months (k years past a year), each at midnight on the 1st.
+  const double month = 30.436875 * 86400;
+  int k = 1;
+  for (int m : {1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200})
+    if ((k = m) * month >= raw) break;
+  const date::year_month_day first{date::floor<date::days>(date::sys_seconds{std::chrono::seconds{static_cast<std::int64_t>(lo)}})};
+  long index = static_cast<int>(first.year()) * 12L + static_cast<long>(static_cast<unsigned>(first.month())) - 1;
+  index = (index / k) * k;  // round down to a multiple of k months
+  for (int i = 0; i < 200 && t.at.size() < 40; ++i, index += k) {
+    const date::year_month_day d{date::year{static_cast<int>(index / 12)}, date::month{static_cast<unsigned>(index % 12 + 1)}, date::day{1}};
+    const double v = static_cast<double>(date::sys_days{d}.time_since_epoch().count()) * 86400;
+    if (v < lo) continue;
+    if (v > hi) break;
+    t.at.push_back(v);
+    t.label.push_back(time_label(v, k * month, span));
+  }
+  return t;
+}
+
 // Maps data to the plot area. Differences are taken of halves, so that data spanning the
 // whole double range (y = +-1.7e308) map to finite coordinates.
 struct Scale {
@@ -100,11 +153,11 @@ void header(std::ostream& out, double w, double h) {
 }
 
 void axes(std::ostream& out, const Scale& sx, const Scale& sy, const std::string& x_name, const std::string& y_name,
-          const std::string& title, double plot_right) {
+          const std::string& title, double plot_right, bool x_time) {
   const double x0 = left, x1 = plot_right, y0 = height - bottom, y1 = top;
   out << "<g stroke=\"#333\" fill=\"none\"><rect x=\"" << num(x0) << "\" y=\"" << num(y1) << "\" width=\""
       << num(x1 - x0) << "\" height=\"" << num(y0 - y1) << "\"/></g>\n";
-  const Ticks tx = nice_ticks(sx.lo, sx.hi), ty = nice_ticks(sy.lo, sy.hi);
+  const Ticks tx = x_time ? time_ticks(sx.lo, sx.hi) : nice_ticks(sx.lo, sx.hi), ty = nice_ticks(sy.lo, sy.hi);
   out << "<g class=\"x-ticks\" text-anchor=\"middle\">\n";
   for (std::size_t i = 0; i < tx.at.size(); ++i) {
     const double px = sx(tx.at[i]);
@@ -120,7 +173,7 @@ void axes(std::ostream& out, const Scale& sx, const Scale& sy, const std::string
         << "</text>\n";
   }
   out << "</g>\n<text class=\"x-title\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(height - 15)
-      << "\" text-anchor=\"middle\" font-size=\"15\">" << escape(x_name) << "</text>\n"
+      << "\" text-anchor=\"middle\" font-size=\"15\">" << escape(x_name) << (x_time ? " (UTC)" : "") << "</text>\n"
       << "<text class=\"y-title\" transform=\"translate(20," << num((y0 + y1) / 2)
       << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"15\">" << escape(y_name) << "</text>\n"
       << "<text class=\"title\" x=\"" << num(width / 2) << "\" y=\"28\" text-anchor=\"middle\" font-size=\"16\">"
@@ -139,6 +192,24 @@ std::string colour(double t) {
                 static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
                 static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
   return buf;
+}
+
+// Blue, white, red (ColorBrewer RdBu, 7 stops) for 0..1, white at 0.5: negative weights blue.
+std::string diverging(double t) {
+  static const double stops[7][3] = {{33, 102, 172}, {103, 169, 207}, {209, 229, 240}, {247, 247, 247},
+                                     {253, 219, 199}, {239, 138, 98},  {178, 24, 43}};
+  t = std::clamp(t, 0.0, 1.0) * 6;
+  const int i = std::min(5, static_cast<int>(t));
+  const double f = t - i;
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
+                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
+                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
+  return buf;
+}
+
+bool whole_days(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::fmod(x, 86400.0) == 0; });
 }
 
 }  // namespace
@@ -177,7 +248,7 @@ void write_fit_svg(std::ostream& out, const FitPlot& p) {
   out << "</g>\n<polyline class=\"curve\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2.2\" points=\"";
   for (std::size_t i : order) out << num(sx(p.qx[i])) << ',' << num(sy(p.f[i])) << ' ';
   out << "\"/>\n";
-  axes(out, sx, sy, p.x_name, p.y_name, p.title, width - right);
+  axes(out, sx, sy, p.x_name, p.y_name, p.title, width - right, p.x_time);
   if (stride > 1)
     out << "<text class=\"note\" x=\"" << num(width - right) << "\" y=\"" << num(top - 6)
         << "\" text-anchor=\"end\" font-size=\"11\" fill=\"#666\">showing " << (n + stride - 1) / stride << " of " << n
@@ -212,69 +283,129 @@ void Heatmap::row(std::size_t i, const double* weights) {
   for (std::size_t k = 0; k < n_; ++k) cell[k_bin_[k]] += weights[k];
 }
 
-void Heatmap::write_svg(std::ostream& out, const std::string& x_name, const std::string& title) const {
-  const double w = 700, h = 640, l = 90, t = 60, size = 500, bar_x = l + size + 30;
+void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
+  const double l = 90, t = 60, size = 500, bar_x = l + size + 30, w = 720, h = 660;
   std::vector<double> v(cells_.size());
-  double vmax = 0;
+  double vmax = 0, vmin_pos = INFINITY;  // largest |v|; smallest nonzero |v|
+  bool negative = false;
   for (std::size_t r = 0; r < rb_; ++r)
     for (std::size_t c = 0; c < cb_; ++c) {
-      v[r * cb_ + c] = q_count_[r] ? cells_[r * cb_ + c] / static_cast<double>(q_count_[r]) : 0.0;
-      vmax = std::max(vmax, v[r * cb_ + c]);
+      const double x = q_count_[r] ? cells_[r * cb_ + c] / static_cast<double>(q_count_[r]) : 0.0;
+      v[r * cb_ + c] = x;
+      vmax = std::max(vmax, std::abs(x));
+      if (x != 0) vmin_pos = std::min(vmin_pos, std::abs(x));
+      negative = negative || x < 0;
     }
+  // Log scale: |v| over at most six decades below the largest; smaller shows as the lowest.
+  const double decades = vmax > 0 && vmin_pos < vmax ? std::min(6.0, std::ceil(std::log10(vmax / vmin_pos))) : 1.0;
+  // Where a value falls on the colour scale: 0..1 (sequential), or -1..1 (diverging, local
+  // linear's negative weights).
+  auto position = [&](double x) {
+    if (!(vmax > 0)) return 0.0;
+    double m = std::abs(x) / vmax;
+    if (style.log_scale) m = m > 0 ? std::max(0.0, 1 + std::log10(m) / decades) : 0.0;
+    return x < 0 ? -m : m;
+  };
+  auto paint = [&](double pos) { return negative ? diverging((pos + 1) / 2) : colour(pos); };
   header(out, w, h);
-  const double cw = size / static_cast<double>(cb_), ch = size / static_cast<double>(rb_);
-  out << "<g class=\"cells\" shape-rendering=\"crispEdges\">\n";
+  // Cells, in cell units (one path per colour of 256 levels: a 150 x 150 map stays small).
+  const int levels = 256;
+  std::vector<std::string> paths(levels);
   for (std::size_t r = 0; r < rb_; ++r)
-    for (std::size_t c = 0; c < cb_; ++c)
-      out << "<rect x=\"" << num(l + c * cw) << "\" y=\"" << num(t + r * ch) << "\" width=\"" << num(cw + 0.05)
-          << "\" height=\"" << num(ch + 0.05) << "\" fill=\"" << colour(vmax > 0 ? v[r * cb_ + c] / vmax : 0)
+    for (std::size_t c = 0; c < cb_; ++c) {
+      const double pos = position(v[r * cb_ + c]);
+      const int level = static_cast<int>(std::lround((negative ? (pos + 1) / 2 : pos) * (levels - 1)));
+      paths[static_cast<std::size_t>(level)] +=
+          "M" + std::to_string(c) + " " + std::to_string(r) + "h1v1h-1z";
+    }
+  out << "<g class=\"cells\" shape-rendering=\"crispEdges\" transform=\"translate(" << l << ' ' << t << ") scale("
+      << num(size / static_cast<double>(cb_)) << ' ' << num(size / static_cast<double>(rb_)) << ")\">\n";
+  for (int i = 0; i < levels; ++i)
+    if (!paths[static_cast<std::size_t>(i)].empty()) {
+      const double pos = static_cast<double>(i) / (levels - 1);
+      out << "<path fill=\"" << (negative ? diverging(pos) : colour(pos)) << "\" d=\"" << paths[static_cast<std::size_t>(i)]
           << "\"/>\n";
+    }
   out << "</g>\n<rect x=\"" << l << "\" y=\"" << t << "\" width=\"" << size << "\" height=\"" << size
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
-  // Axes: x values of the sorted keys (columns) and queries (rows) at five positions.
+  // Axes: both are in rank order (equal counts per cell), so five ticks each at the ranks
+  // 0, 1/4, ..., 1 of the sorted x, labelled with the x found there.
+  const bool days = whole_days(kx_sorted_) && whole_days(qx_sorted_);
+  auto label = [&](double x) {
+    if (style.x_time) return days ? time_label(x, 86400, 0) : time_label(x, 60, 2 * 86400.0);  // 1973-05-01 or 05-01 06:00
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", x);
+    return std::string(buf);
+  };
   auto ticks = [&](const char* cls, const char* anchor, const std::vector<double>& sorted, bool columns) {
     if (sorted.empty()) return;  // an empty shard of queries: no rows, no ticks
     out << "<g class=\"" << cls << "\" text-anchor=\"" << anchor << "\" font-size=\"11\">\n";
+    const std::size_t count = sorted.size();
     for (int i = 0; i <= 4; ++i) {
-      const double f = i / 4.0;
-      const double v = sorted[static_cast<std::size_t>(f * static_cast<double>(sorted.size() - 1))];
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.3g", v);
-      out << "<text x=\"" << num(columns ? l + f * size : l - 6) << "\" y=\""
-          << num(columns ? t + size + 16 : t + f * size + 4) << "\">" << buf << "</text>\n";
+      const std::size_t rank = static_cast<std::size_t>(std::lround(i / 4.0 * static_cast<double>(count - 1)));
+      const double at = (static_cast<double>(rank) + 0.5) / static_cast<double>(count) * size;  // its slot's centre
+      const std::string text = escape(label(sorted[rank]));
+      if (columns)
+        out << "<line x1=\"" << num(l + at) << "\" y1=\"" << num(t + size) << "\" x2=\"" << num(l + at) << "\" y2=\""
+            << num(t + size + 5) << "\" stroke=\"#333\"/><text x=\"" << num(l + at) << "\" y=\"" << num(t + size + 18)
+            << "\">" << text << "</text>\n";
+      else
+        out << "<line x1=\"" << num(l - 5) << "\" y1=\"" << num(t + at) << "\" x2=\"" << num(l) << "\" y2=\""
+            << num(t + at) << "\" stroke=\"#333\"/><text x=\"" << num(l - 8) << "\" y=\"" << num(t + at + 4) << "\">"
+            << text << "</text>\n";
     }
     out << "</g>\n";
   };
   ticks("key-ticks", "middle", kx_sorted_, true);
   ticks("query-ticks", "end", qx_sorted_, false);
   out << "<text class=\"x-title\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size + 40)
-      << "\" text-anchor=\"middle\" font-size=\"14\">keys: training " << escape(x_name) << ", sorted</text>\n"
-      << "<text class=\"y-title\" transform=\"translate(22," << num(t + size / 2)
-      << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\">queries: " << escape(x_name) << ", sorted</text>\n"
+      << "\" text-anchor=\"middle\" font-size=\"14\">keys: training " << escape(style.x_name)
+      << ", sorted (spaced by rank)</text>\n"
+      << "<text class=\"y-title\" transform=\"translate(18," << num(t + size / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\">queries: " << escape(style.x_name)
+      << ", sorted (spaced by rank)</text>\n"
       << "<text class=\"title\" x=\"" << num(w / 2) << "\" y=\"30\" text-anchor=\"middle\" font-size=\"16\">"
-      << escape(title) << "</text>\n";
-  // Colour bar.
+      << escape(style.title) << "</text>\n";
+  // Colour bar: the scale from its lowest to its highest value, five labels.
   out << "<g class=\"colour-bar\">\n";
-  for (int i = 0; i < 100; ++i)
+  const double bottom_pos = negative ? -1 : 0;
+  for (int i = 0; i < 100; ++i) {
+    const double pos = bottom_pos + (1 - bottom_pos) * (i + 0.5) / 100;
     out << "<rect x=\"" << num(bar_x) << "\" y=\"" << num(t + size - (i + 1) * size / 100) << "\" width=\"18\" height=\""
-        << num(size / 100 + 0.3) << "\" fill=\"" << colour((i + 0.5) / 100) << "\"/>\n";
+        << num(size / 100 + 0.3) << "\" fill=\"" << paint(pos) << "\"/>\n";
+  }
   out << "<rect x=\"" << num(bar_x) << "\" y=\"" << t << "\" width=\"18\" height=\"" << size
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", vmax * i / 4);
-    out << "<text x=\"" << num(bar_x + 24) << "\" y=\"" << num(t + size - i * size / 4 + 4) << "\" font-size=\"11\">"
-        << buf << "</text>\n";
+  // Labels: five evenly spaced values (linear), or one per decade (log).
+  auto bar_label = [&](double pos, const std::string& text) {
+    const double y = t + size - (pos - bottom_pos) / (1 - bottom_pos) * size;
+    out << "<text x=\"" << num(bar_x + 24) << "\" y=\"" << num(y + 4) << "\" font-size=\"11\">" << escape(text)
+        << "</text>\n";
+  };
+  if (!style.log_scale) {
+    for (int i = 0; i <= 4; ++i) {
+      const double pos = bottom_pos + (1 - bottom_pos) * i / 4;
+      bar_label(pos, format_g3(pos * vmax));
+    }
+  } else {
+    for (int k = 0; k <= static_cast<int>(decades); ++k) {
+      const double pos = 1 - k / decades, value = vmax * std::pow(10.0, -k);
+      const std::string text = (k == static_cast<int>(decades) ? "<" : "") + format_g3(value);
+      bar_label(pos, text);
+      if (negative && k < static_cast<int>(decades)) bar_label(-pos, "-" + text);
+    }
   }
-  out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(t - 10)
-      << "\" text-anchor=\"middle\" font-size=\"12\">weight</text>\n</g>\n";
+  out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(t - 10) << "\" text-anchor=\"middle\" font-size=\"12\">weight"
+      << (style.log_scale ? " (log)" : "") << "</text>\n</g>\n";
   if (m_ == 0) {
     out << "<text class=\"note\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size / 2)
         << "\" text-anchor=\"middle\" font-size=\"14\" fill=\"white\">no queries</text>\n";
   } else if (rb_ < m_ || cb_ < n_) {
-    out << "<text class=\"note\" x=\"" << num(l) << "\" y=\"" << num(h - 22) << "\" font-size=\"12\" fill=\"#444\">binned: "
-        << m_ << " queries into " << rb_ << " rows, " << n_ << " keys into " << cb_
-        << " columns; a cell is the mean over its queries of the weight summed over its keys</text>\n";
+    // Two short lines inside the picture.
+    out << "<text class=\"note\" x=\"" << num(l) << "\" y=\"" << num(h - 36) << "\" font-size=\"12\" fill=\"#444\">binned: "
+        << m_ << " queries into " << rb_ << " rows, " << n_ << " keys into " << cb_ << " columns;</text>\n"
+        << "<text class=\"note\" x=\"" << num(l) << "\" y=\"" << num(h - 20) << "\" font-size=\"12\" fill=\"#444\">"
+        << "a cell is the mean over its queries of the weight summed over its keys</text>\n";
   }
   out << "</svg>\n";
 }

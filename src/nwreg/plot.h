@@ -16,11 +16,19 @@ struct FitPlot {
   std::vector<double> lower, upper;     //!< a band around the curve, or empty
   std::string x_name, y_name;           //!< axis titles
   std::string title;                    //!< e.g. the bandwidth and LOO error
+  bool x_time = false;                  //!< x holds instants (seconds): date and time ticks, UTC
 };
 
 /// Writes an 800 x 500 SVG: points (at most 20000 drawn, evenly thinned, said in the picture),
-/// the curve, the band if any, axes with ticks, the title.
+/// the curve, the band if any, axes with ticks (dates and times for a time x), the title.
 void write_fit_svg(std::ostream& out, const FitPlot& plot);
+
+struct HeatmapStyle {
+  std::string x_name;      //!< the x column, for the axis titles
+  std::string title;
+  bool x_time = false;     //!< x holds instants: date and time tick labels
+  bool log_scale = false;  //!< --heatmap-scale log
+};
 
 /// Accumulates an m x n attention matrix into at most `max_bins` x `max_bins` cells, rows and
 /// columns in x order, then writes it as an SVG heat map with a colour bar. A cell is the mean
@@ -31,7 +39,10 @@ class Heatmap {
   Heatmap(const std::vector<double>& query_x, const std::vector<double>& key_x, std::size_t max_bins = 150);
   /// Adds row i (a query, in input order) of weights over the keys in input order.
   void row(std::size_t i, const double* weights);
-  void write_svg(std::ostream& out, const std::string& x_name, const std::string& title) const;
+  /// Writes the map: colours on a sequential scale from 0 to the largest weight, or on a
+  /// diverging one (blue below 0, red above) when a weight is negative (local linear); with
+  /// `log_scale`, the magnitude in decades (at most six) below the largest.
+  void write_svg(std::ostream& out, const HeatmapStyle& style) const;
 
  private:
   std::vector<double> qx_sorted_, kx_sorted_;

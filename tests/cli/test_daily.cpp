@@ -240,9 +240,26 @@ std::map<std::string, int> xml_elements(const std::string& doc) {
     const bool self_closing = tag.back() == '/';
     if (self_closing) tag.pop_back();
     const std::string name = tag.substr(0, tag.find_first_of(" \n"));
-    // Attributes: name="value" pairs, nothing else.
-    static const std::regex attrs(R"(^[A-Za-z][\w:-]*(\s+[A-Za-z][\w:-]*="[^"<]*")*\s*$)");
-    if (!std::regex_match(tag, attrs)) fail("bad attributes in <" + name + ">");
+    // Attributes: name="value" pairs, nothing else (scanned by hand: std::regex recurses per
+    // character and overflows the stack on a path's long "d").
+    auto word = [&](std::size_t& at) {
+      const std::size_t from = at;
+      while (at < tag.size() && (std::isalnum(static_cast<unsigned char>(tag[at])) || tag[at] == '_' || tag[at] == ':' || tag[at] == '-')) ++at;
+      return at > from && std::isalpha(static_cast<unsigned char>(tag[from]));
+    };
+    std::size_t at = 0;
+    bool ok = word(at);
+    while (ok && at < tag.size()) {
+      const std::size_t blanks = at;
+      while (at < tag.size() && std::isspace(static_cast<unsigned char>(tag[at]))) ++at;
+      if (at == tag.size()) break;
+      ok = at > blanks && word(at) && at + 1 < tag.size() && tag[at] == '=' && tag[at + 1] == '"';
+      if (!ok) break;
+      const std::size_t close = tag.find('"', at + 2);
+      ok = close != std::string::npos && tag.find('<', at + 2) > close;
+      at = close + 1;
+    }
+    if (!ok) fail("bad attributes in <" + name + ">");
     ++count[name];
     if (!self_closing) open.push_back(name);
   }
@@ -273,7 +290,12 @@ TEST_CASE("daily: --plot and --heatmap write SVG that parses, with the expected 
 
   const std::string map = slurp(s / "map.svg");
   const auto m = xml_elements(map);
-  CHECK(m.at("rect") == 50 * 50 + 2 + 100 + 1);  // cells, background and frame, colour bar and its frame
+  CHECK(m.at("rect") == 2 + 100 + 1);  // background and frame, colour bar and its frame
+  CHECK(m.at("path") >= 2);           // the cells: one path per colour
+  CHECK(map.find("M49 49h1v1h-1z") != std::string::npos);  // the last cell, in cell units
+  CHECK(map.find("translate(90 60) scale(10.00 10.00)") != std::string::npos);  // 50 x 50 cells on 500 x 500
+  // NW weights: the sequential scale; its lowest colour viridis at 0.5% (68 + 0.04 * 3, ...) = #440255.
+  CHECK(map.substr(map.find("class=\"colour-bar\""), 200).find("fill=\"#440255\"") != std::string::npos);
   CHECK(map.find(">attention weights, h = 0.2685 (learned)</text>") != std::string::npos);
   CHECK(map.find("binned") == std::string::npos);
 
@@ -284,8 +306,37 @@ TEST_CASE("daily: --plot and --heatmap write SVG that parses, with the expected 
   REQUIRE(run_nwreg({"predict", (s / "big.csv").string(), "-b", "0.5", "--grid-n", "400", "--plot",
                      (s / "bfit.svg").string(), "--heatmap", (s / "bmap.svg").string()}).exit_code == 0);
   const std::string bmap = slurp(s / "bmap.svg"), bfit = slurp(s / "bfit.svg");
-  CHECK(xml_elements(bmap).at("rect") == 150 * 150 + 2 + 100 + 1);
-  CHECK(bmap.find("binned: 400 queries into 150 rows, 30000 keys into 150 columns") != std::string::npos);
+  CHECK(xml_elements(bmap).at("rect") == 2 + 100 + 1);
+  CHECK(std::count(bmap.begin(), bmap.end(), 'M') == 150 * 150);  // every cell drawn once
+  CHECK(bmap.size() < 500'000);                                   // a 150 x 150 map well under 1 MB
+  CHECK(bmap.find("binned: 400 queries into 150 rows, 30000 keys into 150 columns;</text>") != std::string::npos);
+  CHECK(bmap.find(">a cell is the mean over its queries of the weight summed over its keys</text>") != std::string::npos);
   CHECK(xml_elements(bfit).at("circle") == 15000);
   CHECK(bfit.find("showing 15000 of 30000 points, evenly thinned") != std::string::npos);
+
+  // Local linear's negative weights: a diverging scale around a white 0, labelled both ways.
+  REQUIRE(run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--method", "local-linear", "--grid", "0:5:0.1",
+                     "--heatmap", (s / "ll.svg").string(), "-o", "/dev/null"}).exit_code == 0);
+  const std::string ll = slurp(s / "ll.svg");
+  // The colour bar's lowest colour: RdBu's blue, 0.5% up (33 + 0.03 (103 - 33), ...) = #2368ad.
+  CHECK(ll.substr(ll.find("class=\"colour-bar\""), 200).find("fill=\"#2368ad\"") != std::string::npos);
+  CHECK(ll.find(">0</text>") != std::string::npos);
+  CHECK(ll.find(">-0.") != std::string::npos);
+  // Log scale: a label per decade below the largest weight, the lowest marked "<".
+  REQUIRE(run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:0.1", "--heatmap-scale", "log",
+                     "--heatmap", (s / "log.svg").string(), "-o", "/dev/null"}).exit_code == 0);
+  const std::string lg = slurp(s / "log.svg");
+  CHECK(lg.find(">weight (log)</text>") != std::string::npos);
+  CHECK(lg.find(">&lt;") != std::string::npos);
+  // Ticks where their labels are: a tick line for each of the five labels on both axes.
+  const std::size_t from = lg.find("class=\"key-ticks\""), to = lg.find("class=\"query-ticks\"");
+  REQUIRE(to != std::string::npos);
+  const std::string key_ticks = lg.substr(from, to - from);
+  auto count = [&](const std::string& text, const std::string& what) {
+    std::size_t c = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++c;
+    return c;
+  };
+  CHECK(count(key_ticks, "<line ") == 5);
+  CHECK(count(key_ticks, "<text ") == 5);
 }
