@@ -1,0 +1,206 @@
+// Time as x, on files made like real ones: R's write.csv2 with dates, ISO stamps with offsets
+// across a daylight-saving change, a daily series with gaps, gzip, and a pipe answered one
+// query at a time. Expected values come from a plain Gaussian NW loop written out here.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.h"
+#include "nwreg/numbers.h"
+
+using namespace clitest;
+using Json = nlohmann::json;
+
+namespace {
+
+// Gaussian NW at q: sum_i exp(-(x_i - q)^2 / (2 h^2)) y_i / sum_i exp(...).
+double nw(const std::vector<double>& x, const std::vector<double>& y, double h, double q) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double w = std::exp(-0.5 * ((x[i] - q) / h) * ((x[i] - q) / h));
+    num += w * y[i];
+    den += w;
+  }
+  return num / den;
+}
+
+// The fields of a CSV line (no quoting in these outputs).
+std::vector<std::string> fields(const std::string& line, char sep = ',') {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = line.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(line.substr(from, at - from));
+  out.push_back(line.substr(from));
+  return out;
+}
+
+double number(const std::string& text) { return *nwreg::parse_double(text); }
+
+}  // namespace
+
+TEST_CASE("time: R's write.csv2 output with dates: row names, semicolons, decimal commas") {
+  Scratch s;
+  // As R 4.2 writes write.csv2(data.frame(date = as.Date("2024-03-01") + 0:3, temp = ...)).
+  spit(s / "r.csv", "\"\";\"date\";\"temp\"\n\"1\";2024-03-01;2,5\n\"2\";2024-03-02;3,25\n\"3\";2024-03-03;4\n\"4\";2024-03-04;1,5\n");
+  const Result r = run_nwreg({"predict", (s / "r.csv").string(), "--decimal", ",", "-b", "1d", "--keep", "1"});
+  REQUIRE(r.exit_code == 0);
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == 5);
+  CHECK(out[0] == "1,date,temp,prediction,residual");  // the row names kept, then x, y, fit, residual
+  const std::vector<double> day = {0, 1, 2, 3}, temp = {2.5, 3.25, 4, 1.5};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto f = fields(out[i + 1]);
+    CHECK(f[0] == std::to_string(i + 1));
+    CHECK(f[1] == "2024-03-0" + std::to_string(i + 1));  // dates stay dates
+    CHECK(number(f[2]) == temp[i]);
+    const double expect = nw(day, temp, 1, day[i]);
+    CHECK(number(f[3]) == doctest::Approx(expect).epsilon(1e-12));
+    CHECK(number(f[4]) == temp[i] - number(f[3]));
+  }
+  // Days as seconds: 1d is 86400 s, the same fit.
+  CHECK(run_nwreg({"predict", (s / "r.csv").string(), "--decimal", ",", "-b", "86400"}).out ==
+        run_nwreg({"predict", (s / "r.csv").string(), "--decimal", ",", "-b", "24h"}).out);
+}
+
+TEST_CASE("time: stamps with offsets are instants; a daylight-saving change leaves the series even") {
+  Scratch s;
+  // Berlin, 2024-03-31: 01:30+01:00 is 00:30Z, then the clocks jump from 02:00 to 03:00.
+  const std::string stamps = "t,load\n2024-03-31T00:30:00+01:00,5\n2024-03-31T01:30:00+01:00,7\n"
+                             "2024-03-31T03:30:00+02:00,6\n2024-03-31 04:30:00.5+02:00,9\n2024-03-31T03:30:00Z,8\n";
+  spit(s / "t.csv", stamps);
+  // The same instants as epoch seconds: numbers stay numbers.
+  spit(s / "e.csv", "t,load\n1711841400,5\n1711845000,7\n1711848600,6\n1711852200.5,9\n1711855800,8\n");
+  const Result t = run_nwreg({"predict", (s / "t.csv").string(), "-b", "1.5h"});
+  const Result e = run_nwreg({"predict", (s / "e.csv").string(), "-b", "5400"});
+  REQUIRE(t.exit_code == 0);
+  REQUIRE(e.exit_code == 0);
+  const auto tl = lines(t.out), el = lines(e.out);
+  REQUIRE(tl.size() == 6);
+  CHECK(tl[1].rfind("2024-03-30T23:30:00Z,5,", 0) == 0);
+  CHECK(tl[2].rfind("2024-03-31T00:30:00Z,7,", 0) == 0);
+  CHECK(tl[3].rfind("2024-03-31T01:30:00Z,6,", 0) == 0);
+  CHECK(tl[4].rfind("2024-03-31T02:30:00.5Z,9,", 0) == 0);
+  CHECK(tl[5].rfind("2024-03-31T03:30:00Z,8,", 0) == 0);
+  CHECK(el[1].rfind("1711841400,5,", 0) == 0);
+  for (std::size_t i = 1; i < 6; ++i) {  // the same fit, x written two ways
+    const auto a = fields(tl[i]), b = fields(el[i]);
+    CHECK(a[2] == b[2]);
+    CHECK(a[3] == b[3]);
+  }
+  // fit reports the bandwidth in seconds and readably; the model file says so too.
+  const Result f = run_nwreg({"fit", (s / "t.csv").string(), "-b", "90min", "-o", (s / "m.json").string()});
+  CHECK(f.out.find("bandwidth: 5400\nbandwidth_readable: 1.5 h\n") == 0);
+  const Json m = Json::parse(slurp(s / "m.json"));
+  CHECK(m["bandwidth"] == Json::array({5400.0}));
+  CHECK(m["bandwidth_readable"] == Json::array({"1.5 h"}));
+  CHECK(m["x_kinds"] == Json::array({"time"}));
+  // A gzip-compressed copy reads the same.
+  REQUIRE(std::system(("gzip -c " + (s / "t.csv").string() + " > " + (s / "t.csv.gz").string()).c_str()) == 0);
+  CHECK(run_nwreg({"predict", (s / "t.csv.gz").string(), "-b", "1.5h"}).out == t.out);
+  // Queries between instants with the model: a grid by STEP, and --grid-n.
+  const Result g = run_nwreg({"predict", (s / "t.csv").string(), "--model", (s / "m.json").string(), "--grid",
+                              "2024-03-31T00:00Z/2024-03-31T02:00Z/30min"});
+  CHECK(lines(g.out) == std::vector<std::string>{"t,prediction",
+                                                 "2024-03-31T00:00:00Z," + fields(lines(g.out)[1])[1],
+                                                 "2024-03-31T00:30:00Z," + fields(lines(g.out)[2])[1],
+                                                 "2024-03-31T01:00:00Z," + fields(lines(g.out)[3])[1],
+                                                 "2024-03-31T01:30:00Z," + fields(lines(g.out)[4])[1]});
+  const std::vector<double> x = {1711841400, 1711845000, 1711848600, 1711852200.5, 1711855800}, y = {5, 7, 6, 9, 8};
+  CHECK(number(fields(lines(g.out)[2])[1]) == doctest::Approx(nw(x, y, 5400, 1711845000)).epsilon(1e-12));
+  const auto n = lines(run_nwreg({"predict", (s / "t.csv").string(), "-b", "1h", "--grid-n", "3"}).out);
+  REQUIRE(n.size() == 4);
+  CHECK(n[1].rfind("2024-03-30T23:30:00Z,", 0) == 0);
+  CHECK(n[2].rfind("2024-03-31T01:30:00Z,", 0) == 0);
+  CHECK(n[3].rfind("2024-03-31T03:30:00Z,", 0) == 0);
+}
+
+TEST_CASE("time: a daily series with gaps: --na skip, --keep, a grid of days, a query file, JSON") {
+  Scratch s;
+  const std::string aq = data("airquality_daily.csv");
+  const Result r = run_nwreg({"predict", aq, "-y", "Ozone", "--na", "skip", "-b", "3d", "--keep", "Temp"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err == "nwreg: dropped 37 training rows with missing values from " + aq + " (first: line 6)\n");
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == 117);
+  CHECK(out[0] == "Temp,date,Ozone,prediction,residual");
+  CHECK(out[1].rfind("67,1973-05-01,41,", 0) == 0);
+  CHECK(out[5].rfind("66,1973-05-06,28,", 0) == 0);  // 1973-05-05 had no ozone reading
+  for (std::size_t i = 1; i < out.size(); ++i) {  // residual = y - prediction, exactly
+    const auto f = fields(out[i]);
+    CHECK(number(f[4]) == number(f[2]) - number(f[3]));
+  }
+  const Result num = run_nwreg({"predict", aq, "-y", "Ozone", "--na", "skip", "-b", "3d", "--format", "json"});
+  const Json j = Json::parse(num.out);
+  CHECK(j["x_kinds"] == Json::array({"date"}));
+  CHECK(j["predictions"][0]["date"] == "1973-05-01");
+  CHECK(j["predictions"][0]["Ozone"] == 41);
+  // A grid of whole days stays dates; of hours, date-times.
+  CHECK(lines(run_nwreg({"predict", aq, "-y", "Temp", "-b", "3d", "--grid", "1973-06-01/1973-06-03/1d"}).out)[2].rfind(
+            "1973-06-02,", 0) == 0);
+  CHECK(lines(run_nwreg({"predict", aq, "-y", "Temp", "-b", "3d", "--grid", "1973-06-01/1973-06-02/12h"}).out)[2].rfind(
+            "1973-06-01T12:00:00Z,", 0) == 0);
+  // A query file of dates and date-times, its own columns kept.
+  spit(s / "q.csv", "id,date\na,1973-07-04\nb,1973-07-04T12:00Z\n");
+  const auto q = lines(run_nwreg({"predict", aq, "-y", "Temp", "-b", "3d", "--query", (s / "q.csv").string(), "--keep", "id"}).out);
+  REQUIRE(q.size() == 3);
+  CHECK(q[0] == "id,date,prediction");
+  CHECK(q[1].rfind("a,1973-07-04T00:00:00Z,", 0) == 0);  // one value is not a whole day: all date-times
+  CHECK(q[2].rfind("b,1973-07-04T12:00:00Z,", 0) == 0);
+  // The fit by hand: daily Temp, 153 days from 1973-05-01, at 1973-07-04 (day 64).
+  std::vector<double> days, temp;
+  const auto rows = lines(slurp(aq));
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    days.push_back(static_cast<double>(i - 1));
+    temp.push_back(number(fields(rows[i])[3]));
+  }
+  CHECK(number(fields(q[1])[2]) == doctest::Approx(nw(days, temp, 3, 64)).epsilon(1e-12));
+  CHECK(number(fields(q[2])[2]) == doctest::Approx(nw(days, temp, 3, 64.5)).epsilon(1e-12));
+  // A plot of a time series has date ticks and says UTC.
+  REQUIRE(run_nwreg({"predict", aq, "-y", "Temp", "-b", "3d", "--plot", (s / "p.svg").string(), "-o", "/dev/null"}).exit_code == 0);
+  const std::string svg = slurp(s / "p.svg");
+  CHECK(svg.find(">date (UTC)</text>") != std::string::npos);
+  CHECK(svg.find(">1973-07</text>") != std::string::npos);
+  CHECK(svg.find("h = 3 d (fixed)") != std::string::npos);
+}
+
+TEST_CASE("time: CSV answers a pipe one query at a time, stamps and kept columns included") {
+  // The next query is written only after the answer to the previous one has been read.
+  int to_child[2], from_child[2];
+  REQUIRE(pipe(to_child) == 0);
+  REQUIRE(pipe(from_child) == 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+  posix_spawn_file_actions_addclose(&fa, to_child[1]);
+  posix_spawn_file_actions_addclose(&fa, from_child[0]);
+  const pid_t pid = spawn_nwreg(
+      {"predict", data("airquality_daily.csv"), "-y", "Temp", "-b", "3d", "--query", "-", "--keep", "id"}, &fa);
+  posix_spawn_file_actions_destroy(&fa);
+  close(to_child[0]);
+  close(from_child[1]);
+  FILE* answers = fdopen(from_child[0], "r");
+  std::vector<std::string> got;
+  for (const char* q : {"id,date\n", "a,1973-07-04\n", "b,1973-07-04T12:00:00+02:00\n"}) {
+    REQUIRE(write(to_child[1], q, std::strlen(q)) == static_cast<ssize_t>(std::strlen(q)));
+    char buf[256];
+    REQUIRE(fgets(buf, sizeof buf, answers) != nullptr);  // blocks until the answer (or header) comes
+    got.emplace_back(buf);
+  }
+  close(to_child[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fclose(answers);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(got[0] == "id,date,prediction\n");
+  CHECK(got[1].rfind("a,1973-07-04,", 0) == 0);              // a date column answers dates with dates
+  CHECK(got[2].rfind("b,1973-07-04T10:00:00Z,", 0) == 0);    // and instants in UTC
+  // The same answers as the query file read whole (which writes both as date-times).
+  const Result batch = run_nwreg({"predict", data("airquality_daily.csv"), "-y", "Temp", "-b", "3d", "--query", "-"},
+                                 "date\n1973-07-04\n1973-07-04T12:00:00+02:00\n");
+  CHECK(fields(lines(batch.out)[1])[1] + "\n" == fields(got[1])[2]);
+  CHECK(fields(lines(batch.out)[2])[1] + "\n" == fields(got[2])[2]);
+}
