@@ -11,9 +11,9 @@ foreach(cmd fit predict)
   # roff: a backslash is \e; a line starting with . or ' must not be read as a request.
   string(REPLACE "\\" "\\e" text "${text}")
   string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
-  file(APPEND "${include}" "[>DESCRIPTION]\n.SS \"nwreg ${cmd}\"\n.nf\n${text}.fi\n")
+  file(APPEND "${include}" "[>DESCRIPTION]\n.SS \"nwreg ${cmd}\"\n.nf\n.in 0\n${text}.fi\n.in\n")
 endforeach()
-file(APPEND "${include}" "[EXIT STATUS]\n.nf\n0    success\n1    data or runtime error (bad input, unusable model, output not writable,\n     or some files of a batch failed)\n2    usage error (unknown option, bad value, unknown column)\n130  interrupted by SIGINT; 143 by SIGTERM: temporary outputs were removed\n.fi\n")
+file(APPEND "${include}" "[EXIT STATUS]\n.nf\n0    success\n1    data or runtime error (bad input, unusable model, output not\n     writable, or some files of a batch failed)\n2    usage error (unknown option, bad value, unknown column)\n130  interrupted by SIGINT; 143 by SIGTERM: temporary outputs removed\n.fi\n")
 file(APPEND "${include}" "[SEE ALSO]\nThe README in the nwreg sources: the math, every output format, recipes.\n")
 execute_process(COMMAND "${HELP2MAN}" --no-info --section 1 --include "${include}" --output "${OUT}" "${NWREG}"
                 RESULT_VARIABLE rc)

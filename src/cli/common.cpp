@@ -29,6 +29,7 @@ void report_threads(const ThreadPool& pool, std::ostream& log) {
 std::string join(const std::vector<double>& v) { return join(v.data(), v.data() + v.size()); }
 
 void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
+  app.option_defaults()->group("Input");
   if (positional)
     app.add_option("TRAIN", o.train,
                    "Training data: a CSV file, or - for standard input (the default when it is not a terminal)");
@@ -72,7 +73,8 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   return e;
 }
 
-void add_engine_options(CLI::App& app, EngineCliOptions& o) {
+void add_method_options(CLI::App& app, EngineCliOptions& o) {
+  app.option_defaults()->group("Method");
   app.add_option("--kernel", o.kernel,
                  "gaussian exp(-u^2/2), laplace exp(-|u|), epanechnikov 1-u^2, tricube (1-|u|^3)^3, uniform; "
                  "u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
@@ -90,6 +92,10 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
                  "nearest keys on each side in x order, for series whose errors are correlated. auto: K for an "
                  "evenly spaced series whose residuals are correlated, else 0 (learning by loo only)")
       ->capture_default_str();
+}
+
+void add_performance_options(CLI::App& app, EngineCliOptions& o) {
+  app.option_defaults()->group("Performance");
   app.add_option("--threads", o.threads, "Threads to use; 0 = the CPUs this process may use (affinity mask, cgroup quota)")->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
   app.add_option("--tolerance", o.tolerance,
@@ -99,8 +105,11 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
 }
 
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
+  app.option_defaults()->group("Bandwidth");
   app.add_option("-b,--bandwidth", o.bandwidth,
-                 "H (fixed, > 0), auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column); default auto");
+                 "H (fixed, > 0; a time span such as 90s, 15min, 6h, 3d or 2w for a column of dates or times), "
+                 "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column); "
+                 "default auto");
   app.add_option("--init", o.init,
                  "Start the descent at H (or silverman, scott, plugin) instead of scanning for the basin");
   app.add_option("--init-w", o.init_w, "Start at w = 1/h (the d2l textbook's parameter)");

@@ -78,7 +78,11 @@ void check_input_options(const InputOptions& o);
 
 /// Binds the input options; `positional` adds TRAIN (fit binds its own list of files).
 void add_input_options(CLI::App& app, InputOptions& o, bool positional = true);
-void add_engine_options(CLI::App& app, EngineCliOptions& o);
+/// The engine's options in two help sections: Method (kernel, method, reach, leave-out) and
+/// Performance (threads, progress, pruning tolerance). Each add_* sets the section of what
+/// follows it.
+void add_method_options(CLI::App& app, EngineCliOptions& o);
+void add_performance_options(CLI::App& app, EngineCliOptions& o);
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 
 /// Opens the training CSV (stdin for "-").

@@ -22,20 +22,23 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
                   "Several files (or quoted globs such as 'runs/*.csv') fit each and print one summary row per file");
   add_input_options(*sub, cmd.input, false);
   add_bandwidth_options(*sub, cmd.bandwidth);
-  add_engine_options(*sub, cmd.engine);
+  add_method_options(*sub, cmd.engine);
+  sub->option_defaults()->group("Output");
   sub->add_option("-o,--output", cmd.output, "Write the model (JSON) to this file; - for stdout");
   sub->add_option("--format", cmd.format,
                   "Report on stdout: text or json (the model), or csv (the batch summary row, one file or many); for a batch, csv (default) or json")
       ->capture_default_str();
+  add_performance_options(*sub, cmd.engine);
   sub->footer(R"(Examples:
-  nwreg fit data/synthetic.csv                       learn h, print h and the LOO error
-  nwreg fit data/mcycle.csv -o mcycle.json           ... and save the model for predict --model
+  nwreg fit data/synthetic.csv                  learn h; print it, the LOO error
+  nwreg fit data/mcycle.csv -o mcycle.json      ... and save it for predict
   nwreg fit data/faithful.csv -x waiting -y eruptions --verbose
-  nwreg fit data.csv --bandwidth 0.3                 LOO error at a fixed h
-  nwreg fit data/synthetic.csv --optimizer sgd --param w --init-w 0.3 --loss sum --lr 0.5 --epochs 5
-                                                     the d2l textbook's training run
-  nwreg fit data/*.csv -x 1 -y 2                     a batch: one summary row per file
-  nwreg fit 'runs/*.csv' --format json               globs expanded by nwreg (no ARG_MAX limit))");
+  nwreg fit data.csv --bandwidth 0.3            LOO error at a fixed h
+  nwreg fit data/synthetic.csv --optimizer sgd --param w --init-w 0.3 \
+            --loss sum --lr 0.5 --epochs 5      the d2l textbook's training run
+  nwreg fit data/*.csv -x 1 -y 2                a batch: a summary row per file
+  nwreg fit 'runs/*.csv' --format json          globs expanded by nwreg
+  nwreg fit data/airquality_daily.csv -y Temp   a daily series: h in s and days)");
   return sub;
 }
 

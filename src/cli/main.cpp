@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <sstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -44,6 +45,62 @@ std::string default_train() {
   return "-";
 }
 
+// Help that fits 80 columns (the man page is made from it): option names and their value
+// types in a column, each description wrapped beside or below them; CLI11's "Excludes:" lists
+// left to the descriptions, which say them in words.
+class Formatter : public CLI::Formatter {
+ public:
+  static constexpr std::size_t width = 80, indent = 30;
+
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string s = CLI::Formatter::make_option_opts(opt);
+    for (const char* cut : {" Excludes:", " Needs:"})
+      if (const auto at = s.find(cut); at != std::string::npos) s.erase(at);
+    return s;
+  }
+
+  // A section: its name and its options, one blank line before it (not two).
+  std::string make_group(std::string group, bool positional, std::vector<const CLI::Option*> opts) const override {
+    std::string out = group + ":\n";
+    for (const CLI::Option* opt : opts) out += make_option(opt, positional);
+    return out;
+  }
+
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    return CLI::Formatter::make_usage(app, std::move(name)) + "\n";
+  }
+  std::string make_positionals(const CLI::App* app) const override {
+    const std::string p = CLI::Formatter::make_positionals(app);
+    return p.empty() ? p : p + "\n";
+  }
+
+  std::string make_option(const CLI::Option* opt, bool positional) const override {
+    return entry(make_option_name(opt, positional) + make_option_opts(opt), make_option_desc(opt));
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    return entry(sub->get_display_name(true), sub->get_description());
+  }
+
+ private:
+  // "  NAME   description..." with the description wrapped at `width`, beside the name or, for
+  // a long name, below it.
+  static std::string entry(const std::string& name, const std::string& description) {
+    std::string out = "  " + name, line;
+    std::vector<std::string> lines;
+    std::istringstream words(description);
+    for (std::string word; words >> word;) {
+      if (!line.empty() && indent + line.size() + 1 + word.size() > width) lines.push_back(std::move(line)), line.clear();
+      line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) lines.push_back(line);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (i == 0 && out.size() + 2 <= indent) out += std::string(indent - out.size(), ' ') + lines[0];
+      else out += "\n" + std::string(indent, ' ') + lines[i];
+    }
+    return out + "\n";
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,6 +113,7 @@ int main(int argc, char** argv) {
                "Each query attends to the training x through a softmax over Gaussian kernel\n"
                "scores; its prediction is the attention-weighted mean of the training y."};
   app.name("nwreg");
+  app.formatter(std::make_shared<Formatter>());
   app.set_version_flag("--version", "nwreg " NWREG_VERSION);
   app.require_subcommand(1);
   app.footer("Run nwreg <command> --help for a command's options and examples.\n"

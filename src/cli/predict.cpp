@@ -228,16 +228,24 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   CLI::App* sub = app.add_subcommand("predict", "Predict by attention pooling; optionally write the attention weights");
   add_input_options(*sub, cmd.input);
   add_bandwidth_options(*sub, cmd.bandwidth);
-  add_engine_options(*sub, cmd.engine);
+  add_method_options(*sub, cmd.engine);
+  sub->option_defaults()->group("Bandwidth");
   auto* model = sub->add_option("--model", cmd.model,
-                                "Use the bandwidth (kernel, method, metric) of a model written by fit -o");
+                                "Use the bandwidth (kernel, method, metric) of a model written by fit -o; not with "
+                                "--bandwidth, --kernel, --method, --metric, --rank or --leave-out");
   for (const char* o : {"--bandwidth", "--kernel", "--method", "--metric", "--rank", "--leave-out"}) sub->get_option(o)->excludes(model);
-  auto* grid = sub->add_option("--grid", cmd.grid, "Query points START:STOP:STEP (stop excluded)");
-  auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range")
+  sub->option_defaults()->group("Input");
+  auto* grid = sub->add_option("--grid", cmd.grid,
+                               "Query points START:STOP:STEP (stop excluded); between dates or times START/STOP/STEP "
+                               "with ISO 8601 ends and a time-span step, e.g. 2024-01-01/2024-02-01/6h. Not with "
+                               "--grid-n or --query");
+  auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range (1 to 1e8)")
                      ->check(CLI::Range(std::size_t{1}, max_grid_points));
-  auto* query = sub->add_option("--query", cmd.query, "Query points from a CSV file (- for stdin)");
+  auto* query = sub->add_option("--query", cmd.query,
+                                "Query points from a CSV file; - for stdin, each line answered as it arrives");
   grid->excludes(grid_n)->excludes(query);
   grid_n->excludes(query);
+  sub->option_defaults()->group("Output");
   sub->add_option("-o,--output", cmd.output, "Predictions file; - for stdout")->capture_default_str();
   sub->add_option("--format", cmd.format,
                   "csv, tsv, json or jsonl (one object a line, written as computed; with --query - each "
@@ -257,7 +265,8 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
       ->capture_default_str();
   sub->add_option("--shard", cmd.shard,
                   "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
-                  "in order, are the whole output (csv and jsonl)");
+                  "in order, are the whole output (csv, tsv and jsonl)")
+      ->group("Performance");
   sub->add_option("--keep", cmd.keep,
                   "Copy these columns (names or 1-based indices, comma-separated) of each query row, or of each "
                   "training row for fitted values, into the output, first: results join back to their input");
@@ -268,13 +277,17 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--max-weights", cmd.max_weights,
                   "Refuse a --weights matrix of more entries than this (m queries x n keys)")
       ->capture_default_str();
+  add_performance_options(*sub, cmd.engine);
   sub->footer(R"(Without --grid, --grid-n or --query, predicts at the training x (fitted values).
 Examples:
-  nwreg predict data/synthetic.csv --grid 0:5:0.1          learn h, predict on a grid
+  nwreg predict data/synthetic.csv --grid 0:5:0.1     learn h, predict on a grid
   nwreg predict data/mcycle.csv --bandwidth 2 --grid-n 200 -o fit.csv
   nwreg predict data/mcycle.csv --model mcycle.json --query new_times.csv
-  nwreg predict data/synthetic.csv --grid 0:5:0.5 --weights weights.csv --weights-layout long
-  seq 0 0.5 5 | nwreg predict data/synthetic.csv --query -      queries from stdin)");
+  nwreg predict data/synthetic.csv --grid 0:5:0.5 --weights w.csv \
+                --weights-layout long
+  seq 0 0.5 5 | nwreg predict data/synthetic.csv --query -    queries from stdin
+  nwreg predict data/airquality_daily.csv -y Temp -b 3d \
+                --grid 1973-06-01/1973-07-01/1d --plot temp.svg   a daily series)");
   return sub;
 }
 

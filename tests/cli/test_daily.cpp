@@ -340,3 +340,39 @@ TEST_CASE("daily: --plot and --heatmap write SVG that parses, with the expected 
   CHECK(count(key_ticks, "<line ") == 5);
   CHECK(count(key_ticks, "<text ") == 5);
 }
+
+TEST_CASE("daily: --help is in sections, every line within 80 columns (the man page copies it)") {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"}, {"fit", "--help"}, {"predict", "--help"}}) {
+    const Result r = run_nwreg(args);
+    CAPTURE(args.front());
+    REQUIRE(r.exit_code == 0);
+    for (const auto& line : lines(r.out)) {
+      CAPTURE(line);
+      CHECK(line.size() <= 80);
+    }
+  }
+  for (const char* cmd : {"fit", "predict"}) {
+    const std::string help = run_nwreg({cmd, "--help"}).out;
+    std::size_t at = 0;
+    for (const char* section : {"\nInput:\n", "\nBandwidth:\n", "\nMethod:\n", "\nOutput:\n", "\nPerformance:\n"}) {
+      CAPTURE(section);
+      const auto found = help.find(section);
+      REQUIRE(found != std::string::npos);
+      CHECK(found > at);  // in this order
+      at = found;
+    }
+    CHECK(help.find("Excludes:") == std::string::npos);  // said in words in the descriptions
+  }
+  const std::string predict = run_nwreg({"predict", "--help"}).out;
+  CHECK(predict.find("--keep") > predict.find("\nOutput:\n"));
+  CHECK(predict.find("--grid ") > predict.find("\nInput:\n"));
+  CHECK(predict.find("--grid ") < predict.find("\nBandwidth:\n"));
+  CHECK(predict.find("--threads") > predict.find("\nPerformance:\n"));
+  // fit writes no predictions: no query, plot or prediction options in its help.
+  const std::string fit = run_nwreg({"fit", "--help"}).out;
+  for (const char* other : {"--grid", "--query", "--plot", "--heatmap", "--keep", "--se", "--weights", "--shard"}) {
+    CAPTURE(other);
+    CHECK(fit.find(std::string("  ") + other + " ") == std::string::npos);
+  }
+  CHECK(run_nwreg({"help", "predict"}).out == predict);
+}
