@@ -20,7 +20,7 @@ Rscript -e 'write.csv(data.frame(year = as.numeric(time(LakeHuron)), level = as.
 Rscript -e 'library(MASS)
 write.csv(GAGurine, "data/gagurine.csv", row.names = FALSE)'
 # The same air quality as a daily series (R datasets): all 153 days of May to September 1973,
-# the date as ISO 8601, missing ozone readings left as NA.
+# the date as ISO 8601, temperature first (the default y), missing ozone readings left as NA.
 Rscript -e 'aq <- data.frame(date = format(as.Date(sprintf("1973-%02d-%02d", airquality$Month, airquality$Day))),
-                             Ozone = airquality$Ozone, Wind = airquality$Wind, Temp = airquality$Temp)
+                             Temp = airquality$Temp, Ozone = airquality$Ozone, Wind = airquality$Wind)
 write.csv(aq, "data/airquality_daily.csv", row.names = FALSE)'
