@@ -203,7 +203,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   one.progress = nullptr;
   const Fitted fitted(data, model, one);
   std::optional<LooDetail> loo;
-  if (cmd.se) loo = Fitted(data, model, engine).loo_detail();
+  if (cmd.se) loo = Fitted(data, model, engine).loo_residuals();
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
@@ -398,7 +398,7 @@ void run_predict(const PredictCommand& given) {
   std::optional<LooDetail> loo;
   if (cmd.se) {
     task = "leave-one-out residuals";
-    loo = fitted.loo_detail();
+    loo = fitted.loo_residuals();
     task = "predicting";
   }
   const PredictionWriter::Columns columns = output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds);

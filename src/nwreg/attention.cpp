@@ -571,6 +571,31 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   const bool detail = sum_w2 || smooth;
   const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, double* e) {
       const double* q = queries + j * d_;
+      if (simple_ && fast_row(q[0])) {
+        // The prediction exactly as predict() makes it; the squared weights and the smooth of v
+        // from the same window's weights, vectorised.
+        out[j] = row_1d(q[0], none, false).f * y_scale_;
+        if (!detail) return true;
+        const std::size_t b = nearest_1d(q[0], none);
+        std::size_t lo, hi;
+        window_1d(q[0], b, lo, hi);
+        kernel::weights(xs_.data(), lo, hi, xs_[b], q[0], xs_[b] - q[0], K2_, e);
+        // Four running sums each (fixed order: deterministic), so the adds do not wait on each other.
+        double s0[4] = {}, w2[4] = {}, a[4] = {};
+        std::size_t i = lo;
+        for (; i + 4 <= hi; i += 4)
+          for (int k = 0; k < 4; ++k) s0[k] += e[i + k], w2[k] += e[i + k] * e[i + k];
+        for (; i < hi; ++i) s0[0] += e[i], w2[0] += e[i] * e[i];
+        const double S0 = (s0[0] + s0[1]) + (s0[2] + s0[3]);
+        if (sum_w2) sum_w2[j] = ((w2[0] + w2[1]) + (w2[2] + w2[3])) / (S0 * S0);
+        if (smooth) {
+          for (i = lo; i + 4 <= hi; i += 4)
+            for (int k = 0; k < 4; ++k) a[k] += e[i + k] * ve[i + k];
+          for (; i < hi; ++i) a[0] += e[i] * ve[i];
+          smooth[j] = ((a[0] + a[1]) + (a[2] + a[3])) / S0;
+        }
+        return true;
+      }
       const Span s = gather(q, none, e);
       std::vector<double> c(d_ + 1);
       const Row r = reduce(q, s, e, nullptr, detail ? c.data() : nullptr);
@@ -786,13 +811,20 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
 }
 
 LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) const {
+  return loo_pass(neighbour_rows, residuals, true);
+}
+
+LooDetail Attention::loo_residuals() const { return loo_pass(0, true, false); }
+
+LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const {
   check_loo_rows();
   LooDetail out;
   if (residuals) out.residual.assign(n_in_, 0.0);
   // Every row's residual (the fast path where it applies); the effective number of neighbours
-  // from every row, or from `neighbour_rows` spread over x (each sum over its window, scalar).
-  std::vector<char> sampled(n_, neighbour_rows == 0 || neighbour_rows >= n_);
-  if (!sampled[0])
+  // from every row, or from `neighbour_rows` spread over x (each sum over its window, scalar),
+  // or from none.
+  std::vector<char> sampled(n_, neighbours && (neighbour_rows == 0 || neighbour_rows >= n_));
+  if (neighbours && !sampled[0])
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * n_ / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(n_, 0.0);
   const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, double* e) {
@@ -826,7 +858,7 @@ LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) cons
     sum += sw * inv_w2[p];
     total += sw;
   }
-  out.neighbours = sum / total;
+  if (total > 0) out.neighbours = sum / total;
   return out;
 }
 

@@ -157,6 +157,9 @@ class Attention {
   /// over `neighbour_rows` rows spread over the keys when there are more (0 = every row).
   /// Throws DataError for a row out of reach (OutOfReach::error) or fewer than 2 rows.
   LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const;
+  /// Every row's leave-one-out residual alone (neighbours left 0): what standard errors need,
+  /// on the fast path where it applies.
+  LooDetail loo_residuals() const;
 
   /// Row j's leave-one-out weights (as loo uses them), in input order, into a[0..n).
   /// Returns false, a all 0, for a row out of reach or of sample weight 0.
@@ -170,6 +173,7 @@ class Attention {
   std::uint64_t pairs() const { return pairs_.load(std::memory_order_relaxed); }
 
  private:
+  LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
   struct Row;
   struct Span;
   // Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with

@@ -45,7 +45,9 @@ class Fitted {
   LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const {
     return engine_.loo_detail(neighbour_rows, residuals);
   }
-  /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_detail().
+  LooDetail loo_residuals() const { return engine_.loo_residuals(); }
+  /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()
+  /// (or loo_detail()).
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
 
  private:

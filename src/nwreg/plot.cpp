@@ -180,12 +180,10 @@ void axes(std::ostream& out, const Scale& sx, const Scale& sy, const std::string
       << escape(title) << "</text>\n";
 }
 
-// viridis, sampled at nine points and interpolated linearly.
-std::string colour(double t) {
-  static const double stops[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
-                                     {39, 173, 129}, {92, 200, 99},  {170, 220, 50}, {253, 231, 37}};
-  t = std::clamp(t, 0.0, 1.0) * 8;
-  const int i = std::min(7, static_cast<int>(t));
+// A colour from `count` RGB stops, evenly spaced over 0..1, interpolated linearly.
+std::string interpolate(const double (*stops)[3], int count, double t) {
+  t = std::clamp(t, 0.0, 1.0) * (count - 1);
+  const int i = std::min(count - 2, static_cast<int>(t));
   const double f = t - i;
   char buf[8];
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
@@ -194,18 +192,18 @@ std::string colour(double t) {
   return buf;
 }
 
+// viridis, sampled at nine points.
+std::string colour(double t) {
+  static const double stops[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
+                                     {39, 173, 129}, {92, 200, 99},  {170, 220, 50}, {253, 231, 37}};
+  return interpolate(stops, 9, t);
+}
+
 // Blue, white, red (ColorBrewer RdBu, 7 stops) for 0..1, white at 0.5: negative weights blue.
 std::string diverging(double t) {
   static const double stops[7][3] = {{33, 102, 172}, {103, 169, 207}, {209, 229, 240}, {247, 247, 247},
                                      {253, 219, 199}, {239, 138, 98},  {178, 24, 43}};
-  t = std::clamp(t, 0.0, 1.0) * 6;
-  const int i = std::min(5, static_cast<int>(t));
-  const double f = t - i;
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
-                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
-                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
-  return buf;
+  return interpolate(stops, 7, t);
 }
 
 bool whole_days(const std::vector<double>& v) {

@@ -105,5 +105,50 @@ inline std::vector<std::string> lines(const std::string& text) {
   return v;
 }
 
+// nwreg with stdin and stdout on pipes, for a conversation: write a line, read the answer, and
+// only then write the next (a reader that waited for the end of its input would hang).
+class Conversation {
+ public:
+  explicit Conversation(const std::vector<std::string>& args) {
+    int to_child[2], from_child[2];
+    REQUIRE(pipe(to_child) == 0);
+    REQUIRE(pipe(from_child) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+    posix_spawn_file_actions_addclose(&fa, to_child[1]);
+    posix_spawn_file_actions_addclose(&fa, from_child[0]);
+    pid_ = spawn_nwreg(args, &fa);
+    posix_spawn_file_actions_destroy(&fa);
+    close(to_child[0]);
+    close(from_child[1]);
+    to_ = to_child[1];
+    answers_ = fdopen(from_child[0], "r");
+  }
+  ~Conversation() { finish(); }
+  // Writes `text` (without waiting), then reads one line of the answer: blocks until it comes.
+  std::string ask(const std::string& text) {
+    if (!text.empty()) REQUIRE(write(to_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    char buf[4096];
+    REQUIRE(fgets(buf, sizeof buf, answers_) != nullptr);
+    return buf;
+  }
+  // Closes stdin and waits: the exit code, or -1 if it did not exit normally.
+  int finish() {
+    if (pid_ < 0) return status_;
+    close(to_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    fclose(answers_);
+    pid_ = -1;
+    return status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1, status_ = -1;
+  FILE* answers_ = nullptr;
+};
 
 }  // namespace clitest

@@ -75,34 +75,10 @@ TEST_CASE("daily: JSONL, one object a line, the same numbers as CSV") {
 TEST_CASE("daily: a stream of queries on stdin is answered line by line as it arrives") {
   // The next query is written only after the answer to the previous one has been read: a
   // reader that waited for the end of its input (or for a full buffer) would hang here.
-  int to_child[2], from_child[2];
-  REQUIRE(pipe(to_child) == 0);
-  REQUIRE(pipe(from_child) == 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-  posix_spawn_file_actions_addclose(&fa, to_child[1]);
-  posix_spawn_file_actions_addclose(&fa, from_child[0]);
-  const pid_t pid =
-      spawn_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"}, &fa);
-  posix_spawn_file_actions_destroy(&fa);
-  close(to_child[0]);
-  close(from_child[1]);
-  FILE* answers = fdopen(from_child[0], "r");
+  Conversation c({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"});
   std::vector<double> got;
-  for (const char* q : {"x\n0.5\n", "1.5\n", "4\n"}) {
-    REQUIRE(write(to_child[1], q, std::strlen(q)) == static_cast<ssize_t>(std::strlen(q)));
-    char buf[256];
-    REQUIRE(fgets(buf, sizeof buf, answers) != nullptr);  // blocks until the answer comes
-    got.push_back(Json::parse(buf)["prediction"].get<double>());
-  }
-  close(to_child[1]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  fclose(answers);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  for (const char* q : {"x\n0.5\n", "1.5\n", "4\n"}) got.push_back(Json::parse(c.ask(q))["prediction"].get<double>());
+  CHECK(c.finish() == 0);
   Result batch = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"},
                            "x\n0.5\n1.5\n4\n");
   const auto bl = lines(batch.out);

@@ -157,6 +157,13 @@ TEST_CASE("time: a daily series with gaps: --na skip, --keep, a grid of days, a 
   }
   CHECK(number(fields(q[1])[2]) == doctest::Approx(nw(days, temp, 3, 64)).epsilon(1e-12));
   CHECK(number(fields(q[2])[2]) == doctest::Approx(nw(days, temp, 3, 64.5)).epsilon(1e-12));
+  // Attention weights name their queries and keys as dates too.
+  REQUIRE(run_nwreg({"predict", aq, "-b", "3d", "--grid", "1973-06-01/1973-06-03/1d", "--weights",
+                     (s / "w.json").string(), "-o", "/dev/null"}).exit_code == 0);
+  const Json w = Json::parse(slurp(s / "w.json"));
+  CHECK(w["queries"] == Json::array({"1973-06-01", "1973-06-02"}));
+  CHECK(w["keys"][0] == "1973-05-01");
+  CHECK(w["keys"][152] == "1973-09-30");
   // A plot of a time series has date ticks and says UTC.
   REQUIRE(run_nwreg({"predict", aq, "-y", "Temp", "-b", "3d", "--plot", (s / "p.svg").string(), "-o", "/dev/null"}).exit_code == 0);
   const std::string svg = slurp(s / "p.svg");
@@ -167,34 +174,11 @@ TEST_CASE("time: a daily series with gaps: --na skip, --keep, a grid of days, a 
 
 TEST_CASE("time: CSV answers a pipe one query at a time, stamps and kept columns included") {
   // The next query is written only after the answer to the previous one has been read.
-  int to_child[2], from_child[2];
-  REQUIRE(pipe(to_child) == 0);
-  REQUIRE(pipe(from_child) == 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-  posix_spawn_file_actions_addclose(&fa, to_child[1]);
-  posix_spawn_file_actions_addclose(&fa, from_child[0]);
-  const pid_t pid = spawn_nwreg(
-      {"predict", data("airquality_daily.csv"), "-y", "Temp", "-b", "3d", "--query", "-", "--keep", "id"}, &fa);
-  posix_spawn_file_actions_destroy(&fa);
-  close(to_child[0]);
-  close(from_child[1]);
-  FILE* answers = fdopen(from_child[0], "r");
+  Conversation c({"predict", data("airquality_daily.csv"), "-y", "Temp", "-b", "3d", "--query", "-", "--keep", "id"});
   std::vector<std::string> got;
-  for (const char* q : {"id,date\n", "a,1973-07-04\n", "b,1973-07-04T12:00:00+02:00\n"}) {
-    REQUIRE(write(to_child[1], q, std::strlen(q)) == static_cast<ssize_t>(std::strlen(q)));
-    char buf[256];
-    REQUIRE(fgets(buf, sizeof buf, answers) != nullptr);  // blocks until the answer (or header) comes
-    got.emplace_back(buf);
-  }
-  close(to_child[1]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  fclose(answers);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  got.push_back(c.ask("id,date\n"));  // the header is answered with the output's header
+  for (const char* q : {"a,1973-07-04\n", "b,1973-07-04T12:00:00+02:00\n"}) got.push_back(c.ask(q));
+  CHECK(c.finish() == 0);
   CHECK(got[0] == "id,date,prediction\n");
   CHECK(got[1].rfind("a,1973-07-04,", 0) == 0);              // a date column answers dates with dates
   CHECK(got[2].rfind("b,1973-07-04T10:00:00Z,", 0) == 0);    // and instants in UTC

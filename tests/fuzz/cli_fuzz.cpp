@@ -542,6 +542,21 @@ std::map<std::string, std::string> make_data_files() {
   f["ctrl_field.csv"] = "x,y\n1,2\n2,\x1b[31mred\x07\n3,4\n4,3\n";
   f["ctrl_name.csv"] = "x,\x1b[1my\x01\n1,2\n2,3\n3,5\n4,4\n";
   f["overflow.csv"] = "x,y\n1,2\n2,1e400\n3,4\n";
+  // Time as x: a daily series, stamps with offsets and fractions (and a tie), a bad date, a
+  // number in a column of dates.
+  {
+    std::string days = "date,y\n", stamps = "t,y\n";
+    for (int i = 0; i < 20; ++i) {
+      days += "2024-02-" + std::string(i < 9 ? "0" : "") + std::to_string(i + 1) + "," + fmt(gy(i)) + "\n";
+      stamps += "2024-03-31T0" + std::to_string(i % 10) + ":" + std::to_string(10 + i) + ":00" +
+                (i % 3 == 0 ? "+02:00" : i % 3 == 1 ? ".25Z" : "") + "," + fmt(gy(i)) + "\n";
+    }
+    f["dates.csv"] = days;
+    f["stamps.csv"] = stamps;
+  }
+  f["bad_date.csv"] = "date,y\n2024-02-28,1\n2023-02-29,2\n2024-03-01,3\n";
+  f["date_number.csv"] = "date,y\n2024-02-28,1\n17,2\n2024-03-01,3\n";
+  f["q_dates.csv"] = "date\n2024-02-10\n2024-02-10T12:00:00-05:00\n1999-12-31\n";
   // Query files.
   f["q_one.csv"] = "x\n0.5\n1.5\n2.5\n";
   f["q_two.csv"] = "a,b\n1,2\n3,0.5\n";
@@ -636,6 +651,7 @@ const std::vector<WStr> kTrainFiles = {
     {"quoted_header.csv", 2}, {"ragged.csv", 1},      {"semicolon.csv", 1},     {"tabs.tsv", 1},
     {"no_header.csv", 1},    {"long_field.csv", 1},   {"long_name.csv", 1},     {"ctrl_field.csv", 1},
     {"ctrl_name.csv", 1},    {"bom.csv", 1},          {"blank_lines.csv", 1},   {"overflow.csv", 1},
+    {"dates.csv", 3},        {"stamps.csv", 3},       {"bad_date.csv", 0.5},    {"date_number.csv", 0.5},
 };
 
 const std::vector<WStr> kModels = {
@@ -654,6 +670,7 @@ const std::vector<WStr> kModels = {
 const std::vector<WStr> kQueries = {
     {"q_one.csv", 3},    {"q_two.csv", 2},      {"q_bad.csv", 1},     {"q_empty.csv", 1}, {"q_far.csv", 1},
     {"q_noheader.csv", 1}, {"q_missing.csv", 1}, {"q_many.csv", 1.5}, {"three_cols.csv", 1}, {"-", 2},
+    {"q_dates.csv", 1.5},
     {"@missing", 0.3},   {"@dir", 0.3},
 };
 
@@ -799,7 +816,8 @@ const std::vector<OptSpec>& options() {
       {"-b", 3, 3,
        spelled({{"-b", 1}, {"--bandwidth", 1}},
                {{"0.3", 4}, {"1e-300", 1}, {"1e300", 1}, {"0", 0.5}, {"-1", 0.5}, {"auto", 1}, {"silverman", 1.5},
-                {"scott", 1}, {"0.3,0.5", 1}, {"", 0.3}, {"abc", 0.3}, {"1e-320", 0.3}, {"1e-9", 0.5}})},
+                {"scott", 1}, {"0.3,0.5", 1}, {"", 0.3}, {"abc", 0.3}, {"1e-320", 0.3}, {"1e-9", 0.5},
+                {"1d", 1}, {"6h", 1}, {"90s", 0.5}, {"0h", 0.3}, {"5m", 0.3}, {"1e300w", 0.3}})},
       {"--init", 0.6, 3,
        values("--init", {{"0.3", 2}, {"silverman", 1}, {"scott", 1}, {"0", 0.3}, {"-1", 0.3}, {"abc", 0.3},
                          {"1e300", 0.3}})},
@@ -836,7 +854,10 @@ const std::vector<OptSpec>& options() {
       {"--model", 4, 2, [](Gen& g) { return std::vector<std::string>{"--model", g.model()}; }},
       {"--grid", 2, 2,
        values("--grid", {{"0:5:0.5", 3}, {"1:0:1", 0.5}, {"0:1:0", 0.5}, {"a:b:c", 0.3}, {"0:1:0.25", 1},
-                         {"-1e300:1e300:1e299", 0.5}, {"0:1e-300:1e-301", 0.5}, {"1e300:1.5e300:1e299", 0.5}})},
+                         {"-1e300:1e300:1e299", 0.5}, {"0:1e-300:1e-301", 0.5}, {"1e300:1.5e300:1e299", 0.5},
+                         {"2024-02-01/2024-02-21/1d", 1.5}, {"2024-03-31T00:00Z/2024-03-31T12:00+02:00/30min", 1},
+                         {"2024-02-21/2024-02-01/1d", 0.3}, {"2024-02-01/2024-02-30/1d", 0.3},
+                         {"0001-01-01/9999-12-31/1s", 0.3}, {"2024-02-01/2024-02-01T00:00:01/1ms", 0.3}})},
       {"--grid-n", 2, 2, values("--grid-n", {{"1", 2}, {"3", 2}, {"0", 0.5}, {"", 0.3}, {"200", 1}})},
       {"--query", 2, 2, [](Gen& g) { return std::vector<std::string>{"--query", g.query()}; }},
       {"--weights", 2, 2, [](Gen& g) { return std::vector<std::string>{"--weights", g.output(Out::weights)}; }},
@@ -850,6 +871,8 @@ const std::vector<OptSpec>& options() {
                           {"18446744073709551615/18446744073709551615", 1}, {"1/2", 1}, {"2/2", 1}, {"a/b", 0.2},
                           {"1/0", 0.3}, {"", 0.2}})},
       {"--se", 1, 2, flag("--se")},
+      {"--keep", 1, 2, values("--keep", {{"1", 1}, {"y", 1}, {"x,y", 1}, {"nope", 0.3}, {"", 0.2}})},
+      {"--heatmap-scale", 0.5, 2, values("--heatmap-scale", {{"linear", 1}, {"log", 2}, {"bogus", 0.2}})},
       {"--level", 0.7, 2,
        values("--level", {{"0.95", 1}, {"0.5", 1}, {"0", 0.5}, {"1", 0.5}, {"2", 0.3}, {"-1", 0.3}, {"abc", 0.2}})},
   };

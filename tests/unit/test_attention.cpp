@@ -190,3 +190,23 @@ TEST_CASE("keys near 1e-200 with h = 1e-204 still find their nearest key") {
   CHECK(predict_one(d, 1e-204, 1e-201) == 1);
   CHECK(predict_one(d, 1e-204, 2.5e-201) == 2);
 }
+
+// The one-column Gaussian NW path computes them in the vectorised kernel, loo_detail (which
+// counts neighbours from every row's weights) in the scalar one: equal to 1e-12 relative.
+TEST_CASE("loo_residuals: the residuals of loo_detail, without the neighbour count") {
+  const Dataset d = testing::bundled("mcycle.csv", "times", "accel");
+  for (Kernel k : {Kernel::gaussian, Kernel::epanechnikov})
+    for (Method m : {Method::nw, Method::local_linear}) {
+      EngineOptions o;
+      o.kernel = k;
+      o.method = m;
+      Attention a(d, o);
+      a.set_bandwidth({2.5});
+      const LooDetail full = a.loo_detail(), alone = a.loo_residuals();
+      REQUIRE(alone.residual.size() == full.residual.size());
+      for (std::size_t i = 0; i < full.residual.size(); ++i)
+        CHECK(alone.residual[i] == doctest::Approx(full.residual[i]).epsilon(1e-12).scale(1e-9));
+      CHECK(alone.neighbours == 0);
+      CHECK(full.neighbours > 1);
+    }
+}
