@@ -352,3 +352,19 @@ TEST_CASE("daily: --help is in sections, every line within 80 columns (the man p
   }
   CHECK(run_nwreg({"help", "predict"}).out == predict);
 }
+
+TEST_CASE("daily: --se adds its columns and leaves the prediction exactly as without it") {
+  for (const char* method : {"nw", "local-linear"}) {
+    CAPTURE(method);
+    const auto plain = lines(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--method", method, "--grid", "0:60:0.5"}).out);
+    const auto se =
+        lines(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--method", method, "--grid", "0:60:0.5", "--se"}).out);
+    REQUIRE(plain.size() == 121);
+    REQUIRE(se.size() == plain.size());
+    CHECK(se[0] == "times,prediction,se,lower,upper");
+    for (std::size_t i = 1; i < plain.size(); ++i) {
+      CAPTURE(plain[i]);
+      CHECK(se[i].rfind(plain[i] + ",", 0) == 0);
+    }
+  }
+}
