@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <sstream>
 
 #include <date/date.h>
 
@@ -22,12 +21,18 @@ bool digits(std::string_view s, std::size_t from, std::size_t count) {
   return true;
 }
 
-// Parses all of `text` with the date library's `format` into `value`; false if anything is left.
-template <class T>
-bool parse_all(std::string_view text, const char* format, T& value) {
-  std::istringstream in{std::string(text)};
-  in >> date::parse(format, value);
-  return !in.fail() && in.peek() == std::char_traits<char>::eof();
+// The calendar day of yyyy-mm-dd at the start of `s` (digits checked by the caller), by the date
+// library's civil calendar: nullopt for a day that does not exist (2023-02-29, 2024-13-01).
+std::optional<date::sys_days> calendar_day(std::string_view s) {
+  auto number = [&](std::size_t from, std::size_t count) {
+    int v = 0;
+    for (std::size_t i = from; i < from + count; ++i) v = v * 10 + (s[i] - '0');
+    return v;
+  };
+  const date::year_month_day ymd{date::year{number(0, 4)}, date::month{static_cast<unsigned>(number(5, 2))},
+                                 date::day{static_cast<unsigned>(number(8, 2))}};
+  if (!ymd.ok()) return std::nullopt;
+  return date::sys_days{ymd};
 }
 
 // "+05:30", "-0800", "+05": the offset east of UTC in minutes; nullopt if malformed.
@@ -73,9 +78,9 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only) {
   text = trim(text);
   // The calendar date: exactly yyyy-mm-dd, checked by the library (2023-02-29 is refused).
   if (text.size() < 10 || !looks_like_instant(text) || !digits(text, 8, 2)) return std::nullopt;
-  date::sys_days day;
-  if (!parse_all(text.substr(0, 10), "%F", day)) return std::nullopt;
-  const std::int64_t day_seconds = static_cast<std::int64_t>(day.time_since_epoch().count()) * 86400;
+  const auto day = calendar_day(text);
+  if (!day) return std::nullopt;
+  const std::int64_t day_seconds = static_cast<std::int64_t>(day->time_since_epoch().count()) * 86400;
   if (date_only) *date_only = text.size() == 10;
   if (text.size() == 10) return static_cast<double>(day_seconds);
   if (text[10] != 'T' && text[10] != 't' && text[10] != ' ') return std::nullopt;
@@ -127,33 +132,40 @@ void append_instant(std::string& out, double seconds, bool as_date) {
     append_double(out, seconds);
     return;
   }
-  if (as_date && whole_day(seconds)) {
-    out += date::format("%F", date::sys_days{date::days{static_cast<int>(seconds / seconds_per_day)}});
-    return;
-  }
+  // The civil date by the library (digits written here, not through a stream), then the
+  // time of day.
+  const double whole = std::floor(seconds), fraction = seconds - whole;  // both exact
+  const auto secs = static_cast<std::int64_t>(whole);
+  const std::int64_t day_index = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+  const date::year_month_day ymd{date::sys_days{date::days{day_index}}};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()));
+  out += buf;
+  if (as_date && whole_day(seconds)) return;
+  const std::int64_t tod = secs - day_index * 86400;
+  std::snprintf(buf, sizeof buf, "T%02d:%02d:%02d", static_cast<int>(tod / 3600), static_cast<int>(tod / 60 % 60),
+                static_cast<int>(tod % 60));
+  out += buf;
   // The fewest fractional digits (up to nine) that parse_instant reads back as `seconds`; past
   // nine (instants within months of 1970, where a double holds more), the fraction's shortest
   // exact form.
-  const double whole = std::floor(seconds), fraction = seconds - whole;  // both exact
   std::string digits;
   double scale = 1;
   for (int d = 0; d <= 9; ++d, scale *= 10) {
     const double k = std::nearbyint(fraction * scale);
     if (k < scale && whole + k / scale == seconds) {
       if (d) {
-        char buf[16];
         std::snprintf(buf, sizeof buf, "%0*lld", d, static_cast<long long>(k));
         digits = buf;
       }
       break;
     }
     if (d == 9) {
-      char buf[64];
       const auto r = std::to_chars(buf, buf + sizeof buf, fraction, std::chars_format::fixed);
       digits.assign(buf + 2, r.ptr);  // after "0."
     }
   }
-  out += date::format("%FT%T", date::sys_seconds{std::chrono::seconds{static_cast<std::int64_t>(whole)}});
   if (!digits.empty()) out += '.' + digits;
   out += 'Z';
 }

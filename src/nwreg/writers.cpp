@@ -193,10 +193,12 @@ PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model
   const char sep = separator(format_);
   if (format_ == Format::csv || format_ == Format::tsv) {
     if (!header) return;
+    bool first = true;
     for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
       for (const auto& name : *names) {
-        if (!buf_.empty()) buf_ += sep;
+        if (!first) buf_ += sep;
         buf_ += csv_field(name, sep);
+        first = false;
       }
     buf_ += '\n';
     return;
