@@ -572,28 +572,22 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, double* e) {
       const double* q = queries + j * d_;
       if (simple_ && fast_row(q[0])) {
-        // The prediction exactly as predict() makes it; the squared weights and the smooth of v
-        // from the same window's weights, vectorised.
-        out[j] = row_1d(q[0], none, false).f * y_scale_;
-        if (!detail) return true;
+        if (!detail) {
+          out[j] = row_1d(q[0], none, false).f * y_scale_;
+          return true;
+        }
+        // One vectorised pass: the prediction exactly as predict() makes it (s0 and s1 summed
+        // as there), the squared weights and the smooth of v.
         const std::size_t b = nearest_1d(q[0], none);
         std::size_t lo, hi;
         window_1d(q[0], b, lo, hi);
-        kernel::weights(xs_.data(), lo, hi, xs_[b], q[0], xs_[b] - q[0], K2_, e);
-        // Four running sums each (fixed order: deterministic), so the adds do not wait on each other.
-        double s0[4] = {}, w2[4] = {}, a[4] = {};
-        std::size_t i = lo;
-        for (; i + 4 <= hi; i += 4)
-          for (int k = 0; k < 4; ++k) s0[k] += e[i + k], w2[k] += e[i + k] * e[i + k];
-        for (; i < hi; ++i) s0[0] += e[i], w2[0] += e[i] * e[i];
-        const double S0 = (s0[0] + s0[1]) + (s0[2] + s0[3]);
-        if (sum_w2) sum_w2[j] = ((w2[0] + w2[1]) + (w2[2] + w2[3])) / (S0 * S0);
-        if (smooth) {
-          for (i = lo; i + 4 <= hi; i += 4)
-            for (int k = 0; k < 4; ++k) a[k] += e[i + k] * ve[i + k];
-          for (; i < hi; ++i) a[0] += e[i] * ve[i];
-          smooth[j] = ((a[0] + a[1]) + (a[2] + a[3])) / S0;
-        }
+        pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+        const double xb = xs_[b], yb = ys_[b];
+        const kernel::Sums k = kernel::sums_detail(xs_.data(), ys_.data(), smooth ? ve.data() : ys_.data(), lo, hi,
+                                                   xb, q[0], xb - q[0], K2_, yb);
+        out[j] = (yb + k.s1 / k.s0) * y_scale_;
+        if (sum_w2) sum_w2[j] = k.w2 / (k.s0 * k.s0);
+        if (smooth) smooth[j] = k.sv / k.s0;
         return true;
       }
       const Span s = gather(q, none, e);

@@ -44,10 +44,11 @@ constexpr int lanes = 8;
   return std::bit_cast<double>(std::bit_cast<std::int64_t>(p) + (k << 52));
 }
 
-template <bool Grad>
+// Grad: t and v; Detail: w2 and sv over `vals`. s0 and s1 are summed the same way in every case.
+template <bool Grad, bool Detail = false>
 [[gnu::always_inline]] inline Sums sums_impl(const double* x, const double* y, std::size_t lo, std::size_t hi, double xb,
-                      double q, double D, double K2, double yb) {
-  double s0[lanes] = {}, s1[lanes] = {}, t[lanes] = {}, v[lanes] = {};
+                      double q, double D, double K2, double yb, const double* vals = nullptr) {
+  double s0[lanes] = {}, s1[lanes] = {}, t[lanes] = {}, v[lanes] = {}, w2[lanes] = {}, sv[lanes] = {};
   std::size_t i = lo;
   for (; i + lanes <= hi; i += lanes) {
     for (int l = 0; l < lanes; ++l) {
@@ -61,6 +62,10 @@ template <bool Grad>
         t[l] = std::fma(e, u, t[l]);
         v[l] = std::fma(e * dy, u, v[l]);
       }
+      if constexpr (Detail) {
+        w2[l] = std::fma(e, e, w2[l]);
+        sv[l] = std::fma(e, vals[i + l], sv[l]);
+      }
     }
   }
   Sums out;
@@ -69,6 +74,8 @@ template <bool Grad>
     out.s1 += s1[l];
     out.t += t[l];
     out.v += v[l];
+    out.w2 += w2[l];
+    out.sv += sv[l];
   }
   for (; i < hi; ++i) {
     const double u = std::max((x[i] - xb) * ((x[i] - q) + D) * K2, -1021.0);
@@ -79,6 +86,10 @@ template <bool Grad>
     if constexpr (Grad) {
       out.t = std::fma(e, u, out.t);
       out.v = std::fma(e * dy, u, out.v);
+    }
+    if constexpr (Detail) {
+      out.w2 = std::fma(e, e, out.w2);
+      out.sv = std::fma(e, vals[i], out.sv);
     }
   }
   return out;
@@ -96,6 +107,12 @@ NWREG_CLONES
 Sums sums_grad(const double* x, const double* y, std::size_t lo, std::size_t hi, double xb,
                double q, double D, double K2, double yb) {
   return sums_impl<true>(x, y, lo, hi, xb, q, D, K2, yb);
+}
+
+NWREG_CLONES
+Sums sums_detail(const double* x, const double* y, const double* v, std::size_t lo, std::size_t hi, double xb,
+                 double q, double D, double K2, double yb) {
+  return sums_impl<false, true>(x, y, lo, hi, xb, q, D, K2, yb, v);
 }
 
 NWREG_CLONES

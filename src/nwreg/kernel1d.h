@@ -16,15 +16,20 @@
 namespace nwreg::kernel {
 
 /// Sums over keys [lo, hi): s0 = sum e, s1 = sum e (y - yb); with gradient sums,
-/// t = sum e u and v = sum e (y - yb) u (u clamped as above).
+/// t = sum e u and v = sum e (y - yb) u (u clamped as above); with detail sums (standard
+/// errors), w2 = sum e^2 and sv = sum e v_i.
 struct Sums {
-  double s0 = 0, s1 = 0, t = 0, v = 0;
+  double s0 = 0, s1 = 0, t = 0, v = 0, w2 = 0, sv = 0;
 };
 
 Sums sums(const double* x, const double* y, std::size_t lo, std::size_t hi, double xb, double q,
           double D, double K2, double yb);
 Sums sums_grad(const double* x, const double* y, std::size_t lo, std::size_t hi, double xb,
                double q, double D, double K2, double yb);
+
+/// s0 and s1 exactly as sums() makes them (the same prediction), and w2 and sv over values v.
+Sums sums_detail(const double* x, const double* y, const double* v, std::size_t lo, std::size_t hi, double xb,
+                 double q, double D, double K2, double yb);
 
 /// e[i] = 2^u_i for i in [lo, hi) (the attention row before normalisation).
 void weights(const double* x, std::size_t lo, std::size_t hi, double xb, double q, double D,
