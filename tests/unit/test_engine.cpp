@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -211,4 +212,32 @@ TEST_CASE("the thread pool visits every index once and passes exceptions on") {
   int calls = 0;  // still usable afterwards
   pool.parallel_for(10, 10, [&](std::size_t, std::size_t) { ++calls; });
   CHECK(calls == 1);
+}
+
+TEST_CASE("kernel::sums_detail: s0 and s1 bit for bit those of sums, w2 and sv as plain loops") {
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(0, 5);
+  std::vector<double> x(103), y(103), v(103);
+  for (auto& a : x) a = u(g);
+  std::sort(x.begin(), x.end());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = std::sin(x[i]) + u(g), v[i] = u(g) * u(g);
+  const double h = 0.4, K2 = -1.4426950408889634 / (2 * h * h);
+  for (double q : {0.0, 1.37, 2.5, 4.99}) {
+    for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{0, 103}, {5, 12}, {40, 41}, {7, 7}}) {
+      CAPTURE(q);
+      CAPTURE(lo);
+      const std::size_t b = lo < hi ? lo : 0;
+      const double xb = x[b], yb = y[b];
+      const kernel::Sums s = kernel::sums(x.data(), y.data(), lo, hi, xb, q, xb - q, K2, yb);
+      const kernel::Sums d = kernel::sums_detail(x.data(), y.data(), v.data(), lo, hi, xb, q, xb - q, K2, yb);
+      CHECK(d.s0 == s.s0);
+      CHECK(d.s1 == s.s1);
+      std::vector<double> e(103);
+      kernel::weights(x.data(), lo, hi, xb, q, xb - q, K2, e.data());
+      double w2 = 0, sv = 0;
+      for (std::size_t i = lo; i < hi; ++i) w2 += e[i] * e[i], sv += e[i] * v[i];
+      CHECK(d.w2 == doctest::Approx(w2).epsilon(1e-13));
+      CHECK(d.sv == doctest::Approx(sv).epsilon(1e-13));
+    }
+  }
 }
