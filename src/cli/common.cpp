@@ -38,7 +38,8 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
                  "each (default: the first column)");
   app.add_option("-y,--y", o.y, "y column: header name or 1-based index (default: the second)");
   app.add_flag("--no-header", o.no_header,
-               "The first row is data, in TRAIN and --query (default: a first row that is not all numbers is a header)");
+               "The first row is data, in every input file (default: a first row that is not all numbers or "
+               "dates is a header)");
   app.add_option("--delimiter", o.delimiter,
                  "Field separator: one character, or tab (default: detected from the first line, the most "
                  "frequent of , ; tab |, else ,)");
@@ -49,7 +50,7 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
                  "Column of sample weights (>= 0) multiplying each key's kernel weight; learning and the "
                  "LOO error weight each row's squared error by it too");
   app.add_option("--na", o.na,
-                 "Missing values (empty, NA, N/A, NaN, nan, null, NULL) in the columns read: fail names "
+                 "Missing values (empty, NA, N/A, NaN, nan, null, NULL, NaT) in the columns read: fail names "
                  "the line; skip drops the row and says how many on stderr")
       ->capture_default_str();
 }
@@ -111,7 +112,8 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
                  "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column); "
                  "default auto");
   app.add_option("--init", o.init,
-                 "Start the descent at H (or silverman, scott, plugin) instead of scanning for the basin");
+                 "Start the descent at H (a number, or a time span such as 6h for a time column; or silverman, "
+                 "scott, plugin) instead of scanning for the basin");
   app.add_option("--init-w", o.init_w, "Start at w = 1/h (the d2l textbook's parameter)");
   app.add_option("--optimizer", o.optimizer,
                  "auto: scan, then gradient descent with line search; sgd: fixed-rate steps")

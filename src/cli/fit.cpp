@@ -111,7 +111,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         rec["error"] = what;
         row = csv_field(file) + ",,,,,,," + csv_field(what) + "\n";
       }
-      if (json) os << (i ? ",\n  " : "\n  ") << rec.dump();
+      if (json) os << (i ? ",\n  " : "\n  ") << rec.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
       else os << row;
       os.flush();  // a row as soon as its file is done
       check_stream(os);

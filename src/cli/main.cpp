@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
     // Point at the help of the command whose options were being read.
     const char* where = fit_app->parsed() ? "nwreg fit --help" : predict_app->parsed() ? "nwreg predict --help"
                                                                                         : "nwreg --help";
-    return fail(exit_usage, std::string(e.what()) + " (see " + where + ")");
+    // CLI11 echoes the value as given: escaped and cut short here, one line.
+    return fail(exit_usage, nwreg::escape_excerpt(e.what(), 300) + " (see " + where + ")");
   }
 
   try {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -86,8 +87,7 @@ Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double
     auto reader = open_csv(cmd.query, cmd.input, std::cin);
     QueryRows q = read_query_rows(*reader, data, cmd.keep);
     report_skipped(*reader, "query row", std::cerr);
-    rows.x = std::move(q.x);
-    read = std::move(q.kinds);
+    rows.x = std::move(q.x);  // written as the training column's kind (dates stay dates)
     rows.kept_names = std::move(q.kept_names);
     rows.kept = std::move(q.kept);
   } else {
@@ -154,6 +154,18 @@ PredictionWriter::Columns output_columns(const Model& model, const std::vector<s
   c.values.push_back("prediction");
   if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
   if (fitted) c.values.push_back("residual");
+  // Every name once, so JSON keys and CSV headers stay unambiguous: a later repeat gets ".1",
+  // ".2", ... (as pandas names repeated columns), kept columns giving way to the others.
+  std::vector<std::string*> order;
+  for (auto* names : {&c.x, &c.values, &c.kept})
+    for (auto& name : *names) order.push_back(&name);
+  std::set<std::string> seen;
+  for (std::string* name : order) {
+    std::string unique = *name;
+    for (int k = 1; seen.count(unique); ++k) unique = *name + "." + std::to_string(k);
+    seen.insert(unique);
+    *name = unique;
+  }
   return c;
 }
 

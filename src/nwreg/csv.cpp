@@ -204,7 +204,7 @@ namespace {
 
 bool is_missing(std::string_view field) {
   const std::string_view f = trim(field);
-  for (std::string_view m : {"", "NA", "N/A", "NaN", "nan", "null", "NULL"})
+  for (std::string_view m : {"", "NA", "N/A", "NaN", "nan", "null", "NULL", "NaT"})
     if (f == m) return true;
   return false;
 }
@@ -480,7 +480,8 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
 }
 
 std::string CsvReader::hint(std::string_view field) const {
-  if (looks_like_instant(field)) return " (a date or time: x columns may hold them, y and weight columns not)";
+  if (looks_like_instant(field))
+    return " (a date or time: only an x column whose values are all dates or times holds them, from its first)";
   // "2,4": a number with a decimal comma (R's write.csv2, spreadsheets in many locales).
   const auto comma = field.find(',');
   if (options_.decimal == '.' && comma != std::string_view::npos && field.find(',', comma + 1) == std::string_view::npos) {

@@ -33,7 +33,7 @@ enum class NaPolicy {
   skip   //!< the row is dropped and counted (CsvReader::skipped)
 };
 
-/// Whether a field marks a missing value: empty, NA, N/A, NaN, nan, null or NULL (blanks
+/// Whether a field marks a missing value: empty, NA, N/A, NaN, nan, null, NULL or NaT (blanks
 /// around it ignored).
 bool is_missing(std::string_view field);
 

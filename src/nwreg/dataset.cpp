@@ -89,7 +89,7 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
 CsvReader::Kinds query_kinds(const Dataset& train) {
   CsvReader::Kinds kinds;
   for (std::size_t k = 0; k < train.d; ++k)
-    kinds.push_back(train.kind(k) == ColumnKind::number ? std::optional(ColumnKind::number) : std::nullopt);
+    kinds.push_back(train.kind(k) == ColumnKind::number ? ColumnKind::number : ColumnKind::date);  // stamps only
   return kinds;
 }
 

@@ -70,7 +70,7 @@ CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<s
                                     std::vector<std::string>& names);
 
 /// How the query reader is to read `train`'s x columns: numbers as numbers, dates and times as
-/// time stamps (a date column's queries may be date-times).
+/// time stamps only (a date column's queries may be date-times; a number is refused).
 CsvReader::Kinds query_kinds(const Dataset& train);
 
 /// The columns read_queries reads: each x column by name when the query file names it, else the

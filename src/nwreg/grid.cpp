@@ -63,10 +63,14 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points, 
       p = parse_instant(parts[i]);
       if (!p)
         throw UsageError("--grid: " + std::string(names[i]) + ": cannot parse " + quote(parts[i]) +
-                         " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z)");
+                         " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z; for numbers, "
+                         "START:STOP:STEP)");
     } else {
       p = parse_double(parts[i], &why);
       if (!p && instants) p = parse_duration(parts[i], "--grid: STEP");
+      if (!p && !instants && looks_like_instant(parts[i]))
+        throw UsageError("--grid: " + quote(text) +
+                         ": between dates or times give START/STOP/STEP, e.g. 2024-01-01/2024-02-01/6h");
     }
     if (!p) throw UsageError("--grid: " + std::string(names[i]) + ": " + describe(why, parts[i]));
     v[i] = *p;

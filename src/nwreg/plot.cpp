@@ -18,7 +18,10 @@ namespace {
 constexpr double width = 800, height = 500;
 constexpr double left = 80, right = 30, top = 50, bottom = 60;
 
-std::string escape(const std::string& s) {
+// Text for SVG: control characters and bytes that are not UTF-8 escaped visibly (escape_excerpt:
+// XML 1.0 allows neither), long names cut, then XML's five specials.
+std::string escape(const std::string& text) {
+  const std::string s = escape_excerpt(text, 200);
   std::string out;
   for (char c : s) {
     switch (c) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 #include <date/date.h>
 
@@ -111,7 +112,9 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only) {
       fraction = *parse_double("0" + std::string(rest.substr(8)));
     }
   }
-  if (mm > 59 || ss > 60 || hh > 24 || (hh == 24 && (mm || ss || fraction))) return std::nullopt;
+  // :60 only as a leap second, at 23:59 (UTC days have none elsewhere).
+  if (mm > 59 || ss > 60 || hh > 24 || (hh == 24 && (mm || ss || fraction)) || (ss == 60 && (hh != 23 || mm != 59)))
+    return std::nullopt;
   const std::int64_t tod = hh * 3600 + mm * 60 + ss;
   const std::int64_t whole = day_seconds + tod - std::int64_t{offset_minutes} * 60;
   return static_cast<double>(whole) + fraction;
@@ -205,12 +208,13 @@ std::optional<double> parse_duration(std::string_view text, const std::string& o
 }
 
 std::string format_duration(double seconds) {
-  for (const Unit& u : units)
-    if (std::fabs(seconds) >= u.seconds || u.seconds == 1e-3) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%.4g %s", seconds / u.seconds, u.name);
-      return buf;
-    }
+  // The largest unit in which the value, rounded to the four digits shown, is at least 1:
+  // 59.999 s is "1 min", not "60 s".
+  char buf[48];
+  for (const Unit& u : units) {
+    std::snprintf(buf, sizeof buf, "%.4g", seconds / u.seconds);
+    if (std::fabs(std::strtod(buf, nullptr)) >= 1 || u.seconds == 1e-3) return std::string(buf) + " " + u.name;
+  }
   return format_double(seconds) + " s";
 }
 

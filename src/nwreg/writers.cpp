@@ -101,7 +101,7 @@ void check_stream(std::ostream& out) {
 JsonObjectWriter::JsonObjectWriter(std::ostream& out) : out_(out) { out_ << '{'; }
 
 void JsonObjectWriter::key(const std::string& k) {
-  out_ << (first_field_ ? "\n  " : ",\n  ") << Json(k).dump() << ": ";
+  out_ << (first_field_ ? "\n  " : ",\n  ") << Json(k).dump(-1, ' ', false, Json::error_handler_t::replace) << ": ";
   first_field_ = false;
 }
 
@@ -109,7 +109,7 @@ void JsonObjectWriter::field(const std::string& k, const Json& value) {
   if (!all_finite(value))
     throw DataError("field \"" + k + "\" holds a number that is not finite; JSON cannot hold it");
   key(k);
-  out_ << value.dump();
+  out_ << value.dump(-1, ' ', false, Json::error_handler_t::replace);  // bytes that are not UTF-8: U+FFFD
 }
 
 void JsonObjectWriter::begin_array(const std::string& k) {
@@ -213,14 +213,35 @@ PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model
   }
 }
 
-void PredictionWriter::append_kept(std::string_view text) {
-  if (format_ == Format::csv || format_ == Format::tsv) {
-    buf_ += csv_field(std::string(text), separator(format_));
-  } else if (const auto v = parse_double(text)) {
-    append_double(buf_, *v);  // a number stays a number in JSON
-  } else {
-    buf_ += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+namespace {
+
+// Whether `t` is a JSON number as written (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?): such
+// text goes into JSON unchanged; anything else ("007", "+4", "inf") as a string.
+bool json_number(std::string_view t) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') ++i;
+  else if (!digits()) return false;
+  if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
   }
+  return i == t.size();
+}
+
+}  // namespace
+
+void PredictionWriter::append_kept(std::string_view text) {
+  if (format_ == Format::csv || format_ == Format::tsv) buf_ += csv_field(std::string(text), separator(format_));
+  else if (json_number(text)) buf_ += text;  // as read, digit for digit
+  else buf_ += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 void PredictionWriter::row(const std::string_view* kept, const double* x, const double* values) {
@@ -286,7 +307,7 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
   const char sep = separator(format_);
   if (format_ == Format::jsonl) {
     buf_.clear();
-    for (const auto& name : train.x_names) x_keys_.push_back(Json(name).dump() + ":");
+    for (const auto& name : train.x_names) x_keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
   } else if (format_ != Format::json) {
     if (!header) {
       buf_.clear();
@@ -299,7 +320,7 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
   } else if (layout_ == WeightsLayout::long_) {
     buf_ = "[";
   } else {
-    buf_ = "{\n  \"x_columns\": " + Json(train.x_names).dump() + ",\n  \"queries\": [";
+    buf_ = "{\n  \"x_columns\": " + Json(train.x_names).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n  \"queries\": [";
     for (std::size_t j = 0; j < m; ++j) {
       if (j) buf_ += ',';
       append_point(buf_, queries + j * d, d, kinds_);

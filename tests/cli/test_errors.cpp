@@ -195,8 +195,10 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", "-", "-b", "1d"}, "day,y\n2024-03-01,1\n17,2\n", 1,
        "<stdin>:3: column \"day\": the column holds dates and times, found the number \"17\""},
       {{"fit", "-", "-b", "1"}, "x,y\n1,2024-03-01\n", 1,
-       "<stdin>:2: column \"y\": cannot parse \"2024-03-01\" as a number (a date or time: x columns may hold them, y "
-       "and weight columns not)"},
+       "<stdin>:2: column \"y\": cannot parse \"2024-03-01\" as a number (a date or time: only an x column whose "
+       "values are all dates or times holds them, from its first)"},
+      {{"predict", "-", "-b", "1d", "--query", file("qn.csv", "day\n1704067200\n")}, "day,y\n2024-03-01,1\n2024-03-02,3\n", 1,
+       (s / "qn.csv").string() + ":2: column \"day\": the column holds dates and times, found the number \"1704067200\""},
       {{"fit", syn, "-b", "6h"}, "", 2,
        "--bandwidth: a time span is for a column of dates or times; x column \"x\" of " + syn + " holds numbers"},
       {{"fit", syn, "-b", "6x"}, "", 2, "--bandwidth: unknown time unit \"x\" in \"6x\" (known: ms, s, min, h, d, w)"},
@@ -209,7 +211,11 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "-b", "1", "--grid", "2024-03-01/2024-03-03"}, "", 2,
        "--grid: expected START/STOP/STEP between instants (2024-01-01/2024-02-01/6h), got \"2024-03-01/2024-03-03\""},
       {{"predict", syn, "-b", "1", "--grid", "2024-03-01/03-03/1d"}, "", 2,
-       "--grid: STOP: cannot parse \"03-03\" as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z)"},
+       "--grid: STOP: cannot parse \"03-03\" as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z; for "
+       "numbers, START:STOP:STEP)"},
+      {{"predict", syn, "-b", "1", "--grid", "2024-01-01:2024-01-02:6h"}, "", 2,
+       "--grid: \"2024-01-01:2024-01-02:6h\": between dates or times give START/STOP/STEP, e.g. "
+       "2024-01-01/2024-02-01/6h"},
       {{"predict", syn, "-b", "1", "--grid-n", "3", "--keep", "x"}, "", 2,
        "--keep: copies columns of the query or training rows; a grid has none"},
       {{"predict", "-", "--model", file("tm.json", base + R"("bandwidth":[1],"x_kinds":["time"]})")}, "x,y\n1,2\n", 1,

@@ -64,7 +64,7 @@ TEST_CASE("time: R's write.csv2 output with dates: row names, semicolons, decima
         run_nwreg({"predict", (s / "r.csv").string(), "--decimal", ",", "-b", "24h"}).out);
 }
 
-TEST_CASE("time: stamps with offsets are instants; a daylight-saving change leaves the series even") {
+TEST_CASE("time: stamps with offsets are instants, a daylight-saving change leaves the series even") {
   Scratch s;
   // Berlin, 2024-03-31: 01:30+01:00 is 00:30Z, then the clocks jump from 02:00 to 03:00.
   const std::string stamps = "t,load\n2024-03-31T00:30:00+01:00,5\n2024-03-31T01:30:00+01:00,7\n"
@@ -187,4 +187,21 @@ TEST_CASE("time: CSV answers a pipe one query at a time, stamps and kept columns
                                  "date\n1973-07-04\n1973-07-04T12:00:00+02:00\n");
   CHECK(fields(lines(batch.out)[1])[1] + "\n" == fields(got[1])[2]);
   CHECK(fields(lines(batch.out)[2])[1] + "\n" == fields(got[2])[2]);
+}
+
+TEST_CASE("time: output names stay unique, JSON keys included, and NaT is a missing value") {
+  const Result r = run_nwreg({"predict", "-", "-b", "1", "--format", "jsonl"}, "residual,prediction\n1,2\n2,3\n3,1\n");
+  REQUIRE(r.exit_code == 0);
+  const auto first = Json::parse(lines(r.out)[0]);
+  CHECK(first.size() == 4);
+  CHECK(first["residual"] == 1);  // x
+  CHECK(first["prediction"] == 2);  // y
+  CHECK(first.contains("prediction.1"));
+  CHECK(first.contains("residual.1"));
+  CHECK(lines(run_nwreg({"predict", "-", "-b", "1", "--keep", "1,1"}, "x,y\n1,2\n2,3\n3,1\n").out)[0] ==
+        "x.1,x.2,x,y,prediction,residual");
+  const Result nat = run_nwreg({"predict", "-", "-b", "1d", "--na", "skip"}, "t,y\n2024-01-01,1\nNaT,2\n2024-01-03,3\n");
+  CHECK(nat.exit_code == 0);
+  CHECK(lines(nat.out).size() == 3);
+  CHECK(nat.err == "nwreg: dropped 1 training row with missing values from <stdin> (first: line 3)\n");
 }

@@ -22,6 +22,8 @@ TEST_CASE("ISO 8601 dates and date-times read as seconds since the epoch, in UTC
   CHECK(parse_instant("2000-02-29T12:00:00z") == 951825600.0);
   CHECK(parse_instant("1900-01-01") == -2208988800.0);
   CHECK(parse_instant("9999-12-31T23:59:59Z") == 253402300799.0);
+  CHECK(parse_instant("2016-12-31T23:59:60Z") == 1483228800.0);  // a leap second: the next midnight
+  CHECK(parse_instant("2024-03-01T24:00:00Z") == parse_instant("2024-03-02"));
   CHECK(parse_instant(" 2024-03-01T00:00:00.25Z ") == 1709251200.25);
   CHECK(parse_instant("1970-01-01T00:00:00.000000001Z") == 1e-9);
   CHECK(parse_instant("1970-01-01T00:00:00.0000000000001Z") == 1e-13);  // any number of digits
@@ -35,7 +37,8 @@ TEST_CASE("ISO 8601 dates and date-times read as seconds since the epoch, in UTC
 TEST_CASE("what is not a valid ISO 8601 instant is refused") {
   for (std::string bad : {"2023-02-29", "2024-13-01", "2024-1-5", "2024-03-01T25:00:00Z", "2024-03-01T12:60Z",
                           "2024-03-01T1:00:00Z", "2024-03-01X12:00", "2024-03-01T12:00:00+5:30", "2024-03-01T12:00:00.Z",
-                          "2024-03-01T12:00:00 Z", "2024-03-01T12", "20240301", "2024/03/01", "", "1e9"}) {
+                          "2024-03-01T12:00:00 Z", "2024-03-01T12", "20240301", "2024/03/01", "", "1e9",
+                          "2024-03-01T12:59:60Z", "2024-03-01T24:00:01Z", "2024-03-01T12:00+24:00"}) {
     CAPTURE(bad);
     CHECK(!parse_instant(bad));
   }
@@ -88,6 +91,9 @@ TEST_CASE("time spans: a number and a unit, in seconds") {
   CHECK(format_duration(4850) == "1.347 h");
   CHECK(format_duration(0.25) == "250 ms");
   CHECK(format_duration(1209600) == "2 w");
+  CHECK(format_duration(59.999) == "1 min");  // rounded before the unit is chosen
+  CHECK(format_duration(3599.999999999998) == "1 h");
+  CHECK(format_duration(0.99999) == "1 s");
 }
 
 TEST_CASE("grids between instants: START/STOP/STEP, STOP excluded, exact in whole seconds") {
