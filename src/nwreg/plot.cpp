@@ -83,49 +83,69 @@ Ticks nice_ticks(double lo, double hi, int target = 6) {
   return t;
 }
 
-// A label for instant t on an axis whose ticks are `step` seconds apart (months: 30 days and
-// more) over a span of `span` seconds: only as fine as the step needs.
-std::string time_label(double t, double step, double span) {
-  const date::sys_seconds at{std::chrono::seconds{static_cast<std::int64_t>(std::floor(t))}};
+// A label for instant t on an axis whose ticks are `step` seconds apart (months: 28 days and
+// more): only as fine as the step needs, with the day in front when the axis spans midnight.
+std::string time_label(double t, double step, bool with_date) {
+  const double whole = std::floor(t);
+  const date::sys_seconds at{std::chrono::seconds{static_cast<std::int64_t>(whole)}};
   if (step >= 365 * 86400.0) return date::format("%Y", at);
   if (step >= 28 * 86400.0) return date::format("%Y-%m", at);
   if (step >= 86400) return date::format("%F", at);
-  const char* clock = step >= 60 ? "%H:%M" : "%H:%M:%S";
-  return span > 86400 ? date::format(std::string("%m-%d ") + clock, at) : date::format(clock, at);
+  std::string clock = date::format(step >= 60 ? "%H:%M" : "%H:%M:%S", at);
+  if (step < 1) {  // fractional seconds, as many digits as the step has
+    const int digits = std::min(9, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
+    char frac[16];
+    std::snprintf(frac, sizeof frac, "%.*f", digits, t - whole);
+    clock += frac + 1;  // from the point: ".25"
+  }
+  return with_date ? date::format("%m-%d ", at) + clock : clock;
 }
 
+// Whether [lo, hi] holds more than one UTC day.
+bool crosses_midnight(double lo, double hi) { return std::floor(lo / 86400) != std::floor(hi / 86400); }
+
 // Ticks on a time axis (seconds since the epoch, UTC): about `target` of them at round steps
-// of seconds, minutes, hours or days, or at the first of every 1, 2, 3 or 6 months or of
-// every 1, 2, 5, 10, ... years.
+// of microseconds to days, or at the first of every 1, 2, 3 or 6 months or of every 1, 2, 5,
+// 10, ... years.
 Ticks time_ticks(double lo, double hi, int target = 6) {
   Ticks t;
   const double span = hi - lo, raw = span / target;
-  if (!(span > 0) || !(std::abs(lo) < 2.5e11 && std::abs(hi) < 2.5e11)) return nice_ticks(lo, hi, target);
-  static const double steps[] = {1,    2,    5,     10,    15,    30,    60,     120,     300,    600,    900,
-                                 1800, 3600, 7200,  10800, 21600, 43200, 86400,  172800,  604800, 1209600};
+  // Within about +-31000 years of 1970 (date::year holds -32767..32767; the axis may be padded
+  // past the years 0000..9999 of the data).
+  if (!(span > 0) || !(lo > -1e12 && hi < 1e12)) return nice_ticks(lo, hi, target);
+  static const double steps[] = {1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01,
+                                 0.02, 0.05, 0.1,  0.2,  0.5,  1,    2,    5,    10,   15,   30,   60,   120,
+                                 300,  600,  900,  1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800,
+                                 1209600};
+  const bool with_date = crosses_midnight(lo, hi);
   for (double step : steps) {
     if (step < raw) continue;
-    for (double v = std::ceil(lo / step) * step; v <= hi && t.at.size() < 40; v += step) {
+    const double first = std::ceil(lo / step);
+    for (int i = 0; i < 40; ++i) {
+      const double v = (first + i) * step;  // counted, not accumulated: exact for whole steps
+      if (v > hi) break;
       t.at.push_back(v);
-      t.label.push_back(time_label(v, step, span));
+      t.label.push_back(time_label(v, step, with_date));
     }
     return t;
   }
   // Calendar months: every k months (k years past a year), each at midnight on the 1st.
   const double month = 30.436875 * 86400;
-  int k = 1;
-  for (int m : {1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200})
+  long k = 1;
+  for (long m : {1L, 2L, 3L, 6L, 12L, 24L, 60L, 120L, 240L, 600L, 1200L, 2400L, 6000L, 12000L, 24000L})
     if ((k = m) * month >= raw) break;
   const date::year_month_day first{date::floor<date::days>(date::sys_seconds{std::chrono::seconds{static_cast<std::int64_t>(lo)}})};
   long index = static_cast<int>(first.year()) * 12L + static_cast<long>(static_cast<unsigned>(first.month())) - 1;
-  index = (index / k) * k;  // round down to a multiple of k months
+  index = (index >= 0 ? index / k : -((-index + k - 1) / k)) * k;  // down to a multiple of k months
   for (int i = 0; i < 200 && t.at.size() < 40; ++i, index += k) {
-    const date::year_month_day d{date::year{static_cast<int>(index / 12)}, date::month{static_cast<unsigned>(index % 12 + 1)}, date::day{1}};
+    const long y = index >= 0 ? index / 12 : -((-index + 11) / 12);
+    const date::year_month_day d{date::year{static_cast<int>(y)}, date::month{static_cast<unsigned>(index - y * 12 + 1)},
+                                 date::day{1}};
     const double v = static_cast<double>(date::sys_days{d}.time_since_epoch().count()) * 86400;
     if (v < lo) continue;
     if (v > hi) break;
     t.at.push_back(v);
-    t.label.push_back(time_label(v, k * month, span));
+    t.label.push_back(time_label(v, static_cast<double>(k) * month, with_date));
   }
   return t;
 }
@@ -285,7 +305,7 @@ void Heatmap::row(std::size_t i, const double* weights) {
 }
 
 void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
-  const double l = 90, t = 60, size = 500, bar_x = l + size + 30, w = 720, h = 660;
+  const double l = 100, t = 60, size = 500, bar_x = l + size + 30, w = 730, h = 660;
   std::vector<double> v(cells_.size());
   double vmax = 0, vmin_pos = INFINITY;  // largest |v|; smallest nonzero |v|
   bool negative = false;
@@ -331,9 +351,14 @@ void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
   // Axes: both are in rank order (equal counts per cell), so five ticks each at the ranks
   // 0, 1/4, ..., 1 of the sorted x, labelled with the x found there.
+  // Time labels as fine as the x values need: days, minutes, seconds or their fractions.
   const bool days = whole_days(kx_sorted_) && whole_days(qx_sorted_);
+  double xlo = INFINITY, xhi = -INFINITY;
+  for (const auto* v : {&kx_sorted_, &qx_sorted_})
+    if (!v->empty()) xlo = std::min(xlo, v->front()), xhi = std::max(xhi, v->back());
+  const double span = xhi - xlo, fine = span >= 3600 ? 60 : span >= 60 ? 1 : std::max(1e-6, span / 10);
   auto label = [&](double x) {
-    if (style.x_time) return days ? time_label(x, 86400, 0) : time_label(x, 60, 2 * 86400.0);  // 1973-05-01 or 05-01 06:00
+    if (style.x_time) return days ? time_label(x, 86400, false) : time_label(x, fine, crosses_midnight(xlo, xhi));
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3g", x);
     return std::string(buf);

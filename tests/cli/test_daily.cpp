@@ -269,7 +269,7 @@ TEST_CASE("daily: --plot and --heatmap write SVG that parses, with the expected 
   CHECK(m.at("rect") == 2 + 100 + 1);  // background and frame, colour bar and its frame
   CHECK(m.at("path") >= 2);           // the cells: one path per colour
   CHECK(map.find("M49 49h1v1h-1z") != std::string::npos);  // the last cell, in cell units
-  CHECK(map.find("translate(90 60) scale(10.00 10.00)") != std::string::npos);  // 50 x 50 cells on 500 x 500
+  CHECK(map.find("translate(100 60) scale(10.00 10.00)") != std::string::npos);  // 50 x 50 cells on 500 x 500
   // NW weights: the sequential scale; its lowest colour viridis at 0.5% (68 + 0.04 * 3, ...) = #440255.
   CHECK(map.substr(map.find("class=\"colour-bar\""), 200).find("fill=\"#440255\"") != std::string::npos);
   CHECK(map.find(">attention weights, h = 0.2685 (learned)</text>") != std::string::npos);

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -204,4 +205,29 @@ TEST_CASE("time: output names stay unique, JSON keys included, and NaT is a miss
   CHECK(nat.exit_code == 0);
   CHECK(lines(nat.out).size() == 3);
   CHECK(nat.err == "nwreg: dropped 1 training row with missing values from <stdin> (first: line 3)\n");
+}
+
+TEST_CASE("time: plot ticks from milliseconds to millennia, the day shown when the axis spans midnight") {
+  Scratch s;
+  std::string ms = "t,y\n";
+  for (int i = 0; i < 40; ++i) ms += "2024-03-01T12:00:00." + std::to_string(100 + 12 * i) + "Z," + std::to_string(i % 7) + "\n";
+  spit(s / "ms.csv", ms);
+  spit(s / "mid.csv", "t,y\n2024-03-01T22:00Z,1\n2024-03-02T03:00Z,2\n2024-03-02T01:00Z,3\n");
+  spit(s / "ky.csv", "t,y\n0000-01-01,1\n5000-01-01,2\n2500-01-01,3\n");
+  auto ticks = [&](const std::string& file, const std::string& b) {
+    REQUIRE(run_nwreg({"predict", (s / file).string(), "-b", b, "--plot", (s / "p.svg").string(), "-o", "/dev/null"})
+                .exit_code == 0);
+    const std::string svg = slurp(s / "p.svg");
+    const std::size_t from = svg.find("class=\"x-ticks\""), to = svg.find("</g>", from);
+    std::vector<std::string> labels;
+    for (std::size_t at = svg.find("\">", svg.find("<text", from)); at < to; at = svg.find("\">", svg.find("<text", at + 1)))
+      labels.push_back(svg.substr(at + 2, svg.find('<', at) - at - 2));
+    return labels;
+  };
+  CHECK(ticks("ms.csv", "0.05s") == std::vector<std::string>{"12:00:00.1", "12:00:00.2", "12:00:00.3", "12:00:00.4", "12:00:00.5"});
+  const auto mid = ticks("mid.csv", "1h");
+  REQUIRE(mid.size() >= 3);
+  CHECK(mid[0] == "03-01 22:00");
+  CHECK(std::find(mid.begin(), mid.end(), "03-02 00:00") != mid.end());
+  CHECK(ticks("ky.csv", "100w") == std::vector<std::string>{"0000", "1000", "2000", "3000", "4000", "5000"});
 }
