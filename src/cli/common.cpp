@@ -186,8 +186,8 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
   if (!o.y.empty()) c.y = o.y;
   else if (by_model) c.y = model->y_column;
   if (reader.row_names() && !by_model) {  // R's write.csv: the first column names the rows
-    if (o.x.empty()) c.x = {"2"};
-    if (o.y.empty()) c.y = "3";
+    c.x_position = 1;
+    c.y_position = 2;
   }
   if (!o.sample_weight.empty()) c.weight = o.sample_weight;
   else if (by_model) c.weight = model->sample_weight;

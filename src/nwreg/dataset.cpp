@@ -26,9 +26,21 @@ std::vector<std::string> parse_column_list(const std::string& text, const std::s
 }
 
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
+  // A default column is taken by position: a header that names a column "2" does not move it.
+  auto by_position = [&](std::size_t position, const char* option) {
+    if (position >= reader.column_count()) {
+      static const char* const ordinal[] = {"first", "second", "third"};
+      throw UsageError(std::string(option) + ": " + escape_excerpt(reader.source(), 200) + " has " +
+                       std::to_string(reader.column_count()) + " column" + (reader.column_count() == 1 ? "" : "s") +
+                       ", no " + (position < 3 ? ordinal[position] : std::to_string(position + 1) + "th") +
+                       " to take by default; name the columns with -x and -y");
+    }
+    return position;
+  };
   std::vector<std::size_t> idx;
   for (const auto& spec : columns.x) idx.push_back(reader.resolve(spec, "-x"));
-  const std::size_t y_idx = reader.resolve(columns.y, "-y");
+  if (columns.x.empty()) idx.push_back(by_position(columns.x_position, "-x"));
+  const std::size_t y_idx = columns.y.empty() ? by_position(columns.y_position, "-y") : reader.resolve(columns.y, "-y");
   if (std::find(idx.begin(), idx.end(), y_idx) != idx.end())
     throw UsageError("-y: column " + reader.column_label(y_idx) + " is also an x column");
   for (std::size_t i = 0; i < idx.size(); ++i)

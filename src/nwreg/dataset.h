@@ -31,8 +31,10 @@ struct Dataset {
 
 /// Which columns hold x and y: header names or 1-based indices.
 struct ColumnChoice {
-  std::vector<std::string> x{"1"};  //!< input columns; default the first
-  std::string y = "2";              //!< target column; default the second
+  std::vector<std::string> x;       //!< input columns; empty = the column at x_position
+  std::string y;                    //!< target column; empty = the column at y_position
+  std::size_t x_position = 0;       //!< the default x: by position, whatever the header names
+  std::size_t y_position = 1;       //!< the default y (0-based; R's row names shift both by one)
   std::string weight;               //!< sample-weight column (--sample-weight); empty = none
   std::vector<std::string> keep;    //!< columns kept as text for the output (--keep)
 };

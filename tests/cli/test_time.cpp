@@ -231,3 +231,12 @@ TEST_CASE("time: plot ticks from milliseconds to millennia, the day shown when t
   CHECK(std::find(mid.begin(), mid.end(), "03-02 00:00") != mid.end());
   CHECK(ticks("ky.csv", "100w") == std::vector<std::string>{"0000", "1000", "2000", "3000", "4000", "5000"});
 }
+
+TEST_CASE("time: the default columns are the first and second by position, whatever the header names") {
+  // A header that names a column "2" (a year, a count) does not move the default y to it.
+  const Result r = run_nwreg({"predict", "-", "-b", "1"}, "x,y,2\n1,2,A\n2,3,B\n3,1,C\n");
+  CHECK(r.exit_code == 0);
+  CHECK(lines(r.out)[0] == "x,y,prediction,residual");
+  CHECK(lines(run_nwreg({"predict", "-", "-b", "1", "-y", "2"}, "x,y,2\n1,2,7\n2,3,8\n3,1,9\n").out)[0] ==
+        "x,2,prediction,residual");  // a name the user gives is found by name first
+}
