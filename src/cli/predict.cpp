@@ -50,10 +50,10 @@ struct Rows {
 };
 
 // How each x column of `x` is written: dates stay dates where every value is a whole day.
-std::vector<ColumnKind> written_kinds(const std::vector<ColumnKind>& read, const std::vector<double>& x, std::size_t d) {
+std::vector<ColumnKind> written_kinds(const Dataset& data, const std::vector<double>& x) {
   std::vector<ColumnKind> out;
-  const std::size_t m = d ? x.size() / d : 0;
-  for (std::size_t k = 0; k < d; ++k) out.push_back(output_kind(read[k], x.data() + k, m, d));
+  const std::size_t m = x.size() / data.d;
+  for (std::size_t k = 0; k < data.d; ++k) out.push_back(output_kind(data.kind(k), x.data() + k, m, data.d));
   return out;
 }
 
@@ -61,8 +61,6 @@ std::vector<ColumnKind> written_kinds(const std::vector<ColumnKind>& read, const
 // a query file, or the training x (fitted values, with their y).
 Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid, bool grid_time) {
   Rows rows;
-  std::vector<ColumnKind> read;
-  for (std::size_t k = 0; k < data.d; ++k) read.push_back(data.kind(k));
   if (!cmd.grid.empty() || cmd.grid_n > 0) {
     if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
     if (!cmd.keep.empty()) throw UsageError("--keep: copies columns of the query or training rows; a grid has none");
@@ -96,7 +94,7 @@ Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double
     rows.kept = data.kept;
     rows.y = &data.y;
   }
-  rows.kinds = written_kinds(read, rows.x, data.d);
+  rows.kinds = written_kinds(data, rows.x);
   return rows;
 }
 
@@ -219,10 +217,8 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
-  std::vector<ColumnKind> written;  // a date column writes whole days as dates
-  for (std::size_t k = 0; k < data.d; ++k) written.push_back(data.kind(k));
   out.write([&](std::ostream& os) {
-    PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, written));
+    PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind));  // a date column: whole days as dates
     w.flush();  // the header at once
     while (reader.next_numeric(columns, row.x.data(), &kinds)) {
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];

@@ -571,11 +571,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   const bool detail = sum_w2 || smooth;
   const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, double* e) {
       const double* q = queries + j * d_;
-      if (simple_ && fast_row(q[0])) {
-        if (!detail) {
-          out[j] = row_1d(q[0], none, false).f * y_scale_;
-          return true;
-        }
+      if (simple_ && detail && fast_row(q[0])) {  // (predict() answers the simple case without detail)
         // One vectorised pass: the prediction exactly as predict() makes it (s0 and s1 summed
         // as there), the squared weights and the smooth of v.
         const std::size_t b = nearest_1d(q[0], none);

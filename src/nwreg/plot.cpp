@@ -11,6 +11,7 @@
 #include <date/date.h>
 
 #include "nwreg/numbers.h"
+#include "nwreg/timestamp.h"
 
 namespace nwreg {
 namespace {
@@ -229,9 +230,7 @@ std::string diverging(double t) {
   return interpolate(stops, 7, t);
 }
 
-bool whole_days(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double x) { return std::fmod(x, 86400.0) == 0; });
-}
+bool whole_days(const std::vector<double>& v) { return std::all_of(v.begin(), v.end(), whole_day); }
 
 }  // namespace
 
