@@ -319,11 +319,12 @@ namespace {
 
 // A bandwidth given as a time span (6h) is for a time column only.
 void check_time_spans(const std::vector<bool>& timed, const Dataset& data, const char* option) {
-  for (std::size_t i = 0; i < timed.size(); ++i)
-    for (std::size_t k = timed.size() == 1 ? 0 : i; k < (timed.size() == 1 ? data.d : std::min(i + 1, data.d)); ++k)
-      if (timed[i] && data.kind(k) == ColumnKind::number)
-        throw UsageError(std::string(option) + ": a time span is for a column of dates or times; x column " +
-                         quote(data.x_names[k]) + " of " + escape_excerpt(data.source, 200) + " holds numbers");
+  for (std::size_t k = 0; k < data.d; ++k) {
+    const bool span = timed.size() == 1 ? timed[0] : k < timed.size() && timed[k];  // one value: every column
+    if (span && data.kind(k) == ColumnKind::number)
+      throw UsageError(std::string(option) + ": a time span is for a column of dates or times; x column " +
+                       quote(data.x_names[k]) + " of " + escape_excerpt(data.source, 200) + " holds numbers");
+  }
 }
 
 }  // namespace
