@@ -8,55 +8,18 @@
 
 #include "nwreg/errors.h"
 #include "nwreg/kernel1d.h"
+#include "nwreg/kernel_nd.h"
 #include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
 
 namespace nwreg {
 namespace {
 
-constexpr double log2e = 1.4426950408889634;
+using kernels::log2e;
 constexpr double ln2 = 0.6931471805599453;
 constexpr std::size_t none = static_cast<std::size_t>(-1);
 // Keys and queries within this magnitude cannot overflow the kernels' factored form.
 constexpr double fast_limit = 4e307;
-
-// (x_i - x_b)(x_i + x_b - 2q) / h^2 = ((q - x_i)/h)^2 - ((q - x_b)/h)^2, computed without
-// cancellation: x_i - x_b is exact for nearby keys, and (x_i - q) + (x_b - q) is only needed
-// to relative accuracy. A factor of 0 (equal keys, or q midway) gives 0 even if the other
-// factor overflowed. The scalar path for any d, and for data beyond fast_limit.
-inline double gap_term(double xi, double xb, double q, double inv_h) {
-  const double a = (xi - xb) * inv_h;
-  const double c = ((xi - q) + (xb - q)) * inv_h;
-  return (a == 0 || c == 0) ? 0.0 : a * c;
-}
-
-// Compact kernels: K(u), 0 outside the support (uniform keeps |u| = 1).
-inline double compact_k(Kernel k, double u) {
-  const double a = std::abs(u);
-  switch (k) {
-    case Kernel::epanechnikov:
-      return a < 1 ? 1 - a * a : 0.0;
-    case Kernel::tricube: {
-      if (a >= 1) return 0;
-      const double t = 1 - a * a * a;
-      return t * t * t;
-    }
-    case Kernel::uniform:
-      return a <= 1 ? 1.0 : 0.0;
-    case Kernel::gaussian:
-    case Kernel::laplace:
-      break;
-  }
-  return 0;
-}
-
-// d log K(u) / d log h = -u K'(u) / K(u), where K(u) > 0.
-inline double compact_dlog(Kernel k, double u) {
-  const double a = std::abs(u);
-  if (k == Kernel::epanechnikov) return 2 * a * a / (1 - a * a);
-  if (k == Kernel::tricube) return 9 * a * a * a / (1 - a * a * a);
-  return 0;  // uniform: flat inside its support
-}
 
 // A (d+1) x (d+1) symmetric positive semi-definite system S c = r, factored once (Cholesky,
 // intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys do not
@@ -110,8 +73,9 @@ class SmallSystem {
   std::vector<bool> active_;
 };
 
-// A row of unnormalised weights: only the span a query covers is ever written and read, so
-// it is not zeroed (at n = 1e6, zeroing 8 MB per chunk of queries cost more than the sums).
+// A row of unnormalised weights and two scratch rows: only the span a query covers is ever
+// written and read, so they are not zeroed (at n = 1e6, zeroing 8 MB per chunk of queries cost
+// more than the sums).
 std::unique_ptr<double[]> row_buffer(std::size_t n) { return std::make_unique_for_overwrite<double[]>(n); }
 
 // first = min(first, v), atomically: the first query that failed, whatever the threads' order.
@@ -131,20 +95,23 @@ void add(kernel::Sums& to, const kernel::Sums& s) {
 }  // namespace
 
 namespace {
-constexpr Kernel kernels[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube,
-                              Kernel::uniform};
-constexpr const char* kernel_names[] = {"gaussian", "laplace", "epanechnikov", "tricube", "uniform"};
+constexpr Kernel all_kernels[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube,
+                                  Kernel::uniform};
 }  // namespace
 
-std::string to_string(Kernel kernel) { return kernel_names[static_cast<int>(kernel)]; }
+std::string to_string(Kernel kernel) {
+  return visit_kernel(kernel, []<class K>(K) { return std::string(K::name); });
+}
 std::string to_string(Method method) { return method == Method::nw ? "nw" : "local-linear"; }
 std::string to_string(OutOfReach policy) { return policy == OutOfReach::error ? "error" : "nearest"; }
 
 Kernel parse_kernel(const std::string& name) {
-  for (Kernel k : kernels)
+  std::string known;
+  for (Kernel k : all_kernels) {
     if (name == to_string(k)) return k;
-  throw UsageError("--kernel: unknown kernel " + quote(name) +
-                   " (known: gaussian, laplace, epanechnikov, tricube, uniform)");
+    known += (known.empty() ? "" : ", ") + to_string(k);
+  }
+  throw UsageError("--kernel: unknown kernel " + quote(name) + " (known: " + known + ")");
 }
 
 Method parse_method(const std::string& name) {
@@ -160,7 +127,7 @@ OutOfReach parse_out_of_reach(const std::string& name) {
 }
 
 bool is_compact(Kernel kernel) {
-  return kernel == Kernel::epanechnikov || kernel == Kernel::tricube || kernel == Kernel::uniform;
+  return visit_kernel(kernel, []<class K>(K) { return K::compact; });
 }
 
 void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option) {
@@ -200,6 +167,15 @@ struct Attention::Span {
   bool fallback = false;
 };
 
+// A row of weights e and two scratch rows a and b over the keys, one per chunk of queries.
+struct Attention::Work {
+  explicit Work(std::size_t n) : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n) {}
+  std::unique_ptr<double[]> buffer;
+  double *e, *a, *b;
+};
+
+kernel::Keys Attention::keys() const { return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data()}; }
+
 Attention::Attention(const Dataset& train, EngineOptions options)
     : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
   check_tolerance(options_.tolerance);
@@ -226,7 +202,9 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     for (std::size_t i = 0; i < n_; ++i) ws_.push_back(w[order_[i]]);
   xs_.resize(n_ * d_);
   for (std::size_t i = 0; i < n_; ++i)
-    std::copy_n(train.row(order_[i]), d_, xs_.begin() + static_cast<std::ptrdiff_t>(i * d_));
+    for (std::size_t k = 0; k < d_; ++k) xs_[k * n_ + i] = train.row(order_[i])[k];
+  if (d_ > 1)
+    for (std::size_t i = 0; i < n_; ++i) xr_.insert(xr_.end(), train.row(order_[i]), train.row(order_[i]) + d_);
 
   double ymax = 0;
   for (std::uint32_t i : order_) ymax = std::max(ymax, std::abs(train.y[i]));
@@ -288,30 +266,30 @@ std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
 
 void Attention::window_1d(double q, std::size_t b, std::size_t& lo, std::size_t& hi) const {
   const double h = h_[0], xb = xs_[b];
-  const Kernel kernel = options_.kernel;
-  double r;  // keys with |x - q| <= r; the margins absorb rounding at the edge
-  if (is_compact(kernel)) {
-    r = h * (1 + 1e-12);  // the support: weights outside it are exactly 0
-  } else if (options_.tolerance == 0) {
+  if (!is_compact(options_.kernel) && options_.tolerance == 0) {
     lo = 0;
     hi = n_;
     return;
-  } else {
-    // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
-    // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight s_b <= 1,
-    // 1 without sample weights), every key within h of q weighs at least e^-1/2 (Gaussian) or
-    // e^-1 (Laplace): S0 >= max(s_b, count e^-1/2). Keys with weight below e^-T, T =
-    // ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight is
-    // below tolerance / n.
-    const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
-    const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
-    const double floor = kernel == Kernel::gaussian ? 0.6065306597126334 : 0.36787944117144233;
-    const double s0_low = ws_.empty() ? std::max(1.0, static_cast<double>(near_hi - near_lo) * floor) : ws_[b];
-    const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
-    // Gaussian: (x - q)^2 <= (x_b - q)^2 + 2 T h^2; Laplace: |x - q| <= |x_b - q| + T h.
-    r = (kernel == Kernel::gaussian ? std::hypot(q - xb, std::sqrt(2 * T) * h) : std::abs(q - xb) + T * h) *
-        (1 + 1e-12);
   }
+  // Keys with |x - q| <= r; the margins absorb rounding at the edge.
+  const double r = visit_kernel(options_.kernel, [&]<class K>(K) {
+    if constexpr (K::compact) {
+      return h * (1 + 1e-12);  // the support: weights outside it are exactly 0
+    } else {
+      // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
+      // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight s_b <= 1,
+      // 1 without sample weights), every key within h of q weighs at least K(1) (e^-1/2
+      // Gaussian, e^-1 Laplace): S0 >= max(s_b, count K(1)). Keys with weight below e^-T,
+      // T = ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight
+      // is below tolerance / n.
+      const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
+      const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
+      const double s0_low =
+          ws_.empty() ? std::max(1.0, static_cast<double>(near_hi - near_lo) * K::floor) : ws_[b];
+      const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
+      return K::reach(std::abs(q - xb), h, T) * (1 + 1e-12);
+    }
+  });
   lo = static_cast<std::size_t>(std::lower_bound(xs_.begin(), xs_.end(), q - r) - xs_.begin());
   hi = static_cast<std::size_t>(std::upper_bound(xs_.begin(), xs_.end(), q + r) - xs_.begin());
 }
@@ -337,7 +315,7 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   } else {
     for (std::size_t i = lo; i < hi; ++i) {
       if (ex.contains(i)) continue;
-      const double u = std::max(-0.5 * log2e * gap_term(xs_[i], xb, q, inv_h_[0]), -1021.0);
+      const double u = std::max(kernels::Gaussian::term(xs_[i], xb, q, inv_h_[0]), -1021.0);
       const double e = std::exp2(u), dy = ys_[i] - yb;
       s.s0 += e;
       s.s1 += e * dy;
@@ -356,120 +334,100 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   return row;
 }
 
-std::size_t Attention::nearest(const double* q, std::size_t exclude) const {
+std::size_t Attention::nearest(const double* q, std::size_t exclude, double* scratch) const {
   if (d_ == 1) return nearest_1d(q[0], exclude);
-  const std::size_t d = d_;
-  const double* x = xs_.data();
-  const bool l1 = options_.kernel == Kernel::laplace;
-  // The nearest key by an exact comparison of scaled distances (see gap_term); L1 for Laplace.
+  double rmin;
+  const std::size_t b = kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), scratch, rmin);
+  // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
+  // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
+  // exact in their factored form (kernels.h), only measured from a key a hair farther away.
+  if (rmin * static_cast<double>(d_ + 3) < 0x1p58) return b;
+  return nearest_exact(q, exclude);
+}
+
+std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const {
+  // The nearest key by an exact comparison of scaled distances (see kernels::gap); L1 for
+  // Laplace. Only for queries so far away that the plain distances lose the nearest key.
   std::size_t b = exclude == 0 ? 1 : 0;
-  for (std::size_t i = b + 1; i < n_; ++i) {
-    if (i == exclude) continue;
-    double delta = 0;
-    for (std::size_t k = 0; k < d; ++k)
-      delta += l1 ? (std::abs(x[i * d + k] - q[k]) - std::abs(x[b * d + k] - q[k])) * inv_h_[k]
-                  : gap_term(x[i * d + k], x[b * d + k], q[k], inv_h_[k]);
-    if (delta < 0) b = i;
-  }
+  visit_kernel(options_.kernel, [&]<class K>(K) {
+    for (std::size_t i = b + 1; i < n_; ++i) {
+      if (i == exclude) continue;
+      double delta = 0;
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double xi = xs_[k * n_ + i], xb = xs_[k * n_ + b];
+        delta += K::l1 ? kernels::l1_gap(xi, xb, q[k]) * inv_h_[k] : kernels::gap(xi, xb, q[k], inv_h_[k]);
+      }
+      if (delta < 0) b = i;
+    }
+  });
   return b;
 }
 
-Attention::Span Attention::gather(const double* q, std::size_t exclude, double* e) const {
-  const std::size_t d = d_;
-  const double* x = xs_.data();
+Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w) const {
   Span s;
-  s.b = nearest(q, exclude);
-  if (d == 1) {
+  s.b = nearest(q, exclude, w.a);
+  if (d_ == 1)
     window_1d(q[0], s.b, s.lo, s.hi);
-  } else {
+  else
     s.hi = n_;
-  }
   pairs_.fetch_add(s.hi - s.lo, std::memory_order_relaxed);
-  const double* xb = x + s.b * d;
-  const Kernel kernel = options_.kernel;
+  // The window less the left-out block, whose keys may be nearer than b (their weights could
+  // overflow) and get 0.
   const Block ex = block(exclude);
-  for (std::size_t i = s.lo; i < s.hi; ++i) {
-    if (ex.contains(i)) {  // a left-out key may be nearer than b: its weight would overflow
-      e[i] = 0;
-      continue;
-    }
-    const double* xi = x + i * d;
-    double v = 1;
-    if (kernel == Kernel::gaussian) {  // relative to b: exp(-(r_i^2 - r_b^2) / 2)
-      double delta = 0;
-      for (std::size_t k = 0; k < d; ++k) delta += gap_term(xi[k], xb[k], q[k], inv_h_[k]);
-      v = std::exp(-0.5 * delta);
-    } else if (kernel == Kernel::laplace) {
-      double delta = 0;
-      for (std::size_t k = 0; k < d; ++k) delta += (std::abs(xi[k] - q[k]) - std::abs(xb[k] - q[k])) * inv_h_[k];
-      v = std::exp(-delta);
-    } else {
-      for (std::size_t k = 0; k < d && v > 0; ++k) v *= compact_k(kernel, (xi[k] - q[k]) * inv_h_[k]);
-    }
-    if (!ws_.empty()) v *= ws_[i];
-    e[i] = v;
-    s.s0 += v;
-  }
+  const std::size_t a = std::clamp(ex.lo, s.lo, s.hi), z = std::clamp(ex.hi, s.lo, s.hi);
+  const kernel::Keys k = keys();
+  const double* xb = key(s.b);
+  if (s.lo < a) s.s0 += kernel::fill(options_.kernel, k, s.lo, a, q, xb, inv_h_.data(), w.e);
+  std::fill(w.e + a, w.e + z, 0.0);
+  if (z < s.hi) s.s0 += kernel::fill(options_.kernel, k, z, s.hi, q, xb, inv_h_.data(), w.e);
   if (s.s0 == 0 && options_.out_of_reach == OutOfReach::nearest) {
-    for (std::size_t i = s.lo; i < s.hi; ++i) e[i] = 0;
+    std::fill(w.e + s.lo, w.e + s.hi, 0.0);
     s.lo = s.b;
     s.hi = s.b + 1;
-    e[s.b] = 1;
+    w.e[s.b] = 1;
     s.s0 = 1;
     s.fallback = true;
   }
   return s;
 }
 
-Attention::Row Attention::reduce(const double* q, const Span& s, const double* e, double* grad, double* c) const {
-  const std::size_t d = d_;
-  const double* x = xs_.data();
-  const double* xb = x + s.b * d;
+Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const {
+  const std::size_t d = d_, lo = s.lo, hi = s.hi;
+  const double* xb = key(s.b);
+  const double* e = w.e;
   const double yb = ys_[s.b];
+  const Kernel kernel = options_.kernel;
   Row row;
   if (s.s0 == 0) {  // out of reach (OutOfReach::error)
     row.reached = false;
     return row;
   }
-  auto dlog = [&](std::size_t i, std::size_t k) { return dlog_weight(q, xb, i, k); };
   if (options_.method == Method::nw || s.fallback) {
-    double s1 = 0;
-    for (std::size_t i = s.lo; i < s.hi; ++i) s1 += e[i] * (ys_[i] - yb);
-    row.f = yb + s1 / s.s0;
+    row.f = yb + kernel::dot(lo, hi, e, {ys_.data(), yb}) / s.s0;
     if (c) {  // NW as a local fit with no slopes
       std::fill(c, c + d + 1, 0.0);
       c[0] = 1 / s.s0;
     }
-    if (grad) {
-      for (std::size_t k = 0; k < d; ++k) {
-        double t = 0;
-        if (!s.fallback)
-          for (std::size_t i = s.lo; i < s.hi; ++i)
-            if (e[i] > 0) t += e[i] * (ys_[i] - row.f) * dlog(i, k);
-        grad[k] = t / s.s0;
-      }
-    }
+    if (grad)
+      for (std::size_t k = 0; k < d; ++k)
+        grad[k] = s.fallback ? 0.0
+                             : kernel::dlog_dot(kernel, &xs_[k * n_], lo, hi, q[k], xb[k], inv_h_[k], e,
+                                                {ys_.data(), row.f}) / s.s0;
     return row;
   }
   // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h).
   const std::size_t p = d + 1;
+  auto z = [&](std::size_t a) {  // z_a as a factor; z_0 = 1
+    return a == 0 ? kernel::Factor{} : kernel::Factor{&xs_[(a - 1) * n_], q[a - 1], inv_h_[a - 1]};
+  };
   SmallSystem sys(p);
   sys.reset();
-  std::vector<double> z(p), t(p, 0.0), beta(p), cc(p);
-  for (std::size_t i = s.lo; i < s.hi; ++i) {
-    if (e[i] == 0) continue;
-    z[0] = 1;
-    for (std::size_t k = 0; k < d; ++k) z[k + 1] = (x[i * d + k] - q[k]) * inv_h_[k];
-    const double dy = ys_[i] - yb;
-    for (std::size_t a = 0; a < p; ++a) {
-      t[a] += e[i] * z[a] * dy;
-      for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) += e[i] * z[a] * z[b];
-    }
+  std::vector<double> t(p), beta(p), cc(p), e1(p, 0.0);
+  for (std::size_t a = 0; a < p; ++a) {
+    t[a] = kernel::dot(lo, hi, e, z(a), {ys_.data(), yb});
+    for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) = sys.s(b, a) = kernel::dot(lo, hi, e, z(a), z(b));
   }
-  for (std::size_t a = 0; a < p; ++a)
-    for (std::size_t b = a + 1; b < p; ++b) sys.s(a, b) = sys.s(b, a);
   sys.factor();
-  std::vector<double> e1(p, 0.0);
   e1[0] = 1;
   sys.solve(e1.data(), cc.data());
   sys.solve(t.data(), beta.data());
@@ -477,18 +435,12 @@ Attention::Row Attention::reduce(const double* q, const Span& s, const double* e
   if (c) std::copy(cc.begin(), cc.end(), c);
   if (grad) {
     // df/dlog h_k = c^T sum_i (de_i/dlog h_k) z_i r_i, r_i the local fit's residual.
-    std::fill(grad, grad + d, 0.0);
-    for (std::size_t i = s.lo; i < s.hi; ++i) {
-      if (e[i] == 0) continue;
-      z[0] = 1;
-      for (std::size_t k = 0; k < d; ++k) z[k + 1] = (x[i * d + k] - q[k]) * inv_h_[k];
-      double r = ys_[i] - yb, cz = 0;
-      for (std::size_t a = 0; a < p; ++a) {
-        r -= beta[a] * z[a];
-        cz += cc[a] * z[a];
-      }
-      for (std::size_t k = 0; k < d; ++k) grad[k] += e[i] * dlog(i, k) * r * cz;
-    }
+    const kernel::Keys keys_ = keys();
+    kernel::linear(keys_, lo, hi, q, inv_h_.data(), beta.data(), w.a);
+    for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ys_[i] - yb) - w.a[i];
+    kernel::linear(keys_, lo, hi, q, inv_h_.data(), cc.data(), w.b);
+    for (std::size_t k = 0; k < d; ++k)
+      grad[k] = kernel::dlog_dot(kernel, &xs_[k * n_], lo, hi, q[k], xb[k], inv_h_[k], e, {w.a}, {w.b});
   }
   return row;
 }
@@ -496,21 +448,12 @@ Attention::Row Attention::reduce(const double* q, const Span& s, const double* e
 double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const {
   // For the Gaussian measured from b (the weights' residuals sum to 0, so a constant shift
   // changes nothing, and r_i^2 - r_b^2 does not cancel).
-  const double* xi = xs_.data() + i * d_;
-  const Kernel kernel = options_.kernel;
-  if (kernel == Kernel::gaussian) return gap_term(xi[k], xb[k], q[k], inv_h_[k]);
-  if (kernel == Kernel::laplace) return std::abs(xi[k] - q[k]) * inv_h_[k];
-  return compact_dlog(kernel, (xi[k] - q[k]) * inv_h_[k]);
+  return visit_kernel(options_.kernel, [&]<class K>(K) { return K::dlog(xs_[k * n_ + i], xb[k], q[k], inv_h_[k]); });
 }
 
-void Attention::equivalent(const double* q, const Span& s, const double* c, double* e) const {
-  const std::size_t d = d_;
-  for (std::size_t i = s.lo; i < s.hi; ++i) {
-    if (e[i] == 0) continue;
-    double cz = c[0];
-    for (std::size_t k = 0; k < d; ++k) cz += c[k + 1] * (xs_[i * d + k] - q[k]) * inv_h_[k];
-    e[i] *= cz;
-  }
+void Attention::equivalent(const double* q, const Span& s, const double* c, Work& w) const {
+  kernel::linear(keys(), s.lo, s.hi, q, inv_h_.data(), c, w.a);
+  for (std::size_t i = s.lo; i < s.hi; ++i) w.e[i] = w.e[i] != 0 ? w.e[i] * w.a[i] : 0.0;
 }
 
 void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo) const {
@@ -524,22 +467,22 @@ void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo)
                   "): widen --bandwidth or give --out-of-reach nearest");
 }
 
-Attention::Row Attention::weights_row(const double* q, std::size_t exclude, double* e, Span& s) const {
-  s = gather(q, exclude, e);
+Attention::Row Attention::weights_row(const double* q, std::size_t exclude, Work& w, Span& s) const {
+  s = gather(q, exclude, w);
   std::vector<double> c(d_ + 1);
-  const Row r = reduce(q, s, e, nullptr, c.data());
-  if (r.reached) equivalent(q, s, c.data(), e);
+  const Row r = reduce(q, s, w, nullptr, c.data());
+  if (r.reached) equivalent(q, s, c.data(), w);
   return r;
 }
 
 template <class F>
 std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& body) const {
-  // Each chunk gets its own row buffer; returns the first query for which body failed (none).
+  // Each chunk gets its own rows of work; returns the first query for which body failed (none).
   std::atomic<std::size_t> done{0}, first_bad{none};
   parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
-    const auto e = row_buffer(n_);
+    Work w(n_);
     for (std::size_t j = a; j < z; ++j) {
-      if (!body(j, e.get())) lower_to(first_bad, j);
+      if (!body(j, w)) lower_to(first_bad, j);
     }
     if (options_.progress) options_.progress(done += z - a, m);
   });
@@ -569,7 +512,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   if (smooth)
     for (std::uint32_t i : order_) ve.push_back(v.at(i));
   const bool detail = sum_w2 || smooth;
-  const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, double* e) {
+  const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, Work& w) {
       const double* q = queries + j * d_;
       if (simple_ && detail && fast_row(q[0])) {  // (predict() answers the simple case without detail)
         // One vectorised pass: the prediction exactly as predict() makes it (s0 and s1 summed
@@ -586,22 +529,16 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         if (smooth) smooth[j] = k.sv / k.s0;
         return true;
       }
-      const Span s = gather(q, none, e);
+      const Span s = gather(q, none, w);
       std::vector<double> c(d_ + 1);
-      const Row r = reduce(q, s, e, nullptr, detail ? c.data() : nullptr);
+      const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;
       out[j] = r.f * y_scale_;
       if (!detail) return true;
-      if (smooth) {  // NW weights e_i / s0
-        double a = 0;
-        for (std::size_t i = s.lo; i < s.hi; ++i) a += e[i] * ve[i];
-        smooth[j] = a / s.s0;
-      }
+      if (smooth) smooth[j] = kernel::dot(s.lo, s.hi, w.e, {ve.data()}) / s.s0;  // NW weights e_i / s0
       if (sum_w2) {
-        equivalent(q, s, c.data(), e);
-        double a = 0;
-        for (std::size_t i = s.lo; i < s.hi; ++i) a += e[i] * e[i];
-        sum_w2[j] = a;
+        equivalent(q, s, c.data(), w);
+        sum_w2[j] = kernel::dot(s.lo, s.hi, w.e, {w.e});
       }
       return true;
   });
@@ -617,15 +554,15 @@ void Attention::weights(const double* queries, std::size_t m,
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      const auto buffer = row_buffer(n_);
-      double* const e = buffer.get();
+      Work work(n_);
+      double* const e = work.e;
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * n_in_;
         const double* q = queries + (start + r) * d_;
         std::fill(w, w + n_in_, 0.0);
         if (!simple_) {
           Span s;
-          if (!weights_row(q, none, e, s).reached) {
+          if (!weights_row(q, none, work, s).reached) {
             lower_to(first_bad, start + r);
             continue;
           }
@@ -641,7 +578,7 @@ void Attention::weights(const double* queries, std::size_t m,
           kernel::weights(xs_.data(), lo, hi, xb, q[0], xb - q[0], K2_, e);
         } else {
           for (std::size_t i = lo; i < hi; ++i)
-            e[i] = std::exp2(std::max(-0.5 * log2e * gap_term(xs_[i], xb, q[0], inv_h_[0]), -1021.0));
+            e[i] = std::exp2(std::max(kernels::Gaussian::term(xs_[i], xb, q[0], inv_h_[0]), -1021.0));
         }
         double s0 = 0;
         for (std::size_t i = lo; i < hi; ++i) s0 += e[i];
@@ -687,7 +624,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    const auto e = row_buffer(simple_ ? 0 : n_);
+    Work w(simple_ ? 0 : n_);
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
@@ -698,8 +635,8 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
         continue;
       }
-      const double* q = xs_.data() + p * d;
-      const Row row = reduce(q, gather(q, p, e.get()), e.get(), with_gradient ? g.data() : nullptr, nullptr);
+      const double* q = key(p);
+      const Row row = reduce(q, gather(q, p, w), w, with_gradient ? g.data() : nullptr, nullptr);
       if (!row.reached) {
         reached[k] = 0;
         continue;
@@ -735,7 +672,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    const auto e = row_buffer(simple_ ? 0 : n_);
+    Work w(simple_ ? 0 : n_);
     std::vector<double> g(d), c(d + 1);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
@@ -751,9 +688,10 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         }
         continue;
       }
-      const double* q = xs_.data() + p * d;
-      const Span s = gather(q, none, e.get());  // key p is in reach of itself: K(0) > 0
-      const Row row = reduce(q, s, e.get(), with_gradient ? g.data() : nullptr, c.data());
+      const double* q = key(p);
+      const Span s = gather(q, none, w);  // key p is in reach of itself: K(0) > 0
+      const Row row = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
+      const double* e = w.e;
       const double resid = ys_[p] - row.f, sw = ws_.empty() ? 1.0 : ws_[p];
       sq[k] = sw * resid * resid;
       // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0)).
@@ -761,15 +699,11 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
       if (!with_gradient) continue;
       // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
       // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
-      const double* xb = xs_.data() + s.b * d;
+      const double* xb = key(s.b);
+      kernel::linear(keys(), s.lo, s.hi, q, inv_h_.data(), c.data(), w.a);  // c^T z_i
       for (std::size_t kk = 0; kk < d; ++kk) {
-        double t = 0;
-        for (std::size_t i = s.lo; i < s.hi; ++i) {
-          if (e[i] == 0) continue;
-          double cz = c[0];
-          for (std::size_t m = 0; m < d; ++m) cz += c[m + 1] * (xs_[i * d + m] - q[m]) * inv_h_[m];
-          t += e[i] * dlog_weight(q, xb, i, kk) * cz * cz;
-        }
+        const double t =
+            kernel::dlog_dot(options_.kernel, &xs_[kk * n_], s.lo, s.hi, q[kk], xb[kk], inv_h_[kk], e, {w.a}, {w.a});
         grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
         grad[k * 2 * d + d + kk] = e[p] * (dlog_weight(q, xb, p, kk) * c[0] - t);
       }
@@ -817,8 +751,8 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
   if (neighbours && !sampled[0])
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * n_ / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(n_, 0.0);
-  const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, double* e) {
-    const double* q = xs_.data() + p * d_;
+  const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, Work& w) {
+    const double* q = key(p);
     if (!residuals && !sampled[p] && !is_compact(options_.kernel)) return true;  // never out of reach
     if (simple_ && !sampled[p]) {
       out.residual[order_[p]] = (ys_[p] - row_1d(q[0], p, false).f) * y_scale_;
@@ -827,20 +761,18 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     Span s;
     Row r;
     if (sampled[p]) {
-      r = weights_row(q, p, e, s);
+      r = weights_row(q, p, w, s);
     } else {
-      s = gather(q, p, e);
-      r = reduce(q, s, e, nullptr, nullptr);
+      s = gather(q, p, w);
+      r = reduce(q, s, w, nullptr, nullptr);
     }
     if (!r.reached) return false;
     if (residuals) out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
     if (!sampled[p]) return true;
-    double w2 = 0;
-    for (std::size_t i = s.lo; i < s.hi; ++i) w2 += e[i] * e[i];
-    inv_w2[p] = 1 / w2;
+    inv_w2[p] = 1 / kernel::dot(s.lo, s.hi, w.e, {w.e});
     return true;
   });
-  if (bad != none) throw_out_of_reach(xs_.data() + bad * d_, order_[bad], true);
+  if (bad != none) throw_out_of_reach(key(bad), order_[bad], true);
   double sum = 0, total = 0;
   for (std::size_t p = 0; p < n_; ++p) {
     if (!sampled[p]) continue;
@@ -856,11 +788,10 @@ bool Attention::loo_weights(std::size_t j, double* a) const {
   std::fill(a, a + n_in_, 0.0);
   const std::uint32_t p = rank_.at(j);
   if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2 + 2 * options_.leave_out) return false;
-  const auto buffer = row_buffer(n_);
-  double* const e = buffer.get();
+  Work w(n_);
   Span s;
-  if (!weights_row(xs_.data() + std::size_t{p} * d_, p, e, s).reached) return false;
-  for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = e[i];
+  if (!weights_row(key(p), p, w, s).reached) return false;
+  for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = w.e[i];
   return true;
 }
 

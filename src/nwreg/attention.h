@@ -23,14 +23,17 @@
 /// they sum to 1 and can be negative. A direction in which the keys in reach do not spread
 /// (fewer than d + 1 keys, or all on a line) is fitted as constant, down to plain NW.
 ///
-/// With one x column the keys are sorted once, and each query sums only over the window of keys
-/// that can matter: within h for compact kernels; for Gaussian and Laplace the keys whose weight
-/// relative to the nearest key is at least e^-T, T = ln(n / (tolerance S0_low)), S0_low a lower
-/// bound on the row's weight sum: the omitted weights add up to less than tolerance * S0, so
-/// each prediction is within tolerance * (max y - min y) of the sum over all keys, and each
-/// omitted attention weight is below tolerance / n. The Gaussian NW sums without sample weights
-/// run in vectorised kernels (kernel1d.h); the rest in scalar code. Queries run in parallel;
-/// each result is summed in a fixed order, whatever the number of threads.
+/// Each kernel is one type (kernels.h), chosen once per call; the loops over keys run on
+/// contiguous ranges of keys stored by column (kernel_nd.h), vectorised, for every kernel,
+/// method and column count. With one x column the keys are sorted once, and each query sums
+/// only over the window of keys that can matter: within h for compact kernels; for Gaussian and
+/// Laplace the keys whose weight relative to the nearest key is at least e^-T,
+/// T = ln(n / (tolerance S0_low)), S0_low a lower bound on the row's weight sum: the omitted
+/// weights add up to less than tolerance * S0, so each prediction is within
+/// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
+/// below tolerance / n. With several columns every key is summed. The Gaussian NW sums without
+/// sample weights in one column run fused (kernel1d.h). Queries run in parallel; each result
+/// is summed in a fixed order, whatever the number of threads.
 
 #include <atomic>
 #include <cstddef>
@@ -40,12 +43,15 @@
 #include <vector>
 
 #include "nwreg/dataset.h"
+#include "nwreg/kernels.h"
 
 namespace nwreg {
 
 class ThreadPool;
+namespace kernel {
+struct Keys;
+}
 
-enum class Kernel { gaussian, laplace, epanechnikov, tricube, uniform };
 enum class Method { nw, local_linear };
 /// What a query with no key in reach of a compact kernel gets.
 enum class OutOfReach {
@@ -53,15 +59,11 @@ enum class OutOfReach {
   nearest  //!< the value of the nearest key (scaled distance), weight 1 on it
 };
 
-std::string to_string(Kernel kernel);
 std::string to_string(Method method);
 std::string to_string(OutOfReach policy);
-/// Throw UsageError naming --kernel, --method or --out-of-reach for an unknown name.
-Kernel parse_kernel(const std::string& name);
+/// Throw UsageError naming --method or --out-of-reach for an unknown name.
 Method parse_method(const std::string& name);
 OutOfReach parse_out_of_reach(const std::string& name);
-/// Whether K(u) = 0 for large |u| (Epanechnikov, tricube, uniform).
-bool is_compact(Kernel kernel);
 
 /// Checks a bandwidth vector for `d` columns: each entry finite, > 0, with a finite inverse.
 /// Throws UsageError that starts with `option`.
@@ -176,6 +178,7 @@ class Attention {
   LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
   struct Row;
   struct Span;
+  struct Work;
   // Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with
   // EngineOptions::leave_out = K (one x column) the K keys on each side in x order.
   struct Block {
@@ -185,15 +188,21 @@ class Attention {
   Block block(std::size_t exclude) const;  // exclude: a position, or none (an empty block)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   std::vector<std::size_t> positions(const std::vector<std::size_t>* rows) const;  // engine positions of keys
+  kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
+  const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
-  Span gather(const double* q, std::size_t exclude, double* e) const;
-  Row reduce(const double* q, const Span& s, const double* e, double* grad, double* c) const;
-  void equivalent(const double* q, const Span& s, const double* c, double* e) const;
+  // The weights of a query's row into w.e (see Span).
+  Span gather(const double* q, std::size_t exclude, Work& w) const;
+  // Its prediction, with the gradient in log h (grad) and the local fit's c (see equivalent).
+  Row reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const;
+  // w.e[s.lo..s.hi) times c^T z_i: the equivalent-kernel weights, unnormalised for NW.
+  void equivalent(const double* q, const Span& s, const double* c, Work& w) const;
   // d log e_i / d log h_k at query q whose nearest key is at xb.
   double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
-  // gather, reduce, equivalent: e[s.lo..s.hi) ends as the row --weights writes (if reached).
-  Row weights_row(const double* q, std::size_t exclude, double* e, Span& s) const;
-  std::size_t nearest(const double* q, std::size_t exclude) const;
+  // gather, reduce, equivalent: w.e[s.lo..s.hi) ends as the row --weights writes (if reached).
+  Row weights_row(const double* q, std::size_t exclude, Work& w, Span& s) const;
+  std::size_t nearest(const double* q, std::size_t exclude, double* scratch) const;
+  std::size_t nearest_exact(const double* q, std::size_t exclude) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
   void window_1d(double q, std::size_t b, std::size_t& lo, std::size_t& hi) const;
@@ -204,12 +213,13 @@ class Attention {
   EngineOptions options_;
   std::size_t n_, d_, n_in_;  // keys (sample weight > 0), columns, input rows
   std::vector<double> h_, inv_h_;
-  // Keys in engine order (sorted by x when d = 1), their targets divided by y_scale_ (the
-  // power of two in (max|y|/2, max|y|], so sums of weighted values never overflow), and the
-  // maps between engine order and input order.
+  // Keys in engine order (sorted by x when d = 1), by column (xs_[k * n_ + i]) and, with
+  // several columns, by row (xr_[i * d_ + k]); their targets divided by y_scale_ (the power of
+  // two in (max|y|/2, max|y|], so sums of weighted values never overflow), and the maps
+  // between engine order and input order.
   // Sample weights in engine order, divided by the largest (empty: all 1); input rows of
   // weight 0 are no keys and have rank_ = none.
-  std::vector<double> xs_, ys_, ws_;
+  std::vector<double> xs_, xr_, ys_, ws_;
   std::vector<std::uint32_t> order_, rank_;  // 32 bits: half the memory at 1e7 rows
   double y_scale_ = 1;
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies

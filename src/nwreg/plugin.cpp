@@ -338,17 +338,10 @@ double plugin_bandwidth(const Dataset& data, Kernel kernel) {
 }
 
 double canonical_ratio(Kernel kernel) {
-  // R(K) and mu2(K) of each kernel scaled to integrate to 1 (nwreg's K(u) over its integral).
-  auto delta = [](double r, double mu2) { return std::pow(r / (mu2 * mu2), 0.2); };
-  const double gaussian = delta(1 / (2 * std::sqrt(pi)), 1);
-  switch (kernel) {
-    case Kernel::gaussian: return 1;
-    case Kernel::laplace: return delta(0.25, 2) / gaussian;                     // K = e^-|u| / 2
-    case Kernel::epanechnikov: return delta(0.6, 0.2) / gaussian;               // K = 3/4 (1 - u^2)
-    case Kernel::tricube: return delta(175.0 / 247, 35.0 / 243) / gaussian;     // K = 70/81 (1 - |u|^3)^3
-    case Kernel::uniform: return delta(0.5, 1.0 / 3) / gaussian;                // K = 1/2 on [-1, 1]
-  }
-  return 1;
+  // AMISE-optimal bandwidths scale as (R(K) / mu2(K)^2)^(1/5), of each kernel scaled to
+  // integrate to 1 (kernels.h).
+  auto delta = []<class K>(K) { return std::pow(K::roughness / (K::mu2 * K::mu2), 0.2); };
+  return visit_kernel(kernel, delta) / delta(kernels::Gaussian{});
 }
 
 }  // namespace nwreg

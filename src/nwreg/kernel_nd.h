@@ -1,0 +1,56 @@
+#pragma once
+/// The inner loops of the attention engine for every kernel, method and column count: each
+/// works on a contiguous range [lo, hi) of keys stored by column (column k of key i at
+/// x[k * stride + i]), so that the loops over keys vectorise. The kernel is chosen once per
+/// call (kernels.h), never per key. Sums run in eight lanes added in a fixed order, so results
+/// do not depend on the instruction set or the number of threads. Each function is compiled
+/// for x86-64-v4, v3 and baseline and picks one at run time.
+
+#include <cstddef>
+
+#include "nwreg/kernels.h"
+
+namespace nwreg::kernel {
+
+/// Keys by column, and their sample weights (nullptr: all 1).
+struct Keys {
+  const double* x = nullptr;
+  std::size_t stride = 0, d = 0;
+  const double* w = nullptr;
+  const double* column(std::size_t k) const { return x + k * stride; }
+};
+
+/// A per-key factor (v_i - shift) * scale; 1 for every key when v is nullptr.
+struct Factor {
+  const double* v = nullptr;
+  double shift = 0, scale = 1;
+};
+
+/// e[i] = s_i * kernel weight of key i relative to key b (at xb; see kernels.h) for i in
+/// [lo, hi); returns their sum. Exponents are clamped to [-1021, 1020]: a key is never that
+/// much nearer than b when b is the nearest key to within rounding (see nearest).
+double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* xb,
+            const double* inv_h, double* e);
+
+/// The first key in [lo, hi), other than `skip`, nearest q by the kernel's distance (the sum
+/// over the columns of the squared scaled distance, or of the absolute one for L1 kernels),
+/// using r[lo..hi) as scratch; its distance into rmin (+inf when every distance overflows).
+/// The distances are plain sums, so a key within about 1e-15 rmin of it may be nearer:
+/// callers with rmin beyond what they can afford (see Attention::nearest) check exactly.
+std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
+                    const double* q, const double* inv_h, double* r, double& rmin);
+
+/// sum over i in [lo, hi) with e_i != 0 of e_i a_i b_i.
+double dot(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b = {});
+
+/// sum over i in [lo, hi) with e_i != 0 of e_i dlog_i a_i b_i, dlog_i = d log e_i / d log h_k
+/// of column k (xk its keys, qk, xbk the query's and key b's coordinates).
+double dlog_dot(Kernel kernel, const double* xk, std::size_t lo, std::size_t hi, double qk, double xbk, double inv_hk,
+                const double* e, Factor a, Factor b = {});
+
+/// out[i] = c[0] + sum_k c[k+1] z_ik, z_ik = (x_ik - q_k) / h_k, for i in [lo, hi): a local
+/// linear fit's value at each key.
+void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* inv_h, const double* c,
+            double* out);
+
+}  // namespace nwreg::kernel

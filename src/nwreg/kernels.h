@@ -1,0 +1,144 @@
+#pragma once
+/// Each kernel is one type that carries everything the engine and the bandwidth rules need:
+///
+/// - its weight relative to the key b nearest the query q, one column at a time. Exponential
+///   kernels (Gaussian, Laplace) give a term of log2 e_i per column, summed over the columns
+///   and raised to 2^: e_b = 1 and no key of a query outweighs b, so nothing overflows however
+///   far q lies. Compact kernels give a factor K(u), u = (x_ik - q_k) / h_k, multiplied over
+///   the columns; they are bounded and need no reference key.
+/// - dlog: d log e_i / d log h_k, up to a constant per query and column (the engine uses it
+///   only in sums with weighted residuals that add up to 0, where a constant cancels).
+///   0 outside a compact kernel's support.
+/// - its reach: the radius around q beyond which every key's weight relative to b is below
+///   e^-T (exponential kernels), or its support (compact kernels).
+/// - floor = K(1): every key within one bandwidth of q weighs at least this, relative to b.
+/// - R(K) = int K^2 and mu2(K) = int u^2 K of K scaled to integrate to 1, for the plug-in rule.
+///
+/// The engine picks the type once per call (visit_kernel) and runs its loops on it, never
+/// asking per key which kernel it has. Adding a kernel means one new type here, a case in
+/// visit_kernel, and its tests.
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+namespace nwreg {
+
+enum class Kernel { gaussian, laplace, epanechnikov, tricube, uniform };
+
+namespace kernels {
+
+inline constexpr double log2e = 1.4426950408889634;
+
+/// ((q - x_i)/h)^2 - ((q - x_b)/h)^2 as (x_i - x_b)(x_i + x_b - 2q) / h^2, without
+/// cancellation: x_i - x_b is exact for nearby keys, and (x_i - q) + (x_b - q) is only needed
+/// to relative accuracy. A factor of 0 (equal keys, or q midway) gives 0 even if the other
+/// factor overflowed.
+[[gnu::always_inline]] inline double gap(double xi, double xb, double q, double inv_h) {
+  const double a = (xi - xb) * inv_h;
+  const double c = ((xi - q) + (xb - q)) * inv_h;
+  return (a == 0 || c == 0) ? 0.0 : a * c;
+}
+
+/// |x_i - q| - |x_b - q|, without cancellation: on the same side of q it is +-(x_i - x_b),
+/// exact for nearby keys however far q lies.
+[[gnu::always_inline]] inline double l1_gap(double xi, double xb, double q) {
+  const double a = xi - q, c = xb - q;
+  return (a >= 0) == (c >= 0) ? (a >= 0 ? xi - xb : xb - xi) : std::abs(a) - std::abs(c);
+}
+
+struct Gaussian {  // exp(-u^2 / 2)
+  static constexpr Kernel id = Kernel::gaussian;
+  static constexpr const char* name = "gaussian";
+  static constexpr bool compact = false;
+  static constexpr bool l1 = false;  // nearest key by the sum of squared scaled distances
+  static constexpr double floor = 0.6065306597126334;
+  static constexpr double roughness = 0.28209479177387814, mu2 = 1;  // 1 / (2 sqrt(pi))
+  [[gnu::always_inline]] static double term(double xi, double xb, double q, double inv_h) { return -0.5 * log2e * gap(xi, xb, q, inv_h); }
+  [[gnu::always_inline]] static double dlog(double xi, double xb, double q, double inv_h) { return gap(xi, xb, q, inv_h); }
+  /// Keys beyond this distance from q weigh below e^-T relative to b (at distance db).
+  [[gnu::always_inline]] static double reach(double db, double h, double T) { return std::hypot(db, std::sqrt(2 * T) * h); }
+};
+
+struct Laplace {  // exp(-|u|)
+  static constexpr Kernel id = Kernel::laplace;
+  static constexpr const char* name = "laplace";
+  static constexpr bool compact = false;
+  static constexpr bool l1 = true;  // nearest key by the sum of absolute scaled distances
+  static constexpr double floor = 0.36787944117144233;
+  static constexpr double roughness = 0.25, mu2 = 2;  // of e^-|u| / 2
+  [[gnu::always_inline]] static double term(double xi, double xb, double q, double inv_h) {
+    return -log2e * l1_gap(xi, xb, q) * inv_h;
+  }
+  [[gnu::always_inline]] static double dlog(double xi, double, double q, double inv_h) { return std::abs(xi - q) * inv_h; }
+  [[gnu::always_inline]] static double reach(double db, double h, double T) { return db + T * h; }
+};
+
+struct Epanechnikov {  // 1 - u^2 on |u| < 1
+  static constexpr Kernel id = Kernel::epanechnikov;
+  static constexpr const char* name = "epanechnikov";
+  static constexpr bool compact = true;
+  static constexpr bool l1 = false;
+  static constexpr double floor = 0;
+  static constexpr double roughness = 0.6, mu2 = 0.2;  // of 3/4 (1 - u^2)
+  [[gnu::always_inline]] static double value(double u) {
+    const double a = std::abs(u);
+    return a < 1 ? 1 - a * a : 0.0;
+  }
+  [[gnu::always_inline]] static double dlog(double xi, double, double q, double inv_h) {
+    const double a = std::abs(xi - q) * inv_h;
+    return a < 1 ? 2 * a * a / (1 - a * a) : 0.0;
+  }
+};
+
+struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
+  static constexpr Kernel id = Kernel::tricube;
+  static constexpr const char* name = "tricube";
+  static constexpr bool compact = true;
+  static constexpr bool l1 = false;
+  static constexpr double floor = 0;
+  static constexpr double roughness = 175.0 / 247, mu2 = 35.0 / 243;  // of 70/81 (1 - |u|^3)^3
+  [[gnu::always_inline]] static double value(double u) {
+    const double a = std::abs(u);
+    const double t = 1 - a * a * a;
+    return a < 1 ? t * t * t : 0.0;
+  }
+  [[gnu::always_inline]] static double dlog(double xi, double, double q, double inv_h) {
+    const double a = std::abs(xi - q) * inv_h;
+    return a < 1 ? 9 * a * a * a / (1 - a * a * a) : 0.0;
+  }
+};
+
+struct Uniform {  // 1 on |u| <= 1
+  static constexpr Kernel id = Kernel::uniform;
+  static constexpr const char* name = "uniform";
+  static constexpr bool compact = true;
+  static constexpr bool l1 = false;
+  static constexpr double floor = 0;
+  static constexpr double roughness = 0.5, mu2 = 1.0 / 3;  // of 1/2 on [-1, 1]
+  [[gnu::always_inline]] static double value(double u) { return std::abs(u) <= 1 ? 1.0 : 0.0; }
+  [[gnu::always_inline]] static double dlog(double, double, double, double) { return 0; }  // flat inside its support
+};
+
+}  // namespace kernels
+
+/// Calls f(K{}) with the type of `kernel`: the one place a Kernel value becomes a type.
+template <class F>
+[[gnu::always_inline]] inline decltype(auto) visit_kernel(Kernel kernel, F&& f) {
+  switch (kernel) {
+    case Kernel::laplace: return std::forward<F>(f)(kernels::Laplace{});
+    case Kernel::epanechnikov: return std::forward<F>(f)(kernels::Epanechnikov{});
+    case Kernel::tricube: return std::forward<F>(f)(kernels::Tricube{});
+    case Kernel::uniform: return std::forward<F>(f)(kernels::Uniform{});
+    case Kernel::gaussian: break;
+  }
+  return std::forward<F>(f)(kernels::Gaussian{});
+}
+
+std::string to_string(Kernel kernel);
+/// Throws UsageError naming --kernel for an unknown name.
+Kernel parse_kernel(const std::string& name);
+/// Whether K(u) = 0 for large |u| (Epanechnikov, tricube, uniform).
+bool is_compact(Kernel kernel);
+
+}  // namespace nwreg
