@@ -161,17 +161,20 @@ struct Attention::Row {
 
 // The keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
 // the unnormalised weights e_i, and whether the nearest-key fallback made them.
+// With NW, also s1 = sum e_i (y_i - y_b), and (when asked) Work::t and Work::v.
 struct Attention::Span {
   std::size_t lo = 0, hi = 0, b = 0;
-  double s0 = 0;
+  double s0 = 0, s1 = 0;
   bool fallback = false;
 };
 
-// A row of weights e and two scratch rows a and b over the keys, one per chunk of queries.
+// A row of weights e and two scratch rows a and b over the keys, one per chunk of queries;
+// NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik.
 struct Attention::Work {
-  explicit Work(std::size_t n) : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n) {}
+  Work(std::size_t n, std::size_t d) : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
+  std::vector<double> t, v;
 };
 
 kernel::Keys Attention::keys() const { return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data()}; }
@@ -334,10 +337,10 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   return row;
 }
 
-std::size_t Attention::nearest(const double* q, std::size_t exclude, double* scratch) const {
+std::size_t Attention::nearest(const double* q, std::size_t exclude) const {
   if (d_ == 1) return nearest_1d(q[0], exclude);
   double rmin;
-  const std::size_t b = kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), scratch, rmin);
+  const std::size_t b = kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
   // exact in their factored form (kernels.h), only measured from a key a hair farther away.
@@ -363,9 +366,9 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const
   return b;
 }
 
-Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w) const {
+Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient) const {
   Span s;
-  s.b = nearest(q, exclude, w.a);
+  s.b = nearest(q, exclude);
   if (d_ == 1)
     window_1d(q[0], s.b, s.lo, s.hi);
   else
@@ -377,15 +380,26 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w)
   const std::size_t a = std::clamp(ex.lo, s.lo, s.hi), z = std::clamp(ex.hi, s.lo, s.hi);
   const kernel::Keys k = keys();
   const double* xb = key(s.b);
-  if (s.lo < a) s.s0 += kernel::fill(options_.kernel, k, s.lo, a, q, xb, inv_h_.data(), w.e);
+  kernel::Targets sums;  // NW sums its values and gradient terms in the same sweep
+  if (options_.method == Method::nw) {
+    sums = {ys_.data(), ys_[s.b], &s.s1};
+    if (gradient) {
+      std::fill(w.t.begin(), w.t.end(), 0.0);
+      std::fill(w.v.begin(), w.v.end(), 0.0);
+      sums.t = w.t.data();
+      sums.v = w.v.data();
+    }
+  }
+  if (s.lo < a) s.s0 += kernel::fill(options_.kernel, k, s.lo, a, q, xb, inv_h_.data(), w.e, sums);
   std::fill(w.e + a, w.e + z, 0.0);
-  if (z < s.hi) s.s0 += kernel::fill(options_.kernel, k, z, s.hi, q, xb, inv_h_.data(), w.e);
+  if (z < s.hi) s.s0 += kernel::fill(options_.kernel, k, z, s.hi, q, xb, inv_h_.data(), w.e, sums);
   if (s.s0 == 0 && options_.out_of_reach == OutOfReach::nearest) {
     std::fill(w.e + s.lo, w.e + s.hi, 0.0);
     s.lo = s.b;
     s.hi = s.b + 1;
     w.e[s.b] = 1;
     s.s0 = 1;
+    s.s1 = 0;
     s.fallback = true;
   }
   return s;
@@ -403,16 +417,15 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
     return row;
   }
   if (options_.method == Method::nw || s.fallback) {
-    row.f = yb + kernel::dot(lo, hi, e, {ys_.data(), yb}) / s.s0;
+    // f = y_b + s1 / s0; df/dlog h_k = sum_i a_i (y_i - f) dlog_ik = (v_k - (f - y_b) t_k) / s0.
+    const double fc = (s.fallback ? 0.0 : s.s1) / s.s0;
+    row.f = yb + fc;
     if (c) {  // NW as a local fit with no slopes
       std::fill(c, c + d + 1, 0.0);
       c[0] = 1 / s.s0;
     }
     if (grad)
-      for (std::size_t k = 0; k < d; ++k)
-        grad[k] = s.fallback ? 0.0
-                             : kernel::dlog_dot(kernel, &xs_[k * n_], lo, hi, q[k], xb[k], inv_h_[k], e,
-                                                {ys_.data(), row.f}) / s.s0;
+      for (std::size_t k = 0; k < d; ++k) grad[k] = s.fallback ? 0.0 : (w.v[k] - fc * w.t[k]) / s.s0;
     return row;
   }
   // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h).
@@ -480,7 +493,7 @@ std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& bo
   // Each chunk gets its own rows of work; returns the first query for which body failed (none).
   std::atomic<std::size_t> done{0}, first_bad{none};
   parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
-    Work w(n_);
+    Work w(n_, d_);
     for (std::size_t j = a; j < z; ++j) {
       if (!body(j, w)) lower_to(first_bad, j);
     }
@@ -554,7 +567,7 @@ void Attention::weights(const double* queries, std::size_t m,
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      Work work(n_);
+      Work work(n_, d_);
       double* const e = work.e;
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * n_in_;
@@ -624,7 +637,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : n_);
+    Work w(simple_ ? 0 : n_, d_);
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
@@ -636,7 +649,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         continue;
       }
       const double* q = key(p);
-      const Row row = reduce(q, gather(q, p, w), w, with_gradient ? g.data() : nullptr, nullptr);
+      const Row row = reduce(q, gather(q, p, w, with_gradient), w, with_gradient ? g.data() : nullptr, nullptr);
       if (!row.reached) {
         reached[k] = 0;
         continue;
@@ -672,7 +685,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : n_);
+    Work w(simple_ ? 0 : n_, d_);
     std::vector<double> g(d), c(d + 1);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = pos[k];
@@ -689,7 +702,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         continue;
       }
       const double* q = key(p);
-      const Span s = gather(q, none, w);  // key p is in reach of itself: K(0) > 0
+      const Span s = gather(q, none, w, with_gradient);  // key p is in reach of itself: K(0) > 0
       const Row row = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
       const double* e = w.e;
       const double resid = ys_[p] - row.f, sw = ws_.empty() ? 1.0 : ws_[p];
@@ -788,7 +801,7 @@ bool Attention::loo_weights(std::size_t j, double* a) const {
   std::fill(a, a + n_in_, 0.0);
   const std::uint32_t p = rank_.at(j);
   if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2 + 2 * options_.leave_out) return false;
-  Work w(n_);
+  Work w(n_, d_);
   Span s;
   if (!weights_row(key(p), p, w, s).reached) return false;
   for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = w.e[i];

@@ -191,8 +191,8 @@ class Attention {
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
   const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
-  // The weights of a query's row into w.e (see Span).
-  Span gather(const double* q, std::size_t exclude, Work& w) const;
+  // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`.
+  Span gather(const double* q, std::size_t exclude, Work& w, bool gradient = false) const;
   // Its prediction, with the gradient in log h (grad) and the local fit's c (see equivalent).
   Row reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const;
   // w.e[s.lo..s.hi) times c^T z_i: the equivalent-kernel weights, unnormalised for NW.
@@ -201,7 +201,7 @@ class Attention {
   double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
   // gather, reduce, equivalent: w.e[s.lo..s.hi) ends as the row --weights writes (if reached).
   Row weights_row(const double* q, std::size_t exclude, Work& w, Span& s) const;
-  std::size_t nearest(const double* q, std::size_t exclude, double* scratch) const;
+  std::size_t nearest(const double* q, std::size_t exclude) const;
   std::size_t nearest_exact(const double* q, std::size_t exclude) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q

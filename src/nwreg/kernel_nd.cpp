@@ -22,50 +22,101 @@ template <class F>
   return s;
 }
 
+// Keys are taken in blocks of this many: each block's weights and terms stay in L1 while
+// every sum over them is made.
+constexpr std::size_t block = 256;
+
+// The weights of keys [a, a + m) into out[0..m).
 template <class K>
-[[gnu::always_inline]] inline double fill_impl(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
-                                               const double* xb, const double* inv_h, double* e) {
-  const std::size_t n = hi - lo;
-  double* out = e + lo;
-  const double* w = keys.w ? keys.w + lo : nullptr;
+[[gnu::always_inline]] inline void block_weights(const Keys& keys, std::size_t a, std::size_t m, const double* q,
+                                                 const double* xb, const double* inv_h, double* out) {
+  const double* w = keys.w ? keys.w + a : nullptr;
   if constexpr (K::compact) {
     if (w)
-      std::copy_n(w, n, out);
+      std::copy_n(w, m, out);
     else
-      std::fill_n(out, n, 1.0);
+      std::fill_n(out, m, 1.0);
     for (std::size_t k = 0; k < keys.d; ++k) {
-      const double* x = keys.column(k) + lo;
+      const double* x = keys.column(k) + a;
       const double qk = q[k], ih = inv_h[k];
-      for (std::size_t i = 0; i < n; ++i) out[i] *= K::value((x[i] - qk) * ih);
+      for (std::size_t i = 0; i < m; ++i) out[i] *= K::value((x[i] - qk) * ih);
     }
   } else {
-    std::fill_n(out, n, 0.0);
+    std::fill_n(out, m, 0.0);
     for (std::size_t k = 0; k < keys.d; ++k) {
-      const double* x = keys.column(k) + lo;
+      const double* x = keys.column(k) + a;
       const double qk = q[k], bk = xb[k], ih = inv_h[k];
-      for (std::size_t i = 0; i < n; ++i) out[i] += K::term(x[i], bk, qk, ih);
+      for (std::size_t i = 0; i < m; ++i) out[i] += K::term(x[i], bk, qk, ih);
     }
-    for (std::size_t i = 0; i < n; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
+    for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
     if (w)
-      for (std::size_t i = 0; i < n; ++i) out[i] *= w[i];
+      for (std::size_t i = 0; i < m; ++i) out[i] *= w[i];
   }
-  return lane_sum(n, [&](std::size_t i) NWREG_INLINE { return out[i]; });
+}
+
+template <class K, bool HasY, bool Grad>
+[[gnu::always_inline]] inline double fill_impl(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
+                                               const double* xb, const double* inv_h, double* e, const Targets& sums) {
+  double s0 = 0, s1 = 0;
+  for (std::size_t a = lo; a < hi; a += block) {
+    const std::size_t m = std::min(block, hi - a);
+    double* out = e + a;
+    block_weights<K>(keys, a, m, q, xb, inv_h, out);
+    s0 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i]; });
+    if constexpr (HasY) {
+      const double* y = sums.y + a;
+      const double yb = sums.yb;
+      s1 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * (y[i] - yb); });
+      if constexpr (Grad) {
+        for (std::size_t k = 0; k < keys.d; ++k) {
+          double g[block];
+          const double* x = keys.column(k) + a;
+          const double qk = q[k], bk = xb[k], ih = inv_h[k];
+          for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * K::dlog(x[i], bk, qk, ih) : 0.0;
+          sums.t[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i]; });
+          sums.v[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i] * (y[i] - yb); });
+        }
+      }
+    }
+  }
+  if constexpr (HasY) *sums.s1 += s1;
+  return s0;
 }
 
 template <class K>
-[[gnu::always_inline]] inline void distances(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
-                                             const double* inv_h, double* r) {
-  const std::size_t n = hi - lo;
-  double* out = r + lo;
-  std::fill_n(out, n, 0.0);
-  for (std::size_t k = 0; k < keys.d; ++k) {
-    const double* x = keys.column(k) + lo;
-    const double qk = q[k], ih = inv_h[k];
-    for (std::size_t i = 0; i < n; ++i) {
-      const double z = (x[i] - qk) * ih;
-      out[i] += K::l1 ? std::abs(z) : z * z;
+[[gnu::always_inline]] inline std::size_t nearest_impl(const Keys& keys, std::size_t lo, std::size_t hi,
+                                                       std::size_t skip, const double* q, const double* inv_h,
+                                                       double& rmin) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  rmin = inf;
+  std::size_t best = lo == skip ? lo + 1 : lo;  // when every distance is +inf
+  for (std::size_t a = lo; a < hi; a += block) {
+    const std::size_t m = std::min(block, hi - a);
+    double r[block];
+    std::fill_n(r, m, 0.0);
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], ih = inv_h[k];
+      for (std::size_t i = 0; i < m; ++i) {
+        const double z = (x[i] - qk) * ih;
+        r[i] += K::l1 ? std::abs(z) : z * z;
+      }
+    }
+    if (skip >= a && skip < a + m) r[skip - a] = inf;
+    double mins[lanes];
+    std::fill_n(mins, lanes, inf);
+    std::size_t i = 0;
+    for (; i + lanes <= m; i += lanes)
+      for (int l = 0; l < lanes; ++l) mins[l] = std::min(mins[l], r[i + l]);
+    double low = inf;
+    for (int l = 0; l < lanes; ++l) low = std::min(low, mins[l]);
+    for (; i < m; ++i) low = std::min(low, r[i]);
+    if (low < rmin) {  // strictly: the first of equal keys stays
+      rmin = low;
+      best = a + static_cast<std::size_t>(std::find(r, r + m, low) - r);
     }
   }
+  return best;
 }
 
 // The factor (v_i - shift) * scale, or 1.
@@ -100,27 +151,20 @@ template <class G>
 
 NWREG_CLONES
 double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* xb,
-            const double* inv_h, double* e) {
-  return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE { return fill_impl<K>(keys, lo, hi, q, xb, inv_h, e); });
+            const double* inv_h, double* e, const Targets& sums) {
+  return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    if (!sums.y) return fill_impl<K, false, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+    if (!sums.t) return fill_impl<K, true, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+    return fill_impl<K, true, true>(keys, lo, hi, q, xb, inv_h, e, sums);
+  });
 }
 
 NWREG_CLONES
 std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
-                    const double* q, const double* inv_h, double* r, double& rmin) {
-  visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE { distances<K>(keys, lo, hi, q, inv_h, r); });
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  if (skip >= lo && skip < hi) r[skip] = inf;
-  double m[lanes];
-  std::fill_n(m, lanes, inf);
-  std::size_t i = lo;
-  for (; i + lanes <= hi; i += lanes)
-    for (int l = 0; l < lanes; ++l) m[l] = std::min(m[l], r[i + l]);
-  rmin = inf;
-  for (int l = 0; l < lanes; ++l) rmin = std::min(rmin, m[l]);
-  for (; i < hi; ++i) rmin = std::min(rmin, r[i]);
-  for (i = lo; i < hi; ++i)
-    if (r[i] == rmin && i != skip) return i;
-  return lo == skip ? lo + 1 : lo;  // every distance NaN: not reached for finite keys
+                    const double* q, const double* inv_h, double& rmin) {
+  return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    return nearest_impl<K>(keys, lo, hi, skip, q, inv_h, rmin);
+  });
 }
 
 NWREG_CLONES

@@ -26,19 +26,30 @@ struct Factor {
   double shift = 0, scale = 1;
 };
 
+/// What fill adds up besides the weights: with y, *s1 += sum e_i (y_i - yb); with t and v
+/// too (d entries each), t_k += sum e_i dlog_ik and v_k += sum e_i (y_i - yb) dlog_ik, dlog_ik
+/// = d log e_i / d log h_k (kernels.h).
+struct Targets {
+  const double* y = nullptr;
+  double yb = 0;
+  double* s1 = nullptr;
+  double *t = nullptr, *v = nullptr;
+};
+
 /// e[i] = s_i * kernel weight of key i relative to key b (at xb; see kernels.h) for i in
-/// [lo, hi); returns their sum. Exponents are clamped to [-1021, 1020]: a key is never that
-/// much nearer than b when b is the nearest key to within rounding (see nearest).
+/// [lo, hi); returns their sum, and makes the sums `sums` asks for in the same sweep.
+/// Exponents are clamped to [-1021, 1020]: a key is never that much nearer than b when b is
+/// the nearest key to within rounding (see nearest).
 double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* xb,
-            const double* inv_h, double* e);
+            const double* inv_h, double* e, const Targets& sums = {});
 
 /// The first key in [lo, hi), other than `skip`, nearest q by the kernel's distance (the sum
-/// over the columns of the squared scaled distance, or of the absolute one for L1 kernels),
-/// using r[lo..hi) as scratch; its distance into rmin (+inf when every distance overflows).
-/// The distances are plain sums, so a key within about 1e-15 rmin of it may be nearer:
-/// callers with rmin beyond what they can afford (see Attention::nearest) check exactly.
+/// over the columns of the squared scaled distance, or of the absolute one for L1 kernels);
+/// its distance into rmin (+inf when every distance overflows). The distances are plain sums,
+/// so a key within about 1e-15 rmin of it may be nearer: callers with rmin beyond what they can
+/// afford (see Attention::nearest) check exactly.
 std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
-                    const double* q, const double* inv_h, double* r, double& rmin);
+                    const double* q, const double* inv_h, double& rmin);
 
 /// sum over i in [lo, hi) with e_i != 0 of e_i a_i b_i.
 double dot(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b = {});
