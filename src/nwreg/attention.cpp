@@ -9,6 +9,7 @@
 #include "nwreg/errors.h"
 #include "nwreg/kernel1d.h"
 #include "nwreg/kernel_nd.h"
+#include "nwreg/key_index.h"
 #include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
 
@@ -20,6 +21,7 @@ constexpr double ln2 = 0.6931471805599453;
 constexpr std::size_t none = static_cast<std::size_t>(-1);
 // Keys and queries within this magnitude cannot overflow the kernels' factored form.
 constexpr double fast_limit = 4e307;
+constexpr std::size_t tree_leaf = 64;  // keys per k-d tree leaf: a vectorised range
 
 // A (d+1) x (d+1) symmetric positive semi-definite system S c = r, factored once (Cholesky,
 // intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys do not
@@ -159,13 +161,25 @@ struct Attention::Row {
   double s0 = 0, t = 0;
 };
 
-// The keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
+// The ranges of keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
 // the unnormalised weights e_i, and whether the nearest-key fallback made them.
 // With NW, also s1 = sum e_i (y_i - y_b), and (when asked) Work::t and Work::v.
 struct Attention::Span {
-  std::size_t lo = 0, hi = 0, b = 0;
+  const std::vector<Range>* ranges = nullptr;  // the keys covered: Work::ranges
+  std::size_t b = 0;
   double s0 = 0, s1 = 0;
   bool fallback = false;
+  // sum of f(lo, hi) over the ranges, in order; f(lo, hi) for each range.
+  template <class F>
+  double sum(const F& f) const {
+    double t = 0;
+    for (const auto& [lo, hi] : *ranges) t += f(lo, hi);
+    return t;
+  }
+  template <class F>
+  void each(const F& f) const {
+    for (const auto& [lo, hi] : *ranges) f(lo, hi);
+  }
 };
 
 // A row of weights e and two scratch rows a and b over the keys, one per chunk of queries;
@@ -175,6 +189,7 @@ struct Attention::Work {
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
   std::vector<double> t, v;
+  std::vector<Range> ranges;
 };
 
 kernel::Keys Attention::keys() const { return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data()}; }
@@ -199,6 +214,17 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   if (d_ == 1)
     std::stable_sort(order_.begin(), order_.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return train.x[a] < train.x[b]; });
+  // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
+  // within reach. Beyond 8 columns nearly every leaf is within reach: every key, no tree.
+  if (d_ >= 2 && d_ <= 8 && n_ >= 2 * tree_leaf) {
+    std::vector<double> cols(n_ * d_);
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
+    tree_ = std::make_unique<KdTree>(cols.data(), n_, d_, tree_leaf);
+    std::vector<std::uint32_t> leaf_order(n_);
+    for (std::size_t p = 0; p < n_; ++p) leaf_order[p] = order_[tree_->order()[p]];
+    order_ = std::move(leaf_order);
+  }
   rank_.assign(n_in_, std::numeric_limits<std::uint32_t>::max());
   for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = static_cast<std::uint32_t>(i);
   if (!w.empty())
@@ -218,6 +244,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   }
   ys_.resize(n_);
   for (std::size_t i = 0; i < n_; ++i) ys_[i] = train.y[order_[i]] / y_scale_;
+  if (tree_) tree_->attach(xs_.data());
   simple_ = d_ == 1 && options_.kernel == Kernel::gaussian && options_.method == Method::nw && ws_.empty();
   fast_keys_ = simple_ && std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
 }
@@ -226,6 +253,8 @@ Attention::Attention(const Dataset& train, std::vector<double> bandwidth, Engine
     : Attention(train, options) {
   set_bandwidth(std::move(bandwidth));
 }
+
+Attention::~Attention() = default;
 
 void Attention::set_bandwidth(std::vector<double> bandwidth) {
   check_bandwidth(bandwidth, d_, "--bandwidth");
@@ -337,10 +366,11 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   return row;
 }
 
-std::size_t Attention::nearest(const double* q, std::size_t exclude) const {
+std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin) const {
   if (d_ == 1) return nearest_1d(q[0], exclude);
-  double rmin;
-  const std::size_t b = kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
+  const Norm norm = options_.kernel == Kernel::laplace ? Norm::l1 : Norm::l2;
+  const std::size_t b = tree_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
+                              : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
   // exact in their factored form (kernels.h), only measured from a key a hair farther away.
@@ -368,16 +398,22 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const
 
 Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient) const {
   Span s;
-  s.b = nearest(q, exclude);
-  if (d_ == 1)
-    window_1d(q[0], s.b, s.lo, s.hi);
-  else
-    s.hi = n_;
-  pairs_.fetch_add(s.hi - s.lo, std::memory_order_relaxed);
-  // The window less the left-out block, whose keys may be nearer than b (their weights could
-  // overflow) and get 0.
-  const Block ex = block(exclude);
-  const std::size_t a = std::clamp(ex.lo, s.lo, s.hi), z = std::clamp(ex.hi, s.lo, s.hi);
+  s.ranges = &w.ranges;
+  w.ranges.clear();
+  double rb = 0;
+  s.b = nearest(q, exclude, rb);
+  if (d_ == 1) {
+    std::size_t lo, hi;
+    window_1d(q[0], s.b, lo, hi);
+    w.ranges.emplace_back(lo, hi);
+  } else if (tree_) {
+    tree_->ranges(q, inv_h_.data(), visit_kernel(options_.kernel, []<class K>(K) { return K::norm; }),
+                  reach_bound(s.b, rb), w.ranges);
+  } else {
+    w.ranges.emplace_back(0, n_);
+  }
+  pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
+                   std::memory_order_relaxed);
   const kernel::Keys k = keys();
   const double* xb = key(s.b);
   kernel::Targets sums;  // NW sums its values and gradient terms in the same sweep
@@ -390,13 +426,18 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
       sums.v = w.v.data();
     }
   }
-  if (s.lo < a) s.s0 += kernel::fill(options_.kernel, k, s.lo, a, q, xb, inv_h_.data(), w.e, sums);
-  std::fill(w.e + a, w.e + z, 0.0);
-  if (z < s.hi) s.s0 += kernel::fill(options_.kernel, k, z, s.hi, q, xb, inv_h_.data(), w.e, sums);
+  // Each range less the left-out block, whose keys may be nearer than b (their weights could
+  // overflow) and get 0.
+  const Block ex = block(exclude);
+  s.each([&](std::size_t lo, std::size_t hi) {
+    const std::size_t a = std::clamp(ex.lo, lo, hi), z = std::clamp(ex.hi, lo, hi);
+    if (lo < a) s.s0 += kernel::fill(options_.kernel, k, lo, a, q, xb, inv_h_.data(), w.e, sums);
+    std::fill(w.e + a, w.e + z, 0.0);
+    if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, inv_h_.data(), w.e, sums);
+  });
   if (s.s0 == 0 && options_.out_of_reach == OutOfReach::nearest) {
-    std::fill(w.e + s.lo, w.e + s.hi, 0.0);
-    s.lo = s.b;
-    s.hi = s.b + 1;
+    s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
+    w.ranges.assign(1, {s.b, s.b + 1});
     w.e[s.b] = 1;
     s.s0 = 1;
     s.s1 = 0;
@@ -405,8 +446,23 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   return s;
 }
 
+double Attention::reach_bound(std::size_t b, double rb) const {
+  return visit_kernel(options_.kernel, [&]<class K>(K) {
+    if constexpr (K::compact) {
+      return 1 + 1e-12;  // the support
+    } else {
+      // As window_1d: keys below e^-T relative to b, T = ln(n / (tolerance S0_low)), add up to
+      // less than tolerance S0; S0 >= s_b, b's own weight (1 without sample weights).
+      if (options_.tolerance == 0) return std::numeric_limits<double>::infinity();
+      const double s0_low = ws_.empty() ? 1.0 : ws_[b];
+      const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
+      return K::bound(rb, T) * (1 + 1e-12);
+    }
+  });
+}
+
 Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const {
-  const std::size_t d = d_, lo = s.lo, hi = s.hi;
+  const std::size_t d = d_;
   const double* xb = key(s.b);
   const double* e = w.e;
   const double yb = ys_[s.b];
@@ -437,8 +493,9 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
   sys.reset();
   std::vector<double> t(p), beta(p), cc(p), e1(p, 0.0);
   for (std::size_t a = 0; a < p; ++a) {
-    t[a] = kernel::dot(lo, hi, e, z(a), {ys_.data(), yb});
-    for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) = sys.s(b, a) = kernel::dot(lo, hi, e, z(a), z(b));
+    t[a] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, e, z(a), {ys_.data(), yb}); });
+    for (std::size_t b = 0; b <= a; ++b)
+      sys.s(a, b) = sys.s(b, a) = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, e, z(a), z(b)); });
   }
   sys.factor();
   e1[0] = 1;
@@ -449,11 +506,15 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
   if (grad) {
     // df/dlog h_k = c^T sum_i (de_i/dlog h_k) z_i r_i, r_i the local fit's residual.
     const kernel::Keys keys_ = keys();
-    kernel::linear(keys_, lo, hi, q, inv_h_.data(), beta.data(), w.a);
-    for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ys_[i] - yb) - w.a[i];
-    kernel::linear(keys_, lo, hi, q, inv_h_.data(), cc.data(), w.b);
+    s.each([&](std::size_t lo, std::size_t hi) {
+      kernel::linear(keys_, lo, hi, q, inv_h_.data(), beta.data(), w.a);
+      for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ys_[i] - yb) - w.a[i];
+      kernel::linear(keys_, lo, hi, q, inv_h_.data(), cc.data(), w.b);
+    });
     for (std::size_t k = 0; k < d; ++k)
-      grad[k] = kernel::dlog_dot(kernel, &xs_[k * n_], lo, hi, q[k], xb[k], inv_h_[k], e, {w.a}, {w.b});
+      grad[k] = s.sum([&](std::size_t lo, std::size_t hi) {
+        return kernel::dlog_dot(kernel, &xs_[k * n_], lo, hi, q[k], xb[k], inv_h_[k], e, {w.a}, {w.b});
+      });
   }
   return row;
 }
@@ -465,8 +526,10 @@ double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, 
 }
 
 void Attention::equivalent(const double* q, const Span& s, const double* c, Work& w) const {
-  kernel::linear(keys(), s.lo, s.hi, q, inv_h_.data(), c, w.a);
-  for (std::size_t i = s.lo; i < s.hi; ++i) w.e[i] = w.e[i] != 0 ? w.e[i] * w.a[i] : 0.0;
+  s.each([&](std::size_t lo, std::size_t hi) {
+    kernel::linear(keys(), lo, hi, q, inv_h_.data(), c, w.a);
+    for (std::size_t i = lo; i < hi; ++i) w.e[i] = w.e[i] != 0 ? w.e[i] * w.a[i] : 0.0;
+  });
 }
 
 void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo) const {
@@ -548,10 +611,11 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
       if (!r.reached) return false;
       out[j] = r.f * y_scale_;
       if (!detail) return true;
-      if (smooth) smooth[j] = kernel::dot(s.lo, s.hi, w.e, {ve.data()}) / s.s0;  // NW weights e_i / s0
+      if (smooth)  // NW weights e_i / s0
+        smooth[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {ve.data()}); }) / s.s0;
       if (sum_w2) {
         equivalent(q, s, c.data(), w);
-        sum_w2[j] = kernel::dot(s.lo, s.hi, w.e, {w.e});
+        sum_w2[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {w.e}); });
       }
       return true;
   });
@@ -579,7 +643,9 @@ void Attention::weights(const double* queries, std::size_t m,
             lower_to(first_bad, start + r);
             continue;
           }
-          for (std::size_t i = s.lo; i < s.hi; ++i) w[order_[i]] = e[i];
+          s.each([&](std::size_t lo, std::size_t hi) {
+            for (std::size_t i = lo; i < hi; ++i) w[order_[i]] = e[i];
+          });
           continue;
         }
         const std::size_t b = nearest_1d(q[0], none);
@@ -713,10 +779,11 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
       // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
       // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
       const double* xb = key(s.b);
-      kernel::linear(keys(), s.lo, s.hi, q, inv_h_.data(), c.data(), w.a);  // c^T z_i
+      s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, inv_h_.data(), c.data(), w.a); });
       for (std::size_t kk = 0; kk < d; ++kk) {
-        const double t =
-            kernel::dlog_dot(options_.kernel, &xs_[kk * n_], s.lo, s.hi, q[kk], xb[kk], inv_h_[kk], e, {w.a}, {w.a});
+        const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
+          return kernel::dlog_dot(options_.kernel, &xs_[kk * n_], lo, hi, q[kk], xb[kk], inv_h_[kk], e, {w.a}, {w.a});
+        });
         grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
         grad[k * 2 * d + d + kk] = e[p] * (dlog_weight(q, xb, p, kk) * c[0] - t);
       }
@@ -782,7 +849,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     if (!r.reached) return false;
     if (residuals) out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
     if (!sampled[p]) return true;
-    inv_w2[p] = 1 / kernel::dot(s.lo, s.hi, w.e, {w.e});
+    inv_w2[p] = 1 / s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {w.e}); });
     return true;
   });
   if (bad != none) throw_out_of_reach(key(bad), order_[bad], true);
@@ -804,7 +871,9 @@ bool Attention::loo_weights(std::size_t j, double* a) const {
   Work w(n_, d_);
   Span s;
   if (!weights_row(key(p), p, w, s).reached) return false;
-  for (std::size_t i = s.lo; i < s.hi; ++i) a[order_[i]] = w.e[i];
+  s.each([&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) a[order_[i]] = w.e[i];
+  });
   return true;
 }
 

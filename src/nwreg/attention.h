@@ -39,7 +39,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nwreg/dataset.h"
@@ -48,6 +50,7 @@
 namespace nwreg {
 
 class ThreadPool;
+class KdTree;
 namespace kernel {
 struct Keys;
 }
@@ -124,6 +127,7 @@ class Attention {
   explicit Attention(const Dataset& train, EngineOptions options = {});
   /// Prepares the keys and sets the bandwidth. Throws UsageError for a bad bandwidth.
   Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options = {});
+  ~Attention();
 
   /// Throws UsageError naming --bandwidth for a bad bandwidth (see check_bandwidth).
   void set_bandwidth(std::vector<double> bandwidth);
@@ -176,6 +180,7 @@ class Attention {
 
  private:
   LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
+  using Range = std::pair<std::size_t, std::size_t>;
   struct Row;
   struct Span;
   struct Work;
@@ -201,7 +206,10 @@ class Attention {
   double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
   // gather, reduce, equivalent: w.e[s.lo..s.hi) ends as the row --weights writes (if reached).
   Row weights_row(const double* q, std::size_t exclude, Work& w, Span& s) const;
-  std::size_t nearest(const double* q, std::size_t exclude) const;
+  // The key nearest q (not exclude) and its distance in bandwidths (d > 1; see KdTree).
+  std::size_t nearest(const double* q, std::size_t exclude, double& rmin) const;
+  // How far (in the kernel's norm) keys can matter around a query whose nearest key b lies at rb.
+  double reach_bound(std::size_t b, double rb) const;
   std::size_t nearest_exact(const double* q, std::size_t exclude) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
@@ -222,6 +230,7 @@ class Attention {
   std::vector<double> xs_, xr_, ys_, ws_;
   std::vector<std::uint32_t> order_, rank_;  // 32 bits: half the memory at 1e7 rows
   double y_scale_ = 1;
+  std::unique_ptr<KdTree> tree_;  // 2 to 8 columns: keys in its leaf order
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool fast_keys_ = false;  // simple_, and every |x| <= 4e307: the vectorised kernels apply
   double K2_ = 0;           // -log2(e) / (2 h^2), d = 1

@@ -26,6 +26,9 @@ namespace nwreg {
 
 enum class Kernel { gaussian, laplace, epanechnikov, tricube, uniform };
 
+/// How distances in bandwidths add up over the columns: sum of squares, sum, or maximum.
+enum class Norm { l2, l1, linf };
+
 namespace kernels {
 
 inline constexpr double log2e = 1.4426950408889634;
@@ -52,12 +55,16 @@ struct Gaussian {  // exp(-u^2 / 2)
   static constexpr const char* name = "gaussian";
   static constexpr bool compact = false;
   static constexpr bool l1 = false;  // nearest key by the sum of squared scaled distances
+  static constexpr Norm norm = Norm::l2;  // how far a key's weight reaches (see bound)
   static constexpr double floor = 0.6065306597126334;
   static constexpr double roughness = 0.28209479177387814, mu2 = 1;  // 1 / (2 sqrt(pi))
   [[gnu::always_inline]] static double term(double xi, double xb, double q, double inv_h) { return -0.5 * log2e * gap(xi, xb, q, inv_h); }
   [[gnu::always_inline]] static double dlog(double xi, double xb, double q, double inv_h) { return gap(xi, xb, q, inv_h); }
   /// Keys beyond this distance from q weigh below e^-T relative to b (at distance db).
   [[gnu::always_inline]] static double reach(double db, double h, double T) { return std::hypot(db, std::sqrt(2 * T) * h); }
+  /// The same in several columns, in the norm's units: keys farther than this weigh below
+  /// e^-T relative to b at distance rb.
+  static double bound(double rb, double T) { return rb + 2 * T; }
 };
 
 struct Laplace {  // exp(-|u|)
@@ -65,6 +72,7 @@ struct Laplace {  // exp(-|u|)
   static constexpr const char* name = "laplace";
   static constexpr bool compact = false;
   static constexpr bool l1 = true;  // nearest key by the sum of absolute scaled distances
+  static constexpr Norm norm = Norm::l1;
   static constexpr double floor = 0.36787944117144233;
   static constexpr double roughness = 0.25, mu2 = 2;  // of e^-|u| / 2
   [[gnu::always_inline]] static double term(double xi, double xb, double q, double inv_h) {
@@ -72,6 +80,7 @@ struct Laplace {  // exp(-|u|)
   }
   [[gnu::always_inline]] static double dlog(double xi, double, double q, double inv_h) { return std::abs(xi - q) * inv_h; }
   [[gnu::always_inline]] static double reach(double db, double h, double T) { return db + T * h; }
+  static double bound(double rb, double T) { return rb + T; }
 };
 
 struct Epanechnikov {  // 1 - u^2 on |u| < 1
@@ -79,6 +88,7 @@ struct Epanechnikov {  // 1 - u^2 on |u| < 1
   static constexpr const char* name = "epanechnikov";
   static constexpr bool compact = true;
   static constexpr bool l1 = false;
+  static constexpr Norm norm = Norm::linf;  // the support: every |u_k| <= 1
   static constexpr double floor = 0;
   static constexpr double roughness = 0.6, mu2 = 0.2;  // of 3/4 (1 - u^2)
   [[gnu::always_inline]] static double value(double u) {
@@ -96,6 +106,7 @@ struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
   static constexpr const char* name = "tricube";
   static constexpr bool compact = true;
   static constexpr bool l1 = false;
+  static constexpr Norm norm = Norm::linf;  // the support: every |u_k| <= 1
   static constexpr double floor = 0;
   static constexpr double roughness = 175.0 / 247, mu2 = 35.0 / 243;  // of 70/81 (1 - |u|^3)^3
   [[gnu::always_inline]] static double value(double u) {
@@ -114,6 +125,7 @@ struct Uniform {  // 1 on |u| <= 1
   static constexpr const char* name = "uniform";
   static constexpr bool compact = true;
   static constexpr bool l1 = false;
+  static constexpr Norm norm = Norm::linf;  // the support: every |u_k| <= 1
   static constexpr double floor = 0;
   static constexpr double roughness = 0.5, mu2 = 1.0 / 3;  // of 1/2 on [-1, 1]
   [[gnu::always_inline]] static double value(double u) { return std::abs(u) <= 1 ? 1.0 : 0.0; }

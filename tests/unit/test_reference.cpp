@@ -139,18 +139,19 @@ TEST_CASE("every kernel, method and column count equals the scalar reference to 
       for (Kernel k : all) {
         const bool compact = is_compact(k);
         // Far queries only where every key is in reach: exponential kernels.
-        const Case c = make_case(90 + 7 * d, d, weighted, !compact, 17 * d + weighted);
+        const Case c = make_case(150 + 40 * d, d, weighted, !compact, 17 * d + weighted);  // >= 128: a k-d tree
         const std::size_t m = c.queries.size() / d;
         double yspan = 0;
         for (double v : c.data.y) yspan = std::max(yspan, std::abs(v));
         // Tiny (exponential kernels: the nearest keys decide), moderate and huge bandwidths.
         std::vector<double> scales = {0.8, 1e5};
-        if (!compact) scales.push_back(1e-3);
+        if (!compact) scales.insert(scales.end(), {0.15, 1e-3});  // 0.15: the pruning bound decides
         for (double scale : scales) {
           for (Method method : {Method::nw, Method::local_linear}) {
             // Local linear at a tiny h extrapolates a line through keys whose weights differ by
-            // e^-100: no well-conditioned truth to compare with.
-            if (scale < 1e-2 && method == Method::local_linear) continue;
+            // e^-100, and at 0.15 in several columns it fits planes to a handful of keys: no
+            // well-conditioned truth to compare with (the same with every key summed).
+            if (method == Method::local_linear && (scale < 1e-2 || (scale < 0.5 && d > 1))) continue;
             CAPTURE(d);
             CAPTURE(weighted);
             CAPTURE(to_string(k));
