@@ -24,6 +24,7 @@
 #include "nwreg/bandwidth.h"
 #include "nwreg/csv.h"
 #include "nwreg/dataset.h"
+#include "nwreg/metric.h"
 #include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
 
@@ -63,6 +64,26 @@ Dataset seeds(std::size_t n, std::uint64_t seed = 42) {
     d.y.push_back(2 * std::sin(x) + std::pow(x, 0.8) + noise(g));
   }
   return d;
+}
+
+// n points uniform on [0, 5]^d, y = sum_k sin(x_k) + N(0, 0.3^2).
+Dataset uniform(std::size_t n, std::size_t d, std::uint64_t seed = 7) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0, 5);
+  std::normal_distribution<double> noise(0, 0.3);
+  Dataset data;
+  data.n = n;
+  data.d = d;
+  for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k + 1));
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+      data.x.push_back(u(g));
+      s += std::sin(data.x.back());
+    }
+    data.y.push_back(s + noise(g));
+  }
+  return data;
 }
 
 std::vector<double> grid(std::size_t m) {
@@ -134,6 +155,7 @@ void learn_table(bool quick, bool full_check, unsigned cores) {
   ThreadPool pool(cores);
   std::vector<std::size_t> sizes = {1000, 10000, 100000, 1000000};
   if (quick) sizes = {1000, 10000};
+  std::vector<double> times;
   for (std::size_t n : sizes) {
     const Dataset d = seeds(n);
     const double naive = naive_rate(d, 0.05, 50'000'000);
@@ -141,6 +163,7 @@ void learn_table(bool quick, bool full_check, unsigned cores) {
     o.engine = EngineOptions(default_tolerance, &pool);
     FitResult r;
     const double t = median_time(n >= 100000 ? 1 : 3, [&] { r = fit_bandwidth(d, o); });
+    times.push_back(t);
     // The same passes through the naive loop: scan passes over min(n, 1000) rows, descent
     // passes over the descent's rows, and the final pass over all n (when sampled); n keys each.
     const double scan = r.scan_evaluations, desc = r.evaluations - r.scan_evaluations;
@@ -159,6 +182,87 @@ void learn_table(bool quick, bool full_check, unsigned cores) {
                   full.bandwidth[0], full.loo_mse, full.evaluations, r.loo_mse / full.loo_mse - 1);
     }
   }
+  const std::size_t last = times.size() - 1;
+  std::printf("\nTime at n = %zu over the time at n = %zu: %.1f (target at 1e6 over 1e5: <= 4)\n", sizes[last],
+              sizes[last - 1], times[last] / times[last - 1]);
+}
+
+// Every key in reach (h = 10 on [0, 5]^d, tolerance 0), one thread: pairs per second of each
+// kernel and method in 1 to 3 columns, against the 1-D Gaussian NW path.
+void engine_table(bool quick) {
+  const std::size_t n = quick ? 2000 : 4000;
+  std::printf("\n## Direct sums: every key in reach (h = 10 on [0, 5]^d, tolerance 0), n = m = %zu, 1 thread\n", n);
+  std::printf("G/s = 1e9 query-key pairs per second; ratio: against 1 column, gaussian, nw (target >= 0.5).\n\n");
+  std::printf("| kernel | method | 1 column | 2 columns | 3 columns |\n|---|---|---|---|---|\n");
+  double base = 0;
+  for (Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform}) {
+    for (Method m : {Method::nw, Method::local_linear}) {
+      std::printf("| %s | %s |", to_string(k).c_str(), to_string(m).c_str());
+      for (std::size_t d = 1; d <= 3; ++d) {
+        const Dataset data = uniform(n, d);
+        EngineOptions o(0.0, nullptr);
+        o.kernel = k;
+        o.method = m;
+        const Attention e(data, std::vector<double>(d, 10.0), o);
+        std::vector<double> out(n);
+        const double t = median_time(5, [&] { e.predict(data.x.data(), n, out.data()); });
+        const double rate = static_cast<double>(n) * static_cast<double>(n) / t;
+        if (base == 0) base = rate;
+        std::printf(" %.2f G/s (%.2f) |", rate / 1e9, rate / base);
+      }
+      std::printf("\n");
+    }
+  }
+}
+
+// Learning h in 2 and 3 columns, and a full metric in 3, against 1 column at the same n.
+void columns_table(bool quick, unsigned cores) {
+  const std::size_t n = quick ? 3000 : 10000;
+  std::printf("\n## Learning with several columns, n = %zu, uniform on [0, 5]^d, %u threads\n", n, cores);
+  std::printf("Ratio: time against 1 column (targets: 2 and 3 columns <= 20, --metric full <= 40).\n\n");
+  std::printf("| columns | time | LOO passes | LOO MSE | ratio |\n|---|---|---|---|---|\n");
+  ThreadPool pool(cores);
+  FitOptions o;
+  o.engine = EngineOptions(default_tolerance, &pool);
+  double base = 0;
+  for (std::size_t d = 1; d <= 3; ++d) {
+    const Dataset data = uniform(n, d);
+    FitResult r;
+    const double t = median_time(d == 1 ? 3 : 1, [&] { r = fit_bandwidth(data, o); });
+    if (d == 1) base = t;
+    std::printf("| %zu | %.2f s | %d | %.6g | %.1f |\n", d, t, r.evaluations, r.loo_mse, t / base);
+    if (d == 3) {  // --metric full: the diagonal fit, then the metric from it
+      MetricFit mf;
+      const double tm = median_time(1, [&] {
+        const FitResult diag = fit_bandwidth(data, o);
+        mf = fit_metric(data, o, diag.bandwidth, d);
+      });
+      std::printf("| 3, --metric full | %.2f s | %d + diagonal | %.6g | %.1f |\n", tm, mf.evaluations, mf.loo_mse,
+                  tm / base);
+    }
+  }
+}
+
+// Two columns, n = m = 1e5 (2e4 with --quick) uniform on [0, 5]^2, h = 0.05: the k-d tree's
+// pruned sums against every key.
+void pruned_2d_table(bool quick, unsigned cores) {
+  const std::size_t n = quick ? 20000 : 100000;
+  const Dataset data = uniform(n, 2, 11);
+  ThreadPool pool(cores);
+  std::vector<double> out(n);
+  double t[2], share = 0;
+  int k = 0;
+  for (double tol : {0.0, default_tolerance}) {
+    const Attention e(data, {0.05, 0.05}, EngineOptions(tol, &pool));
+    t[k++] = median_time(1, [&] { e.predict(data.x.data(), n, out.data()); });
+    share = static_cast<double>(e.pairs()) / (static_cast<double>(n) * static_cast<double>(n));
+  }
+  std::printf("\n## Two columns pruned by the k-d tree: n = m = %zu, h = 0.05, uniform on [0, 5]^2, %u threads\n\n",
+              n, cores);
+  std::printf("| sum over | time | pairs evaluated | ratio |\n|---|---|---|---|\n");
+  std::printf("| every key | %.2f s | 100%% | 1 |\n", t[0]);
+  std::printf("| leaves within reach | %.3f s | %.2f%% | %.1fx faster (target >= 10x) |\n", t[1], 100 * share,
+              t[0] / t[1]);
 }
 
 void csv_table(bool quick) {
@@ -215,7 +319,10 @@ int main(int argc, char** argv) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::printf("# nwreg_bench: %u hardware threads\n", cores);
   predict_table(quick, cores);
+  engine_table(quick);
+  pruned_2d_table(quick, cores);
   learn_table(quick, full_check, cores);
+  columns_table(quick, cores);
   csv_table(quick);
   return 0;
 }

@@ -183,16 +183,21 @@ struct Attention::Span {
 };
 
 // A row of weights e and two scratch rows a and b over the keys, one per chunk of queries;
-// NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik.
+// NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik; local
+// linear's moments S and tz (kernel::Targets) and their scratch z.
 struct Attention::Work {
-  Work(std::size_t n, std::size_t d) : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d) {}
+  Work(std::size_t n, std::size_t d)
+      : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S((d + 1) * (d + 1)), tz(d + 1),
+        z((d + 1) * kernel::block) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
-  std::vector<double> t, v;
+  std::vector<double> t, v, S, tz, z;
   std::vector<Range> ranges;
 };
 
-kernel::Keys Attention::keys() const { return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data()}; }
+kernel::Keys Attention::keys() const {
+  return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data(), bounded_};
+}
 
 Attention::Attention(const Dataset& train, EngineOptions options)
     : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
@@ -246,7 +251,8 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   for (std::size_t i = 0; i < n_; ++i) ys_[i] = train.y[order_[i]] / y_scale_;
   if (tree_) tree_->attach(xs_.data());
   simple_ = d_ == 1 && options_.kernel == Kernel::gaussian && options_.method == Method::nw && ws_.empty();
-  fast_keys_ = simple_ && std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
+  bounded_ = std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
+  fast_keys_ = simple_ && bounded_;
 }
 
 Attention::Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options)
@@ -416,15 +422,19 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
                    std::memory_order_relaxed);
   const kernel::Keys k = keys();
   const double* xb = key(s.b);
-  kernel::Targets sums;  // NW sums its values and gradient terms in the same sweep
-  if (options_.method == Method::nw) {
-    sums = {ys_.data(), ys_[s.b], &s.s1};
-    if (gradient) {
-      std::fill(w.t.begin(), w.t.end(), 0.0);
-      std::fill(w.v.begin(), w.v.end(), 0.0);
-      sums.t = w.t.data();
-      sums.v = w.v.data();
-    }
+  // The values, and NW's gradient terms or local linear's moments, in the same sweep.
+  kernel::Targets sums{ys_.data(), ys_[s.b], &s.s1};
+  if (options_.method == Method::local_linear) {
+    std::fill(w.S.begin(), w.S.end(), 0.0);
+    std::fill(w.tz.begin(), w.tz.end(), 0.0);
+    sums.S = w.S.data();
+    sums.tz = w.tz.data();
+    sums.z = w.z.data();
+  } else if (gradient) {
+    std::fill(w.t.begin(), w.t.end(), 0.0);
+    std::fill(w.v.begin(), w.v.end(), 0.0);
+    sums.t = w.t.data();
+    sums.v = w.v.data();
   }
   // Each range less the left-out block, whose keys may be nearer than b (their weights could
   // overflow) and get 0.
@@ -484,23 +494,18 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
       for (std::size_t k = 0; k < d; ++k) grad[k] = s.fallback ? 0.0 : (w.v[k] - fc * w.t[k]) / s.s0;
     return row;
   }
-  // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h).
+  // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h), from
+  // the moments gather summed.
   const std::size_t p = d + 1;
-  auto z = [&](std::size_t a) {  // z_a as a factor; z_0 = 1
-    return a == 0 ? kernel::Factor{} : kernel::Factor{&xs_[(a - 1) * n_], q[a - 1], inv_h_[a - 1]};
-  };
   SmallSystem sys(p);
   sys.reset();
-  std::vector<double> t(p), beta(p), cc(p), e1(p, 0.0);
-  for (std::size_t a = 0; a < p; ++a) {
-    t[a] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, e, z(a), {ys_.data(), yb}); });
-    for (std::size_t b = 0; b <= a; ++b)
-      sys.s(a, b) = sys.s(b, a) = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, e, z(a), z(b)); });
-  }
+  std::vector<double> beta(p), cc(p), e1(p, 0.0);
+  for (std::size_t a = 0; a < p; ++a)
+    for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) = sys.s(b, a) = w.S[a * p + b];
   sys.factor();
   e1[0] = 1;
   sys.solve(e1.data(), cc.data());
-  sys.solve(t.data(), beta.data());
+  sys.solve(w.tz.data(), beta.data());
   row.f = yb + beta[0];
   if (c) std::copy(cc.begin(), cc.end(), c);
   if (grad) {

@@ -232,7 +232,8 @@ class Attention {
   double y_scale_ = 1;
   std::unique_ptr<KdTree> tree_;  // 2 to 8 columns: keys in its leaf order
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
-  bool fast_keys_ = false;  // simple_, and every |x| <= 4e307: the vectorised kernels apply
+  bool bounded_ = false;    // every |x| <= 4e307
+  bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply
   double K2_ = 0;           // -log2(e) / (2 h^2), d = 1
   mutable std::atomic<std::uint64_t> pairs_{0};
 };

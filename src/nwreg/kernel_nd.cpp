@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "nwreg/simd.h"
 
@@ -22,14 +23,28 @@ template <class F>
   return s;
 }
 
-// Keys are taken in blocks of this many: each block's weights and terms stay in L1 while
-// every sum over them is made.
-constexpr std::size_t block = 256;
+// The Gaussian's term per column as kernel1d computes it, (x - x_b)((x - q) + D) K2 with
+// D = x_b - q and K2 = -log2(e) / (2 h^2): no guards, valid when no inf can meet a 0 (keys
+// and q within 4e307, K2 a normal number). Up to 8 columns.
+struct FastGaussian {
+  bool on = false;
+  double D[8], K2[8];
+  FastGaussian(const Keys& keys, const double* q, const double* xb, const double* inv_h) {
+    if (!keys.bounded || keys.d > 8) return;
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      D[k] = xb[k] - q[k];
+      K2[k] = -0.5 * kernels::log2e * inv_h[k] * inv_h[k];
+      if (!(std::abs(q[k]) <= 4e307) || !std::isnormal(K2[k])) return;  // no inf * 0
+    }
+    on = true;
+  }
+};
 
 // The weights of keys [a, a + m) into out[0..m).
 template <class K>
 [[gnu::always_inline]] inline void block_weights(const Keys& keys, std::size_t a, std::size_t m, const double* q,
-                                                 const double* xb, const double* inv_h, double* out) {
+                                                 const double* xb, const double* inv_h, const FastGaussian& fast,
+                                                 double* out) {
   const double* w = keys.w ? keys.w + a : nullptr;
   if constexpr (K::compact) {
     if (w)
@@ -46,7 +61,12 @@ template <class K>
     for (std::size_t k = 0; k < keys.d; ++k) {
       const double* x = keys.column(k) + a;
       const double qk = q[k], bk = xb[k], ih = inv_h[k];
-      for (std::size_t i = 0; i < m; ++i) out[i] += K::term(x[i], bk, qk, ih);
+      if (std::is_same_v<K, kernels::Gaussian> && fast.on) {
+        const double D = fast.D[k], K2 = fast.K2[k];
+        for (std::size_t i = 0; i < m; ++i) out[i] += (x[i] - bk) * ((x[i] - qk) + D) * K2;
+      } else {
+        for (std::size_t i = 0; i < m; ++i) out[i] += K::term(x[i], bk, qk, ih);
+      }
     }
     for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
     if (w)
@@ -54,14 +74,15 @@ template <class K>
   }
 }
 
-template <class K, bool HasY, bool Grad>
+template <class K, bool HasY, bool Grad, bool Moments>
 [[gnu::always_inline]] inline double fill_impl(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
                                                const double* xb, const double* inv_h, double* e, const Targets& sums) {
   double s0 = 0, s1 = 0;
+  const FastGaussian fast(keys, q, xb, inv_h);
   for (std::size_t a = lo; a < hi; a += block) {
     const std::size_t m = std::min(block, hi - a);
     double* out = e + a;
-    block_weights<K>(keys, a, m, q, xb, inv_h, out);
+    block_weights<K>(keys, a, m, q, xb, inv_h, fast, out);
     s0 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i]; });
     if constexpr (HasY) {
       const double* y = sums.y + a;
@@ -75,6 +96,29 @@ template <class K, bool HasY, bool Grad>
           for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * K::dlog(x[i], bk, qk, ih) : 0.0;
           sums.t[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i]; });
           sums.v[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i] * (y[i] - yb); });
+        }
+      }
+      if constexpr (Moments) {
+        // z rows: 1, then (x_k - q_k) / h_k; S_cr += sum e z_c z_r, tz_c += sum e z_c (y - yb).
+        const std::size_t p = keys.d + 1;
+        std::fill_n(sums.z, m, 1.0);
+        for (std::size_t k = 0; k < keys.d; ++k) {
+          const double* x = keys.column(k) + a;
+          double* z = sums.z + (k + 1) * block;
+          const double qk = q[k], ih = inv_h[k];
+          for (std::size_t i = 0; i < m; ++i) z[i] = (x[i] - qk) * ih;
+        }
+        for (std::size_t c = 0; c < p; ++c) {
+          const double* zc = sums.z + c * block;
+          sums.tz[c] += lane_sum(m, [&](std::size_t i) NWREG_INLINE {
+            return out[i] != 0 ? out[i] * zc[i] * (y[i] - yb) : 0.0;
+          });
+          for (std::size_t r = 0; r <= c; ++r) {
+            const double* zr = sums.z + r * block;
+            sums.S[c * p + r] += lane_sum(m, [&](std::size_t i) NWREG_INLINE {
+              return out[i] != 0 ? out[i] * zc[i] * zr[i] : 0.0;
+            });
+          }
         }
       }
     }
@@ -153,9 +197,10 @@ NWREG_CLONES
 double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* xb,
             const double* inv_h, double* e, const Targets& sums) {
   return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
-    if (!sums.y) return fill_impl<K, false, false>(keys, lo, hi, q, xb, inv_h, e, sums);
-    if (!sums.t) return fill_impl<K, true, false>(keys, lo, hi, q, xb, inv_h, e, sums);
-    return fill_impl<K, true, true>(keys, lo, hi, q, xb, inv_h, e, sums);
+    if (!sums.y) return fill_impl<K, false, false, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+    if (sums.S) return fill_impl<K, true, false, true>(keys, lo, hi, q, xb, inv_h, e, sums);
+    if (!sums.t) return fill_impl<K, true, false, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+    return fill_impl<K, true, true, false>(keys, lo, hi, q, xb, inv_h, e, sums);
   });
 }
 

@@ -17,6 +17,7 @@ struct Keys {
   const double* x = nullptr;
   std::size_t stride = 0, d = 0;
   const double* w = nullptr;
+  bool bounded = false;  //!< every |x| <= 4e307: the Gaussian's terms need no guards (kernel1d.h)
   const double* column(std::size_t k) const { return x + k * stride; }
 };
 
@@ -26,14 +27,20 @@ struct Factor {
   double shift = 0, scale = 1;
 };
 
+/// Keys are swept in blocks of this many (each block's terms stay in L1).
+inline constexpr std::size_t block = 256;
+
 /// What fill adds up besides the weights: with y, *s1 += sum e_i (y_i - yb); with t and v
 /// too (d entries each), t_k += sum e_i dlog_ik and v_k += sum e_i (y_i - yb) dlog_ik, dlog_ik
-/// = d log e_i / d log h_k (kernels.h).
+/// = d log e_i / d log h_k (kernels.h); or with S, tz and z, a local linear fit's moments over
+/// z_i = (1, (x_i - q) / h): S[c * (d + 1) + r] += sum e_i z_ic z_ir for r <= c (the lower
+/// triangle), tz[c] += sum e_i z_ic (y_i - yb); z is scratch for (d + 1) * block values.
 struct Targets {
   const double* y = nullptr;
   double yb = 0;
   double* s1 = nullptr;
   double *t = nullptr, *v = nullptr;
+  double *S = nullptr, *tz = nullptr, *z = nullptr;
 };
 
 /// e[i] = s_i * kernel weight of key i relative to key b (at xb; see kernels.h) for i in
