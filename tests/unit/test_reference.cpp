@@ -198,6 +198,36 @@ TEST_CASE("every kernel, method and column count equals the scalar reference to 
   }
 }
 
+TEST_CASE("x and h near the ends of the double range: the same predictions as at scale 1") {
+  // At 1e150 the Gaussian's factored terms run unguarded (1/h^2 still a normal number); at
+  // 1e299 1/h^2 underflows and at 2e307 the keys exceed 4e307: the guarded terms.
+  const Case c = make_case(300, 2, true, false, 23);
+  const std::size_t m = c.queries.size() / 2;
+  for (double scale : {1e150, 1e299, 2e307}) {
+    Case big = c;
+    for (double& v : big.data.x) v *= scale / 5;
+    for (double& v : big.queries) v *= scale / 5;
+    for (Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::tricube}) {
+      for (Method method : {Method::nw, Method::local_linear}) {
+        CAPTURE(scale);
+        CAPTURE(to_string(k));
+        CAPTURE(to_string(method));
+        EngineOptions o;
+        o.kernel = k;
+        o.method = method;
+        o.out_of_reach = OutOfReach::nearest;
+        const double f = is_compact(k) ? 2.0 : 0.8;
+        const Attention at1(c.data, {f, 1.3 * f}, o), big1(big.data, {f * scale / 5, 1.3 * f * scale / 5}, o);
+        std::vector<double> p1(m), p2(m);
+        at1.predict(c.queries.data(), m, p1.data());
+        big1.predict(big.queries.data(), m, p2.data());
+        for (std::size_t j = 0; j < m; ++j) CHECK(p2[j] == doctest::Approx(p1[j]).epsilon(1e-12).scale(1e-12));
+        CHECK(big1.loo(false).mse == doctest::Approx(at1.loo(false).mse).epsilon(1e-12));
+      }
+    }
+  }
+}
+
 TEST_CASE("several columns: bit for bit the same whatever the number of threads") {
   const Case c = make_case(3000, 3, true, true, 5);
   const std::size_t m = c.queries.size() / 3;
