@@ -1,6 +1,7 @@
 #pragma once
 /// Choosing the bandwidth: rules of thumb, and learning it by gradient descent on the
-/// leave-one-out error (DESIGN.md section 2).
+/// leave-one-out error (the objective and its gradient are set out in the README, "Choosing the
+/// bandwidth").
 
 #include <cstddef>
 #include <functional>
