@@ -869,6 +869,33 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
   return out;
 }
 
+std::vector<double> Attention::key_columns(const double* v, std::size_t c) const {
+  std::vector<double> out(c * n_);
+  for (std::size_t i = 0; i < n_; ++i)
+    for (std::size_t k = 0; k < c; ++k) out[k * n_ + i] = v[std::size_t{order_[i]} * c + k];
+  return out;
+}
+
+bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
+  const std::uint32_t p = rank_.at(j);
+  if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2 + 2 * options_.leave_out) return false;
+  Work w(n_, d_);
+  Span s;
+  const Row r = weights_row(key(p), p, w, s);
+  if (!r.reached) return false;
+  // w.a = a_i (y_i - f) over the ranges; then each moment in one vectorised pass per range.
+  s.each([&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) w.a[i] = w.e[i] * (ys_[i] - r.f) * y_scale_;
+  });
+  for (std::size_t k = 0; k < c; ++k)
+    for (std::size_t l = 0; l <= k; ++l)
+      M[k * c + l] = M[l * c + k] = s.sum([&](std::size_t lo, std::size_t hi) {
+        return kernel::dot(lo, hi, w.a, {&v[k * n_], v[k * n_ + p]}, {&v[l * n_], v[l * n_ + p]});
+      });
+  f = r.f * y_scale_;
+  return true;
+}
+
 bool Attention::loo_weights(std::size_t j, double* a) const {
   std::fill(a, a + n_in_, 0.0);
   const std::uint32_t p = rank_.at(j);

@@ -171,6 +171,15 @@ class Attention {
   /// Returns false, a all 0, for a row out of reach or of sample weight 0.
   bool loo_weights(std::size_t j, double* a) const;
 
+  /// Columns given per input row (n_in x c, row-major) rearranged for loo_moments: by column,
+  /// in the engine's order of keys.
+  std::vector<double> key_columns(const double* v, std::size_t c) const;
+  /// Row j's leave-one-out prediction f (as loo makes it) and, over columns v (from
+  /// key_columns, c of them), M[k * c + l] = sum_i a_ji (y_i - f) (v_ik - v_jk) (v_il - v_jl),
+  /// summed over the keys in reach only. Returns false, M untouched, for a row out of reach or
+  /// of sample weight 0.
+  bool loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
+
   /// Input indices of `count` rows spread evenly over the keys in x order (d = 1) or input
   /// order: a stratified, deterministic sample for LOO estimates. All rows if count >= n.
   std::vector<std::size_t> spread_rows(std::size_t count) const;

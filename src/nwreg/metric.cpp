@@ -7,7 +7,6 @@
 
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
-#include "nwreg/kernel_nd.h"
 #include "nwreg/numbers.h"
 #include "nwreg/thread_pool.h"
 
@@ -89,9 +88,9 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
   double wsum = 0;
   for (std::size_t j : rows) wsum += data.weight.empty() ? 1.0 : data.weight[j];
 
-  std::vector<double> xh(d * n);  // x_ik / h_k by column
+  std::vector<double> xh(n * d);  // x_ik / h_k, by row
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < d; ++k) xh[k * n + i] = data.x[i * d + k] / h[k];
+    for (std::size_t k = 0; k < d; ++k) xh[i * d + k] = data.x[i * d + k] / h[k];
 
   MetricFit res;
   auto eval = [&](const std::vector<double>& b) {
@@ -113,20 +112,16 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
     // dL/dB = -B M, M = (2 / sum s) sum_j s_j (f_j - y_j) sum_i a_ji (y_i - f_j) u_ji u_ji^T,
     // u_ji = diag(1/h) (x_j - x_i). One M_j per row, summed in order: thread-independent.
     std::vector<double> mj(rows.size() * d * d, 0.0);
+    const std::vector<double> u = e.key_columns(xh.data(), d);
     parallel_for(engine.pool, rows.size(), 4, [&](std::size_t lo, std::size_t hi) {
-      std::vector<double> a(n), w(n);
       for (std::size_t r = lo; r < hi; ++r) {
         const std::size_t j = rows[r];
-        if (!e.loo_weights(j, a.data())) continue;
-        const double f = kernel::dot(0, n, a.data(), {data.y.data()});
+        double f = 0;
+        double* M = mj.data() + r * d * d;
+        if (!e.loo_moments(j, u, d, f, M)) continue;
         const double sj = data.weight.empty() ? 1.0 : data.weight[j];
         const double outer = 2 * sj * (f - data.y[j]) / wsum;
-        for (std::size_t i = 0; i < n; ++i) w[i] = a[i] * (data.y[i] - f);
-        double* M = mj.data() + r * d * d;
-        for (std::size_t k = 0; k < d; ++k)  // sum_i w_i u_jik u_jil over the columns by x / h
-          for (std::size_t l = 0; l <= k; ++l)
-            M[k * d + l] = M[l * d + k] =
-                outer * kernel::dot(0, n, w.data(), {&xh[k * n], xh[k * n + j]}, {&xh[l * n], xh[l * n + j]});
+        for (std::size_t k = 0; k < d * d; ++k) M[k] *= outer;
       }
     });
     std::vector<double> M(d * d, 0.0);
