@@ -1,5 +1,6 @@
 #include "nwreg/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,65 @@
 namespace nwreg {
 
 using Json = nlohmann::ordered_json;
+
+void write_model_fields(JsonObjectWriter& w, const Model& m) {
+  w.field("kernel", to_string(m.kernel));
+  w.field("method", to_string(m.method));
+  if (m.leave_out) w.field("leave_out", m.leave_out);
+  w.field("bandwidth", m.bandwidth);
+  const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return k != ColumnKind::number; });
+  if (any_time) {
+    Json readable = Json::array();  // "6 h" for a time column, null for a number column
+    for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
+      readable.push_back(column_kind(m, k) == ColumnKind::number ? Json(nullptr) : Json(format_duration(m.bandwidth[k])));
+    w.field("bandwidth_readable", readable);
+  }
+  if (m.metric.rank) {
+    Json rows = Json::array();
+    const std::size_t d = m.x_columns.size();
+    for (std::size_t a = 0; a < m.metric.rank; ++a)
+      rows.push_back(std::vector<double>(m.metric.a.begin() + static_cast<std::ptrdiff_t>(a * d),
+                                         m.metric.a.begin() + static_cast<std::ptrdiff_t>((a + 1) * d)));
+    w.field("metric", rows);
+  }
+  w.field("bandwidth_source", m.bandwidth_source);
+  w.field("x_columns", m.x_columns);
+  if (any_time) {
+    Json kinds = Json::array();
+    for (std::size_t k = 0; k < m.x_columns.size(); ++k) kinds.push_back(to_string(column_kind(m, k)));
+    w.field("x_kinds", kinds);
+  }
+  w.field("y_column", m.y_column);
+  if (!m.sample_weight.empty()) w.field("sample_weight", m.sample_weight);
+  w.field("n", m.n);
+  w.field("checksum", m.checksum);
+  auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  w.field("loo_mse", opt(m.loo_mse));
+  if (m.loo_r2) w.field("loo_r2", opt(m.loo_r2));
+  if (m.neighbours) w.field("neighbours", opt(m.neighbours));
+  if (m.criterion) {
+    w.field("criterion", to_string(*m.criterion));
+    w.field("criterion_value", opt(m.criterion_value));
+  }
+  if (!m.warnings.empty()) w.field("warnings", m.warnings);
+  if (m.history.empty()) return;
+  w.field("stop_reason", m.stop_reason);
+  w.begin_array("history");
+  for (const auto& e : m.history) {
+    Json rec;
+    rec["epoch"] = e.epoch;
+    if (e.metric.empty()) rec["bandwidth"] = e.bandwidth;
+    else rec["metric"] = e.metric;
+    rec["loss"] = e.loss;
+    const auto finite = [](const std::vector<double>& v) {
+      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+    };
+    if (!std::isfinite(e.loss) || !finite(e.bandwidth) || !finite(e.metric))
+      throw DataError("the loss history holds a number that is not finite");
+    w.element(rec.dump());
+  }
+  w.end_array();
+}
 
 void write_model(std::ostream& out, const Model& m) {
   JsonObjectWriter w(out);

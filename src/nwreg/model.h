@@ -49,6 +49,12 @@ inline ColumnKind column_kind(const Model& m, std::size_t k) {
   return k < m.x_kinds.size() ? m.x_kinds[k] : ColumnKind::number;
 }
 
+class JsonObjectWriter;
+
+/// The model's fields (kernel, bandwidth, columns, n, checksum, LOO error, history), shared by
+/// the model file and the JSON predictions.
+void write_model_fields(JsonObjectWriter& w, const Model& m);
+
 /// Writes the model as a JSON object (see README, "Model file"). Throws DataError if a number
 /// is not finite (JSON cannot hold it).
 void write_model(std::ostream& out, const Model& model);

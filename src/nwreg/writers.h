@@ -66,10 +66,6 @@ class JsonObjectWriter {
   bool first_element_ = true;
 };
 
-/// The model's fields (kernel, bandwidth, columns, n, checksum, LOO error, history), shared by
-/// the model file and the JSON predictions.
-void write_model_fields(JsonObjectWriter& w, const Model& m);
-
 /// Writes predictions row by row, as they are computed. CSV/TSV: a header, then a row per
 /// query; JSON: the model's fields, then "predictions": [records]; JSONL: one record per line.
 /// Each row holds the kept columns (text copied from the input, --keep), the query's x (an ISO
