@@ -9,10 +9,7 @@
 
 #include "nwreg/attention.h"
 #include "nwreg/errors.h"
-#include "nwreg/estimator.h"
-#include "nwreg/metric.h"
 #include "nwreg/numbers.h"
-#include "nwreg/plugin.h"
 
 namespace nwreg::cli {
 std::string join(const double* first, const double* last) {
@@ -297,26 +294,6 @@ void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engin
 
 namespace {
 
-// The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the
-// effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over x:
-// its scalar pass would otherwise cost several times the learning at 1e5 rows). Throws
-// DataError for a row no other key reaches.
-void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
-  const std::size_t neighbour_rows = FitOptions{}.neighbour_rows;
-  if (m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
-  const Fitted fitted(data, m, engine);
-  const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
-  if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
-  if (!std::isfinite(*m.loo_mse))
-    throw DataError("the leave-one-out error overflows: y values are too large to square");
-  m.loo_r2 = loo_r2(data, *m.loo_mse);
-  m.neighbours = detail.neighbours;
-}
-
-}  // namespace
-
-namespace {
-
 // A bandwidth given as a time span (6h) is for a time column only.
 void check_time_spans(const std::vector<bool>& timed, const Dataset& data, const char* option) {
   for (std::size_t k = 0; k < data.d; ++k) {
@@ -333,129 +310,55 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
                        bool need_loo, std::ostream& log, Progress* progress) {
   check_time_spans(plan.fixed_timed, data, "--bandwidth");
   check_time_spans(plan.init_timed, data, "--init");
-  if (plan.leave_out_auto) {
-    const SeriesCheck series = check_series(data, engine.pool);
-    if (series.leave_out) {
-      engine.leave_out = series.leave_out;
-      log << "nwreg: " << escape_excerpt(data.source, 200) << ": x is evenly spaced and the residuals are correlated "
-          << "(lag-1 correlation " << format_g3(series.autocorrelation) << "): leave-block-out cross-validation, "
-          << series.leave_out << " keys out on each side (--leave-out 0 turns it off)\n";
-    }
-  }
-  Model m;
-  m.kernel = engine.kernel;
-  m.method = engine.method;
-  m.leave_out = engine.leave_out;
-  m.x_columns = data.x_names;
-  m.x_kinds = data.x_kind;
-  m.y_column = data.y_name;
-  m.sample_weight = data.weight_name;
-  m.n = data.n;
-  m.checksum = checksum(data);
-  using Kind = BandwidthSpec::Kind;
-  std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
-  switch (plan.kind) {
-    case Kind::learn: {
-      FitOptions f = plan.fit;
-      f.engine = engine;
-      f.engine.progress = nullptr;
-      if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
-      else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
-      else if (plan.init_rule == "plugin") f.init = std::vector<double>{plugin_bandwidth(data, engine.kernel)};
-      else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
-      if (plan.verbose || progress)
-        // Verbose: a line a second while the scan runs (it can take minutes at 1e7 rows), and
-        // where it ended.
-        f.on_scan = [&plan, &log, progress, best = std::numeric_limits<double>::infinity(), best_h = std::string(),
-                     last = std::chrono::steady_clock::now()](std::size_t i, std::size_t total,
-                                                              const std::vector<double>& h, double loss) mutable {
-          const std::string at = "nwreg: scan " + std::to_string(i) + "/" + std::to_string(total);
-          if (!plan.verbose) return progress->line(at);
-          if (loss < best) best = loss, best_h = join(h);
-          const auto now = std::chrono::steady_clock::now();
-          if (i == total) {
-            log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best) << '\n';
-          } else if (now - last >= std::chrono::seconds(1)) {
-            last = now;
-            log << at << "  bandwidth " << join(h) << "  loss "
-                << (std::isfinite(loss) ? format_double(loss) : std::string("none (a row out of reach)")) << '\n';
-          }
-        };
-      int offset = 0;  // metric epochs are numbered on from the bandwidth's
-      auto on_epoch = [&](const Epoch& e) {
-        const bool metric = !e.metric.empty();
-        const std::string what = metric ? "  metric " + join(e.metric) : "  bandwidth " + join(e.bandwidth);
-        const std::string line = "nwreg: epoch " + std::to_string(e.epoch + offset) + what;
-        if (!plan.verbose) {
-          if (progress) progress->line(line + "  loss " + format_double(e.loss), true);
-          return;
-        }
-        log << line;
-        if (f.parameter == Parameter::w) {
-          std::vector<double> w;
-          for (double h : e.bandwidth) w.push_back(1 / h);
-          log << "  w " << join(w);
-        }
-        log << "  loss " << format_double(e.loss) << '\n';
-      };
-      FitResult r = fit_bandwidth(data, f, on_epoch);
-      if (plan.verbose)
-        log << "nwreg: stopped after " << r.history.back().epoch << " epochs (" << r.stop_reason << "), "
-            << r.evaluations << " leave-one-out passes\n";
-      learned.emplace();
-      learned->bandwidth = r.bandwidth;
-      learned->stop_reason = r.stop_reason;
-      learned->scan_widest = r.scan_widest;
-      m.bandwidth = r.bandwidth;
-      m.bandwidth_source = "learned";
-      if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
-      m.criterion = f.criterion;
-      m.criterion_value = r.criterion;
-      m.history = std::move(r.history);
-      m.stop_reason = r.stop_reason;
-      if (plan.metric_full) {
-        offset = m.history.back().epoch;
-        MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
-        if (plan.verbose)
-          log << "nwreg: metric stopped after " << mf.history.back().epoch << " epochs (" << mf.stop_reason << "), "
-              << mf.evaluations << " leave-one-out passes\n";
-        for (Epoch& e : mf.history) {
-          e.epoch += offset;
-          if (e.epoch > offset) m.history.push_back(std::move(e));
-        }
-        m.metric = mf.metric;
-        learned->stop_reason = mf.stop_reason;
-        m.loo_mse = mf.loo_mse;
-        m.criterion_value = mf.loo_mse;
-        m.stop_reason = mf.stop_reason;
+  FitPlan fit = plan;
+  fit.loo_statistics = need_loo;
+  FitEvents events;
+  events.on_series = [&](const SeriesCheck& series) {
+    log << "nwreg: " << escape_excerpt(data.source, 200) << ": x is evenly spaced and the residuals are correlated "
+        << "(lag-1 correlation " << format_g3(series.autocorrelation) << "): leave-block-out cross-validation, "
+        << series.leave_out << " keys out on each side (--leave-out 0 turns it off)\n";
+  };
+  if (plan.verbose || progress)
+    // Verbose: a line a second while the scan runs (it can take minutes at 1e7 rows), and
+    // where it ended.
+    events.on_scan = [&plan, &log, progress, best = std::numeric_limits<double>::infinity(), best_h = std::string(),
+                      last = std::chrono::steady_clock::now()](std::size_t i, std::size_t total,
+                                                               const std::vector<double>& h, double loss) mutable {
+      const std::string at = "nwreg: scan " + std::to_string(i) + "/" + std::to_string(total);
+      if (!plan.verbose) return progress->line(at);
+      if (loss < best) best = loss, best_h = join(h);
+      const auto now = std::chrono::steady_clock::now();
+      if (i == total) {
+        log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best) << '\n';
+      } else if (now - last >= std::chrono::seconds(1)) {
+        last = now;
+        log << at << "  bandwidth " << join(h) << "  loss "
+            << (std::isfinite(loss) ? format_double(loss) : std::string("none (a row out of reach)")) << '\n';
       }
-      break;
+    };
+  events.on_epoch = [&](const Epoch& e) {
+    const bool metric = !e.metric.empty();
+    const std::string what = metric ? "  metric " + join(e.metric) : "  bandwidth " + join(e.bandwidth);
+    const std::string line = "nwreg: epoch " + std::to_string(e.epoch) + what;
+    if (!plan.verbose) {
+      if (progress) progress->line(line + "  loss " + format_double(e.loss), true);
+      return;
     }
-    case Kind::silverman:
-      m.bandwidth = silverman_bandwidth(data);
-      m.bandwidth_source = "silverman";
-      break;
-    case Kind::scott:
-      m.bandwidth = scott_bandwidth(data);
-      m.bandwidth_source = "scott";
-      break;
-    case Kind::plugin:
-      m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
-      m.bandwidth_source = "plugin";
-      break;
-    case Kind::fixed:
-      m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
-      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
-      m.bandwidth_source = "fixed";
-      break;
-  }
-  if (need_loo && data.n >= 2) add_loo_statistics(m, data, engine);
-  if (learned) {
-    FitOptions used = plan.fit;
-    used.engine = engine;  // with the leave-out --leave-out auto chose
-    m.warnings = fit_warnings(data, *learned, m.neighbours, used);
-    for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';
-  }
+    log << line;
+    if (plan.fit.parameter == Parameter::w) {
+      std::vector<double> w;
+      for (double h : e.bandwidth) w.push_back(1 / h);
+      log << "  w " << join(w);
+    }
+    log << "  loss " << format_double(e.loss) << '\n';
+  };
+  if (plan.verbose)
+    events.on_stop = [&](bool metric, int epochs, const std::string& reason, int evaluations) {
+      log << "nwreg: " << (metric ? "metric " : "") << "stopped after " << epochs << " epochs (" << reason << "), "
+          << evaluations << " leave-one-out passes\n";
+    };
+  Model m = fit_model(data, fit, engine, events);
+  for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';
   return m;
 }
 

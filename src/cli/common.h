@@ -13,6 +13,7 @@
 #include "nwreg/bandwidth.h"
 #include "nwreg/csv.h"
 #include "nwreg/dataset.h"
+#include "nwreg/fit.h"
 #include "nwreg/model.h"
 #include "cli/progress.h"
 #include "nwreg/thread_pool.h"
@@ -103,20 +104,13 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
 /// Says on `log` how many rows `reader` dropped for missing values, if any.
 void report_skipped(const CsvReader& reader, const char* what, std::ostream& log);
 
-/// The bandwidth options, checked and parsed before any data are read.
-struct BandwidthPlan {
-  BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
-  std::vector<double> fixed;  //!< Kind::fixed: one bandwidth, or one per x column
+/// The bandwidth options, checked and parsed before any data are read: the core's plan
+/// (leave_out_auto where --leave-out auto can apply: learning by the LOO criterion with the
+/// line search, no learned metric), and what only the command line has.
+struct BandwidthPlan : FitPlan {
   std::vector<bool> fixed_timed;  //!< per fixed value: given as a time span (seconds)
   std::vector<bool> init_timed;   //!< per --init value: given as a time span
-  FitOptions fit;           //!< for Kind::learn; a single fit.init value is spread over columns
-  std::string init_rule;    //!< "silverman", "scott" or "plugin" when --init names a rule
   bool verbose = false;
-  bool metric_full = false;  //!< --metric full: learn a linear map after the bandwidths
-  /// --leave-out auto where it can apply (learning by the LOO criterion with the line search,
-  /// no learned metric): each data set is checked by check_series.
-  bool leave_out_auto = false;
-  std::size_t rank = 0;      //!< its rows; 0 = one per x column
 };
 
 /// Parses and checks the options, the engine's too (a learned metric needs the Gaussian NW
@@ -131,9 +125,9 @@ std::size_t x_column_count(const InputOptions& o);
 /// file is read, so that a batch says it once. Throws UsageError.
 void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engine, const InputOptions& input);
 
-/// Chooses the bandwidth (and metric) per the plan and returns the model, with the kernel and
-/// method of `engine`. `need_loo` adds the leave-one-out statistics (error, R^2, effective
-/// neighbours), for a fixed bandwidth too. Progress goes to `log` when verbose.
+/// fit_model with the time spans checked against the columns, progress on `log` when verbose
+/// (or on `progress`), and the warnings on `log`. `need_loo` adds the leave-one-out statistics
+/// (error, R^2, effective neighbours), for a fixed bandwidth too.
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine,
                        bool need_loo, std::ostream& log, Progress* progress = nullptr);
 

@@ -1,0 +1,128 @@
+#include "nwreg/fit.h"
+
+#include <cmath>
+#include <optional>
+
+#include "nwreg/errors.h"
+#include "nwreg/estimator.h"
+#include "nwreg/metric.h"
+#include "nwreg/plugin.h"
+
+namespace nwreg {
+namespace {
+
+// The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the
+// effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over x:
+// at 1e5 rows every row would cost several times the learning). Throws DataError for a row no
+// other key reaches.
+void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
+  const std::size_t neighbour_rows = FitOptions{}.neighbour_rows;
+  if (m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
+  const Fitted fitted(data, m, engine);
+  const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
+  if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
+  if (!std::isfinite(*m.loo_mse))
+    throw DataError("the leave-one-out error overflows: y values are too large to square");
+  m.loo_r2 = loo_r2(data, *m.loo_mse);
+  m.neighbours = detail.neighbours;
+}
+
+// The learned bandwidth (and metric) into m; what fit_warnings needs of it into `learned`.
+void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& plan, const EngineOptions& engine,
+           const FitEvents& events) {
+  FitOptions f = plan.fit;
+  f.engine = engine;
+  f.engine.progress = nullptr;
+  if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
+  else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
+  else if (plan.init_rule == "plugin") f.init = std::vector<double>{plugin_bandwidth(data, engine.kernel)};
+  else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
+  f.on_scan = events.on_scan;
+  int offset = 0;  // metric epochs are numbered on from the bandwidth's
+  auto on_epoch = [&](const Epoch& e) {
+    if (!events.on_epoch) return;
+    Epoch numbered = e;
+    numbered.epoch += offset;
+    events.on_epoch(numbered);
+  };
+  FitResult r = fit_bandwidth(data, f, on_epoch);
+  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations);
+  learned.bandwidth = r.bandwidth;
+  learned.stop_reason = r.stop_reason;
+  learned.scan_widest = r.scan_widest;
+  m.bandwidth = r.bandwidth;
+  m.bandwidth_source = "learned";
+  if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
+  m.criterion = f.criterion;
+  m.criterion_value = r.criterion;
+  m.history = std::move(r.history);
+  m.stop_reason = r.stop_reason;
+  if (!plan.metric_full) return;
+  offset = m.history.back().epoch;
+  MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
+  if (events.on_stop) events.on_stop(true, mf.history.back().epoch, mf.stop_reason, mf.evaluations);
+  for (Epoch& e : mf.history) {
+    e.epoch += offset;
+    if (e.epoch > offset) m.history.push_back(std::move(e));
+  }
+  m.metric = mf.metric;
+  learned.stop_reason = mf.stop_reason;
+  m.loo_mse = mf.loo_mse;
+  m.criterion_value = mf.loo_mse;
+  m.stop_reason = mf.stop_reason;
+}
+
+}  // namespace
+
+Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events) {
+  if (plan.leave_out_auto) {
+    const SeriesCheck series = check_series(data, engine.pool);
+    if (series.leave_out) {
+      engine.leave_out = series.leave_out;
+      if (events.on_series) events.on_series(series);
+    }
+  }
+  Model m;
+  m.kernel = engine.kernel;
+  m.method = engine.method;
+  m.leave_out = engine.leave_out;
+  m.x_columns = data.x_names;
+  m.x_kinds = data.x_kind;
+  m.y_column = data.y_name;
+  m.sample_weight = data.weight_name;
+  m.n = data.n;
+  m.checksum = checksum(data);
+  using Kind = BandwidthSpec::Kind;
+  std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
+  switch (plan.kind) {
+    case Kind::learn:
+      learn(m, learned.emplace(), data, plan, engine, events);
+      break;
+    case Kind::silverman:
+      m.bandwidth = silverman_bandwidth(data);
+      m.bandwidth_source = "silverman";
+      break;
+    case Kind::scott:
+      m.bandwidth = scott_bandwidth(data);
+      m.bandwidth_source = "scott";
+      break;
+    case Kind::plugin:
+      m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
+      m.bandwidth_source = "plugin";
+      break;
+    case Kind::fixed:
+      m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
+      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
+      m.bandwidth_source = "fixed";
+      break;
+  }
+  if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine);
+  if (learned) {
+    FitOptions used = plan.fit;
+    used.engine = engine;  // with the leave-out leave_out_auto chose
+    m.warnings = fit_warnings(data, *learned, m.neighbours, used);
+  }
+  return m;
+}
+
+}  // namespace nwreg
