@@ -619,8 +619,11 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
       if (smooth)  // NW weights e_i / s0
         smooth[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {ve.data()}); }) / s.s0;
       if (sum_w2) {
-        equivalent(q, s, c.data(), w);
-        sum_w2[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {w.e}); });
+        // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
+        const bool nw = options_.method == Method::nw || s.fallback;
+        if (!nw) equivalent(q, s, c.data(), w);
+        const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {w.e}); });
+        sum_w2[j] = nw ? w2 / (s.s0 * s.s0) : w2;
       }
       return true;
   });

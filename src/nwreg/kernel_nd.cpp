@@ -99,25 +99,23 @@ template <class K, bool HasY, bool Grad, bool Moments>
         }
       }
       if constexpr (Moments) {
-        // z rows: 1, then (x_k - q_k) / h_k; S_cr += sum e z_c z_r, tz_c += sum e z_c (y - yb).
+        // z rows: 1, then (x_k - q_k) / h_k, set to 0 where e = 0 (where z may overflow: no
+        // inf * 0 in the sums, which then need no guards); S_cr += sum e z_c z_r,
+        // tz_c += sum e z_c (y - yb).
         const std::size_t p = keys.d + 1;
         std::fill_n(sums.z, m, 1.0);
         for (std::size_t k = 0; k < keys.d; ++k) {
           const double* x = keys.column(k) + a;
           double* z = sums.z + (k + 1) * block;
           const double qk = q[k], ih = inv_h[k];
-          for (std::size_t i = 0; i < m; ++i) z[i] = (x[i] - qk) * ih;
+          for (std::size_t i = 0; i < m; ++i) z[i] = out[i] != 0 ? (x[i] - qk) * ih : 0.0;
         }
         for (std::size_t c = 0; c < p; ++c) {
           const double* zc = sums.z + c * block;
-          sums.tz[c] += lane_sum(m, [&](std::size_t i) NWREG_INLINE {
-            return out[i] != 0 ? out[i] * zc[i] * (y[i] - yb) : 0.0;
-          });
+          sums.tz[c] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * zc[i] * (y[i] - yb); });
           for (std::size_t r = 0; r <= c; ++r) {
             const double* zr = sums.z + r * block;
-            sums.S[c * p + r] += lane_sum(m, [&](std::size_t i) NWREG_INLINE {
-              return out[i] != 0 ? out[i] * zc[i] * zr[i] : 0.0;
-            });
+            sums.S[c * p + r] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * zc[i] * zr[i]; });
           }
         }
       }
