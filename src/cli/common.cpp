@@ -18,6 +18,29 @@ std::string join(const double* first, const double* last) {
   return s;
 }
 
+std::string option_name(const std::string& parameter) {
+  // The core's words for what it was given, and the options that give them.
+  static const std::pair<const char*, const char*> names[] = {
+      {"kernel", "--kernel"},       {"method", "--method"},
+      {"out_of_reach", "--out-of-reach"}, {"tolerance", "--tolerance"},
+      {"leave_out", "--leave-out"}, {"criterion", "--criterion"},
+      {"min_neighbours", "--min-neighbours"}, {"epochs", "--epochs"},
+      {"lr", "--lr"},               {"tol", "--tol"},
+      {"na", "--na"},               {"delimiter", "--delimiter"},
+      {"decimal", "--decimal"},     {"sample_weight", "--sample-weight"},
+      {"level", "--level"},         {"grid", "--grid"},
+      {"shard", "--shard"},         {"rank", "--rank"},
+      {"weights_layout", "--weights-layout"}};
+  for (const auto& [p, option] : names)
+    if (parameter == p) return option;
+  return parameter;  // one the table lacks: its own name rather than a wrong option
+}
+
+std::string error_message(const Error& e) {
+  if (const auto* p = dynamic_cast<const ParameterError*>(&e)) return option_name(p->parameter()) + ": " + e.what();
+  return e.what();
+}
+
 void report_threads(const ThreadPool& pool, std::ostream& log) {
   if (!pool.shortfall().empty())
     log << "nwreg: warning: " << pool.shortfall() << "; running on " << pool.size() << "\n";
@@ -235,6 +258,9 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   f.descent_rows = o.loo_rows;
   f.lr = o.lr;
   f.tol = o.tol;
+  if (f.criterion != Criterion::loo && (f.optimizer == Optimizer::sgd || f.loss == Loss::sum))
+    throw UsageError("--criterion " + to_string(f.criterion) +
+                     ": only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)");
   check_fit_options(f);
   if (o.init_w != 0) {
     if (!o.init.empty()) throw UsageError("--init-w: give --init or --init-w, not both");

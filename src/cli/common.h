@@ -13,6 +13,7 @@
 #include "nwreg/bandwidth.h"
 #include "nwreg/csv.h"
 #include "nwreg/dataset.h"
+#include "nwreg/errors.h"
 #include "nwreg/fit.h"
 #include "nwreg/model.h"
 #include "cli/progress.h"
@@ -66,6 +67,11 @@ struct EngineCliOptions {
   /// --leave-out as a number of keys; nullopt for auto. Throws UsageError for anything else.
   std::optional<std::size_t> fixed_leave_out() const;
 };
+
+/// The option that sets a core parameter (ParameterError::parameter): "tolerance" -> "--tolerance".
+std::string option_name(const std::string& parameter);
+/// An error's message for the user: a ParameterError's prefixed with its option's name.
+std::string error_message(const Error& e);
 
 /// Says once on `log` when the pool could not start every thread asked for.
 void report_threads(const ThreadPool& pool, std::ostream& log);

@@ -103,7 +103,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
               field(m.loo_r2) + "," + field(m.neighbours) + "," + csv_field(warning) + ",\n";
       } catch (const Error& e) {
         all_ok = false;
-        std::string what = e.what();
+        std::string what = error_message(e);
         if (what.rfind(file, 0) != 0) what = file + ": " + what;
         std::cerr << "nwreg: error: " << what << '\n';
         for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2", "neighbours"}) rec[k] = nullptr;

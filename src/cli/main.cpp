@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/output_file.h"
 #include "nwreg/errors.h"
 #include "nwreg/numbers.h"
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
     }
     return fail(exit_data, e.what());
   } catch (const nwreg::UsageError& e) {
-    return fail(exit_usage, e.what());
+    return fail(exit_usage, nwreg::cli::error_message(e));
   } catch (const nwreg::Error& e) {
     return fail(exit_data, e.what());
   } catch (const std::bad_alloc&) {

@@ -113,19 +113,19 @@ Kernel parse_kernel(const std::string& name) {
     if (name == to_string(k)) return k;
     known += (known.empty() ? "" : ", ") + to_string(k);
   }
-  throw UsageError("--kernel: unknown kernel " + quote(name) + " (known: " + known + ")");
+  throw ParameterError("kernel", "unknown kernel " + quote(name) + " (known: " + known + ")");
 }
 
 Method parse_method(const std::string& name) {
   if (name == "nw") return Method::nw;
   if (name == "local-linear") return Method::local_linear;
-  throw UsageError("--method: unknown method " + quote(name) + " (known: nw, local-linear)");
+  throw ParameterError("method", "unknown method " + quote(name) + " (known: nw, local-linear)");
 }
 
 OutOfReach parse_out_of_reach(const std::string& name) {
   if (name == "error") return OutOfReach::error;
   if (name == "nearest") return OutOfReach::nearest;
-  throw UsageError("--out-of-reach: unknown policy " + quote(name) + " (known: error, nearest)");
+  throw ParameterError("out_of_reach", "unknown policy " + quote(name) + " (known: error, nearest)");
 }
 
 bool is_compact(Kernel kernel) {
@@ -147,7 +147,7 @@ void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::str
 
 void check_tolerance(double tolerance) {
   if (!(tolerance >= 0 && tolerance < 1))
-    throw UsageError("--tolerance: must be >= 0 and < 1, got " + format_double(tolerance));
+    throw ParameterError("tolerance", "must be >= 0 and < 1, got " + format_double(tolerance));
 }
 
 // One attention row reduced, in units of y_scale_: the prediction, and (fast path) its
@@ -203,7 +203,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
   check_tolerance(options_.tolerance);
   if (options_.leave_out > 0 && d_ != 1)
-    throw UsageError("--leave-out: only for one x column (it leaves out the nearest keys in x order)");
+    throw ParameterError("leave_out", "only for one x column (it leaves out the nearest keys in x order)");
   if (n_ > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
   std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
@@ -374,7 +374,7 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
 
 std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin) const {
   if (d_ == 1) return nearest_1d(q[0], exclude);
-  const Norm norm = options_.kernel == Kernel::laplace ? Norm::l1 : Norm::l2;
+  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
   const std::size_t b = tree_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
                               : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key

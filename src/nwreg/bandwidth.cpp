@@ -138,7 +138,7 @@ std::string to_string(Criterion criterion) {
 Criterion parse_criterion(const std::string& name) {
   for (Criterion c : {Criterion::loo, Criterion::aicc, Criterion::gcv})
     if (name == to_string(c)) return c;
-  throw UsageError("--criterion: unknown criterion " + quote(name) + " (known: loo, aicc, gcv)");
+  throw ParameterError("criterion", "unknown criterion " + quote(name) + " (known: loo, aicc, gcv)");
 }
 
 LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient) {
@@ -502,17 +502,17 @@ SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
 
 void check_fit_options(const FitOptions& options) {
   if (!(options.min_neighbours >= 0) || !std::isfinite(options.min_neighbours))
-    throw UsageError("--min-neighbours: must be >= 0, got " + format_double(options.min_neighbours));
+    throw ParameterError("min_neighbours", "must be >= 0, got " + format_double(options.min_neighbours));
   if (options.criterion != Criterion::loo) {
     if (options.optimizer == Optimizer::sgd || options.loss == Loss::sum)
-      throw UsageError("--criterion " + to_string(options.criterion) +
-                       ": only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)");
+      throw ParameterError("criterion", to_string(options.criterion) +
+                                            " only with the line search on the mean loss (the d2l run minimises the LOO error)");
   }
-  if (options.epochs < 0) throw UsageError("--epochs: must be >= 0, got " + std::to_string(options.epochs));
+  if (options.epochs < 0) throw ParameterError("epochs", "must be >= 0, got " + std::to_string(options.epochs));
   if (!(options.lr > 0) || !std::isfinite(options.lr))
-    throw UsageError("--lr: must be > 0, got " + format_double(options.lr));
+    throw ParameterError("lr", "must be > 0, got " + format_double(options.lr));
   if (!(options.tol >= 0) || !std::isfinite(options.tol))
-    throw UsageError("--tol: must be >= 0, got " + format_double(options.tol));
+    throw ParameterError("tol", "must be >= 0, got " + format_double(options.tol));
 }
 
 FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,

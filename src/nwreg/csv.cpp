@@ -212,14 +212,14 @@ bool is_missing(std::string_view field) {
 NaPolicy parse_na(const std::string& text) {
   if (text == "fail") return NaPolicy::fail;
   if (text == "skip") return NaPolicy::skip;
-  throw UsageError("--na: unknown policy " + quote(text) + " (known: fail, skip)");
+  throw ParameterError("na", "unknown policy " + quote(text) + " (known: fail, skip)");
 }
 
 char parse_delimiter(const std::string& text) {
   if (text.empty()) return 0;
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
   if (text.size() != 1)
-    throw UsageError("--delimiter: must be one character or \"tab\", got " + quote(text));
+    throw ParameterError("delimiter", "must be one character or \"tab\", got " + quote(text));
   const char c = text[0];
   if (c == '"' || c == '\n' || c == '\r' || c == ' ')
     throw UsageError(std::string("--delimiter: cannot be ") +
@@ -228,7 +228,7 @@ char parse_delimiter(const std::string& text) {
 }
 
 char parse_decimal(const std::string& text) {
-  if (text != "." && text != ",") throw UsageError("--decimal: must be . (a point) or , (a comma), got " + quote(text));
+  if (text != "." && text != ",") throw ParameterError("decimal", "must be . (a point) or , (a comma), got " + quote(text));
   return text[0];
 }
 

@@ -52,7 +52,7 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   if (!columns.weight.empty()) {
     w_idx = reader.resolve(columns.weight, "--sample-weight");
     if (w_idx == y_idx || std::find(idx.begin(), idx.end(), w_idx) != idx.end())
-      throw UsageError("--sample-weight: column " + reader.column_label(w_idx) + " is also an x or y column");
+      throw ParameterError("sample_weight", "column " + reader.column_label(w_idx) + " is also an x or y column");
   }
 
   Dataset data;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace nwreg {
 
@@ -35,6 +36,19 @@ class InputError : public Error {
 class UsageError : public Error {
  public:
   using Error::Error;
+};
+
+/// A setting of the core's that cannot be used, named in the core's words (`kernel`,
+/// `tolerance`, `sample_weight`, `grid`); the message does not repeat the name. The CLI says
+/// which option sets it. A UsageError: the CLI exits 2.
+class ParameterError : public UsageError {
+ public:
+  ParameterError(std::string parameter, const std::string& message)
+      : UsageError(message), parameter_(std::move(parameter)) {}
+  const std::string& parameter() const { return parameter_; }
+
+ private:
+  std::string parameter_;
 };
 
 /// Readable data that do not allow what was asked (all x equal when learning, too few rows).

@@ -55,7 +55,7 @@ double normal_quantile(double p) {
 }
 
 void check_level(double level) {
-  if (!(level > 0 && level < 1)) throw UsageError("--level: must be > 0 and < 1, got " + format_double(level));
+  if (!(level > 0 && level < 1)) throw ParameterError("level", "must be > 0 and < 1, got " + format_double(level));
 }
 
 double loo_r2(const Dataset& data, double loo_mse) {

@@ -62,29 +62,29 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points, 
     if (instants && i < 2) {
       p = parse_instant(parts[i]);
       if (!p)
-        throw UsageError("--grid: " + std::string(names[i]) + ": cannot parse " + quote(parts[i]) +
+        throw ParameterError("grid", "" + std::string(names[i]) + ": cannot parse " + quote(parts[i]) +
                          " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z; for numbers, "
                          "START:STOP:STEP)");
     } else {
       p = parse_double(parts[i], &why);
       if (!p && instants) p = parse_duration(parts[i], "--grid: STEP");
       if (!p && !instants && looks_like_instant(parts[i]))
-        throw UsageError("--grid: " + quote(text) +
+        throw ParameterError("grid", "" + quote(text) +
                          ": between dates or times give START/STOP/STEP, e.g. 2024-01-01/2024-02-01/6h");
     }
-    if (!p) throw UsageError("--grid: " + std::string(names[i]) + ": " + describe(why, parts[i]));
+    if (!p) throw ParameterError("grid", "" + std::string(names[i]) + ": " + describe(why, parts[i]));
     v[i] = *p;
   }
   const double start = v[0], stop = v[1], step = v[2];
-  if (step == 0) throw UsageError("--grid: STEP must not be 0");
+  if (step == 0) throw ParameterError("grid", "STEP must not be 0");
   if ((stop - start) / step <= 0) {
     auto show = [&](double t) { return instants ? format_instant(t) : format_double(t); };
-    throw UsageError("--grid: STEP " + (instants ? format_duration(step) : format_double(step)) + " does not lead from " +
+    throw ParameterError("grid", "STEP " + (instants ? format_duration(step) : format_double(step)) + " does not lead from " +
                      show(start) + " towards " + show(stop) + ": no points");
   }
   const double count_f = std::ceil((stop - start) / step);
   if (!(count_f <= static_cast<double>(max_points)))
-    throw UsageError("--grid: " + text + " has more than " + std::to_string(max_points) + " points");
+    throw ParameterError("grid", "" + text + " has more than " + std::to_string(max_points) + " points");
 
   // Exact decimal arithmetic when all three are short decimals: scale to integers.
   int places = 0;
@@ -134,7 +134,7 @@ Shard parse_shard(const std::string& text) {
     s.n = number(std::string_view(text).substr(slash + 1));
   }
   if (slash == std::string::npos || s.k == 0 || s.n == 0 || s.k > s.n)
-    throw UsageError("--shard: expected K/N with 1 <= K <= N, got " + quote(text));
+    throw ParameterError("shard", "expected K/N with 1 <= K <= N, got " + quote(text));
   return s;
 }
 

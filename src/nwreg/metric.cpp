@@ -56,7 +56,7 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
                      std::size_t rank, const std::function<void(const Epoch&)>& on_epoch) {
   const std::size_t d = data.d, n = data.n;
   if (rank < 1 || rank > d)
-    throw UsageError("--rank: must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
+    throw ParameterError("rank", "must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
                      std::to_string(rank));
   check_bandwidth(h, d, "--bandwidth");
   // Start: the r columns with the smallest bandwidth relative to their spread.

@@ -168,6 +168,8 @@ Model read_model(std::istream& in, const std::string& source) {
       if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();
   } catch (const Json::exception& e) {
     throw bad("a required field is missing or has the wrong type (" + escape_excerpt(e.what(), 200) + ")");
+  } catch (const ParameterError& e) {  // the field that holds it
+    throw bad("\"" + e.parameter() + "\": " + e.what());
   } catch (const UsageError& e) {
     throw bad(e.what());
   }

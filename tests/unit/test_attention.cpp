@@ -178,7 +178,12 @@ TEST_CASE("LOO needs two rows, and bad bandwidths are refused") {
 TEST_CASE("kernel names") {
   CHECK(parse_kernel("gaussian") == Kernel::gaussian);
   CHECK(to_string(Kernel::gaussian) == "gaussian");
-  CHECK_THROWS_WITH_AS(parse_kernel("box"), "--kernel: unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)", UsageError);
+  CHECK_THROWS_WITH_AS(parse_kernel("box"), "unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)", UsageError);
+  try {
+    parse_kernel("box");
+  } catch (const ParameterError& e) {
+    CHECK(e.parameter() == "kernel");  // the CLI names the option: --kernel
+  }
 }
 
 TEST_CASE("keys near 1e-200 with h = 1e-204 still find their nearest key") {

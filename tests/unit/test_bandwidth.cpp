@@ -132,10 +132,10 @@ TEST_CASE("option checks") {
   const Dataset d = make_dataset({0, 1, 2}, {0, 1, 0});
   FitOptions o;
   o.lr = 0;
-  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--lr: must be > 0, got 0", UsageError);
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "must be > 0, got 0", UsageError);
   o = {};
   o.epochs = -1;
-  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--epochs: must be >= 0, got -1", UsageError);
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "must be >= 0, got -1", UsageError);
   o = {};
   o.init = std::vector<double>{-2};
   CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--init: must be > 0, got -2", UsageError);

@@ -46,7 +46,7 @@ TEST_CASE("parse_delimiter") {
   CHECK(parse_delimiter("tab") == '\t');
   CHECK(parse_delimiter("\\t") == '\t');
   CHECK(parse_delimiter(";") == ';');
-  CHECK_THROWS_WITH_AS(parse_delimiter(",,"), "--delimiter: must be one character or \"tab\", got \",,\"",
+  CHECK_THROWS_WITH_AS(parse_delimiter(",,"), "must be one character or \"tab\", got \",,\"",
                        UsageError);
   CHECK_THROWS_AS(parse_delimiter("\""), UsageError);
 }

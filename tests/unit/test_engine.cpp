@@ -190,7 +190,7 @@ TEST_CASE("LOO over a subset of rows averages those rows") {
 
 TEST_CASE("tolerance must be at least 0 and below 1") {
   const Dataset d = make_dataset({0, 1}, {0, 1});
-  CHECK_THROWS_WITH_AS(Attention(d, {1.0}, EngineOptions(1.0, nullptr)), "--tolerance: must be >= 0 and < 1, got 1",
+  CHECK_THROWS_WITH_AS(Attention(d, {1.0}, EngineOptions(1.0, nullptr)), "must be >= 0 and < 1, got 1",
                        UsageError);
   CHECK_THROWS_AS(Attention(d, {1.0}, EngineOptions(-1e-3, nullptr)), UsageError);
   CHECK_THROWS_AS(Attention(d, {1.0}, EngineOptions(NAN, nullptr)), UsageError);

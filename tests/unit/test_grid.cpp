@@ -32,15 +32,15 @@ TEST_CASE("exponent notation falls back to start + i*step") {
 TEST_CASE("bad grids are usage errors naming --grid") {
   CHECK_THROWS_WITH_AS(parse_grid("0:1"), "--grid: expected START:STOP:STEP, got \"0:1\"", UsageError);
   CHECK_THROWS_WITH_AS(parse_grid("0:1:2:3"), "--grid: expected START:STOP:STEP, got \"0:1:2:3\"", UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("0:1:0"), "--grid: STEP must not be 0", UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("1:0:1"), "--grid: STEP 1 does not lead from 1 towards 0: no points",
+  CHECK_THROWS_WITH_AS(parse_grid("0:1:0"), "STEP must not be 0", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("1:0:1"), "STEP 1 does not lead from 1 towards 0: no points",
                        UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("0:0:1"), "--grid: STEP 1 does not lead from 0 towards 0: no points",
+  CHECK_THROWS_WITH_AS(parse_grid("0:0:1"), "STEP 1 does not lead from 0 towards 0: no points",
                        UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("a:1:1"), "--grid: START: cannot parse \"a\" as a number", UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("0::1"), "--grid: STOP: empty field where a number is required", UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("0:nan:1"), "--grid: STOP: \"nan\" is not a finite number", UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("0:1e9:1e-3"), "--grid: 0:1e9:1e-3 has more than 100000000 points",
+  CHECK_THROWS_WITH_AS(parse_grid("a:1:1"), "START: cannot parse \"a\" as a number", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0::1"), "STOP: empty field where a number is required", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:nan:1"), "STOP: \"nan\" is not a finite number", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:1e9:1e-3"), "0:1e9:1e-3 has more than 100000000 points",
                        UsageError);
 }
 

@@ -284,7 +284,7 @@ TEST_CASE("metric: A = diag(1/h) is the diagonal model, the gradient matches fin
   CHECK(one.metric.rank == 1);
   CHECK(one.metric.a.size() == 2);
   CHECK(std::isfinite(one.loo_mse));
-  CHECK_THROWS_WITH_AS(fit_metric(d, o2, h, 3), "--rank: must be between 1 and the number of x columns (2), got 3",
+  CHECK_THROWS_WITH_AS(fit_metric(d, o2, h, 3), "must be between 1 and the number of x columns (2), got 3",
                        UsageError);
 }
 
@@ -332,7 +332,7 @@ TEST_CASE("standard errors: the normal quantile, the formula by hand, and its co
   CHECK(normal_quantile(0.05) == doctest::Approx(-1.6448536269514729).epsilon(1e-15));
   CHECK(normal_quantile(1e-10) == doctest::Approx(-6.361340902404056).epsilon(1e-13));
   CHECK(normal_quantile(1 - 1e-10) == doctest::Approx(6.361340889697422).epsilon(1e-9));
-  CHECK_THROWS_WITH_AS(check_level(1.0), "--level: must be > 0 and < 1, got 1", UsageError);
+  CHECK_THROWS_WITH_AS(check_level(1.0), "must be > 0 and < 1, got 1", UsageError);
 
   // Uniform kernel, h = 10: every weight 1/3 at any query near the data; LOO residuals by hand.
   const Dataset d = testing::make_dataset({0, 1, 2}, {0, 6, 3});

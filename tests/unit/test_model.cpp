@@ -61,7 +61,7 @@ TEST_CASE("a broken model file gets one clear error naming it") {
   CHECK_THROWS_WITH_AS(parse(base + R"("bandwidth":["a"]})"),
                        doctest::Contains("a required field is missing or has the wrong type"), InputError);
   CHECK_THROWS_WITH_AS(parse(R"({"format":"nwreg-model","version":1,"kernel":"box","x_columns":["x"],"y_column":"y","n":3,"checksum":"c","bandwidth":[1]})"),
-                       "m.json: not a usable nwreg model: --kernel: unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)",
+                       "m.json: not a usable nwreg model: \"kernel\": unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)",
                        InputError);
   CHECK(parse(base + R"("bandwidth":[2]})").bandwidth == std::vector<double>{2});
 }

@@ -105,6 +105,6 @@ TEST_CASE("grids between instants: START/STOP/STEP, STOP excluded, exact in whol
   CHECK(parse_grid("0:1:0.5", max_grid_points, &time).size() == 2);
   CHECK(!time);
   CHECK_THROWS_WITH_AS(parse_grid("2024-03-02/2024-03-01/1d"),
-                       "--grid: STEP 1 d does not lead from 2024-03-02T00:00:00Z towards 2024-03-01T00:00:00Z: no points",
+                       "STEP 1 d does not lead from 2024-03-02T00:00:00Z towards 2024-03-01T00:00:00Z: no points",
                        UsageError);
 }

@@ -162,6 +162,6 @@ TEST_CASE("formats from names and paths") {
   CHECK(parse_format("tsv", "--format") == Format::tsv);
   CHECK(format_for_path("-", Format::csv) == Format::csv);
   CHECK(parse_layout("long") == WeightsLayout::long_);
-  CHECK_THROWS_WITH_AS(parse_layout("tall"), "--weights-layout: unknown layout \"tall\" (known: wide, long)",
+  CHECK_THROWS_WITH_AS(parse_layout("tall"), "unknown layout \"tall\" (known: wide, long)",
                        UsageError);
 }
