@@ -386,7 +386,13 @@ std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmi
 
 std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const {
   // The nearest key by an exact comparison of scaled distances (see kernels::gap); L1 for
-  // Laplace. Only for queries so far away that the plain distances lose the nearest key.
+  // Laplace. Only for queries so far away, or bandwidths so small, that the plain distances
+  // lose the nearest key. Only the sign of each comparison matters, so the columns are scaled
+  // by 1/h_k over the largest 1/h: no overflow at h = 1e-160. Of keys at the same distance, the
+  // first as given.
+  const double top = *std::max_element(inv_h_.begin(), inv_h_.end());
+  std::vector<double> scale(d_);
+  for (std::size_t k = 0; k < d_; ++k) scale[k] = inv_h_[k] / top;
   std::size_t b = exclude == 0 ? 1 : 0;
   visit_kernel(options_.kernel, [&]<class K>(K) {
     for (std::size_t i = b + 1; i < n_; ++i) {
@@ -394,9 +400,9 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const
       double delta = 0;
       for (std::size_t k = 0; k < d_; ++k) {
         const double xi = xs_[k * n_ + i], xb = xs_[k * n_ + b];
-        delta += K::l1 ? kernels::l1_gap(xi, xb, q[k]) * inv_h_[k] : kernels::gap(xi, xb, q[k], inv_h_[k]);
+        delta += K::l1 ? kernels::l1_gap(xi, xb, q[k]) * scale[k] : kernels::gap(xi, xb, q[k], scale[k]);
       }
-      if (delta < 0) b = i;
+      if (delta < 0 || (delta == 0 && order_[i] < order_[b])) b = i;
     }
   });
   return b;

@@ -180,8 +180,9 @@ class Attention {
   /// of sample weight 0.
   bool loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
 
-  /// Input indices of `count` rows spread evenly over the keys in x order (d = 1) or input
-  /// order: a stratified, deterministic sample for LOO estimates. All rows if count >= n.
+  /// Input indices of `count` rows spread evenly over the keys in x order (d = 1), in the k-d
+  /// tree's leaf order (2 to 8 columns: spread over space) or in input order: a stratified,
+  /// deterministic sample for LOO estimates. All rows if count >= n.
   std::vector<std::size_t> spread_rows(std::size_t count) const;
 
   /// Kernel evaluations (query-key pairs) summed so far: for benchmarks.

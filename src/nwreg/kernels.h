@@ -76,7 +76,7 @@ struct Laplace {  // exp(-|u|)
   static constexpr double floor = 0.36787944117144233;
   static constexpr double roughness = 0.25, mu2 = 2;  // of e^-|u| / 2
   [[gnu::always_inline]] static double term(double xi, double xb, double q, double inv_h) {
-    return -log2e * l1_gap(xi, xb, q) * inv_h;
+    return -log2e * (l1_gap(xi, xb, q) * inv_h);  // scaled first: the gap may be near DBL_MAX
   }
   [[gnu::always_inline]] static double dlog(double xi, double, double q, double inv_h) { return std::abs(xi - q) * inv_h; }
   [[gnu::always_inline]] static double reach(double db, double h, double T) { return db + T * h; }

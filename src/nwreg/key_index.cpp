@@ -102,7 +102,7 @@ std::size_t KdTree::nearest(const double* q, const double* inv_h, Norm norm, std
       for (std::size_t i = nd.lo; i < nd.hi; ++i) {
         if (i == skip) continue;
         const double r = key_distance(i, q, inv_h, norm);
-        if (r < dmin || (r == dmin && i < best)) {
+        if (r < dmin || (r == dmin && order_[i] < order_[best])) {  // ties: the first key as given
           dmin = r;
           best = i;
         }

@@ -32,6 +32,7 @@ class KdTree {
   void ranges(const double* q, const double* inv_h, Norm norm, double bound,
               std::vector<std::pair<std::size_t, std::size_t>>& out) const;
   /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
+  /// Of keys at the same distance, the first in the order the keys were given.
   std::size_t nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const;
 
  private:

@@ -228,6 +228,55 @@ TEST_CASE("x and h near the ends of the double range: the same predictions as at
   }
 }
 
+TEST_CASE("Laplace keys up to 1.3e308 apart, and a nearest key at h = 1e-160") {
+  // The Laplace term is scaled before log2(e) multiplies it: |x - q| / h near DBL_MAX / 1.44
+  // kept its key (it got weight 0). Weights 1 and e^-1.26: the exact 0.2209738922201878.
+  Dataset far;
+  far.n = 2;
+  far.d = 1;
+  far.x = {-6.3e307, 6.3e307};
+  far.y = {0, 1};
+  far.x_names = {"x"};
+  EngineOptions o;
+  o.kernel = Kernel::laplace;
+  const double q = -6.3e307;
+  double f = 0;
+  Attention(far, {1e308}, o).predict(&q, 1, &f);
+  CHECK(f == doctest::Approx(std::exp(-1.26) / (1 + std::exp(-1.26))).epsilon(1e-14));
+  // Squared scaled distances overflow at h = 1e-160: the nearest key by exact comparison.
+  Dataset two;
+  two.n = 2;
+  two.d = 2;
+  two.x = {0.13436424411240122, 0.8474337369372327, 0.22059974802267657, 0.9755945178178834};
+  two.y = {0, 79};
+  two.x_names = {"a", "b"};
+  o.kernel = Kernel::uniform;
+  o.out_of_reach = OutOfReach::nearest;
+  const double q2[2] = {0.15069130975199263, 1.2432430148471103};
+  Attention(two, {1e-160, 1e-160}, o).predict(q2, 1, &f);
+  CHECK(f == 79);
+}
+
+TEST_CASE("the nearest-key fallback: of keys at the same distance, the first as given") {
+  // 128 rows (a k-d tree): 64 at (0, 0) with y = 0..63, 64 at (10, 0); a query out of reach.
+  Dataset d;
+  d.n = 128;
+  d.d = 2;
+  for (int i = 0; i < 128; ++i) {
+    d.x.insert(d.x.end(), {i < 64 ? 0.0 : 10.0, 0.0});
+    d.y.push_back(i);
+  }
+  d.x_names = {"a", "b"};
+  EngineOptions o;
+  o.kernel = Kernel::epanechnikov;
+  o.out_of_reach = OutOfReach::nearest;
+  const double q[4] = {-5, 0, 15, 0};
+  double f[2];
+  Attention(d, {1, 1}, o).predict(q, 2, f);
+  CHECK(f[0] == 0);
+  CHECK(f[1] == 64);
+}
+
 TEST_CASE("several columns: bit for bit the same whatever the number of threads") {
   const Case c = make_case(3000, 3, true, true, 5);
   const std::size_t m = c.queries.size() / 3;
