@@ -106,7 +106,7 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
       ->capture_default_str();
   app.add_option("--out-of-reach", o.out_of_reach,
                  "A query with no key within a compact kernel's reach: error (names it) or nearest (the "
-                 "nearest key's y)")
+                 "nearest key's y; of identical nearest keys, their mean)")
       ->capture_default_str();
   app.add_option("--leave-out", o.leave_out,
                  "Leave-block-out cross-validation (one x column): each leave-one-out row also leaves out the K "

@@ -207,18 +207,51 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   if (n_ > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
   std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
-  if (!train.weight.empty()) {
+  unit_weights_ = train.weight.empty();
+  if (!unit_weights_) {
     double wmax = 0;
     for (double v : train.weight) wmax = std::max(wmax, v);
     if (!(wmax > 0)) throw DataError("every sample weight is 0: there is nothing to attend to");
     for (double v : train.weight) w.push_back(v / wmax);
   }
+  auto weight = [&](std::uint32_t r) { return w.empty() ? 1.0 : w[r]; };
   for (std::size_t i = 0; i < n_in_; ++i)
     if (w.empty() || w[i] > 0) order_.push_back(static_cast<std::uint32_t>(i));
+  rows_ = n_ = order_.size();
+  // Rows sorted by x (every column in turn; input order among equal ones): identical keys
+  // are neighbours. One column keeps this order; several sort a copy.
+  auto less = [&](std::uint32_t a, std::uint32_t b) {
+    return std::lexicographical_compare(train.row(a), train.row(a) + d_, train.row(b), train.row(b) + d_);
+  };
+  auto same = [&](std::uint32_t a, std::uint32_t b) { return std::equal(train.row(a), train.row(a) + d_, train.row(b)); };
+  std::vector<std::uint32_t> copy;
+  if (d_ > 1) copy = order_;
+  std::vector<std::uint32_t>& sorted = d_ == 1 ? order_ : copy;
+  std::stable_sort(sorted.begin(), sorted.end(), less);
+  std::size_t distinct = n_ == 0 ? 0 : 1;
+  for (std::size_t i = 1; i < n_; ++i) distinct += !same(sorted[i - 1], sorted[i]);
+  const bool fused = d_ == 1 && options_.kernel == Kernel::gaussian && options_.method == Method::nw && w.empty();
+  merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && !(fused && 2 * distinct > n_);
+  // Merged: the keys in engine order as indices into start, each distinct key's first
+  // position in `sorted`; its first row names it, and they stand in the order of those rows.
+  std::vector<std::uint32_t> start, key;
+  if (merged_) {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (i == 0 || !same(sorted[i - 1], sorted[i])) start.push_back(static_cast<std::uint32_t>(i));
+    start.push_back(static_cast<std::uint32_t>(n_));
+    key.resize(distinct);
+    std::iota(key.begin(), key.end(), std::uint32_t{0});
+    if (d_ > 1)
+      std::sort(key.begin(), key.end(), [&](std::uint32_t a, std::uint32_t b) { return sorted[start[a]] < sorted[start[b]]; });
+    std::vector<std::uint32_t> firsts;
+    for (std::uint32_t k : key) firsts.push_back(sorted[start[k]]);
+    if (d_ == 1) copy = order_;  // order_ becomes the keys; the rows stay sorted in copy
+    order_ = std::move(firsts);
+  } else if (d_ > 1) {
+    copy = {};
+  }
+  const std::vector<std::uint32_t>& rows_sorted = d_ == 1 && !merged_ ? order_ : copy;
   n_ = order_.size();
-  if (d_ == 1)
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return train.x[a] < train.x[b]; });
   // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
   // within reach. Beyond 8 columns nearly every leaf is within reach: every key, no tree.
   if (d_ >= 2 && d_ <= 8 && n_ >= 2 * tree_leaf) {
@@ -226,31 +259,77 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
     tree_ = std::make_unique<KdTree>(cols.data(), n_, d_, tree_leaf);
-    std::vector<std::uint32_t> leaf_order(n_);
-    for (std::size_t p = 0; p < n_; ++p) leaf_order[p] = order_[tree_->order()[p]];
+    std::vector<std::uint32_t> leaf_order(n_), leaf_key(merged_ ? n_ : 0);
+    for (std::size_t p = 0; p < n_; ++p) {
+      leaf_order[p] = order_[tree_->order()[p]];
+      if (merged_) leaf_key[p] = key[tree_->order()[p]];
+    }
     order_ = std::move(leaf_order);
+    key = std::move(leaf_key);
   }
   rank_.assign(n_in_, std::numeric_limits<std::uint32_t>::max());
-  for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = static_cast<std::uint32_t>(i);
-  if (!w.empty())
-    for (std::size_t i = 0; i < n_; ++i) ws_.push_back(w[order_[i]]);
-  xs_.resize(n_ * d_);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < d_; ++k) xs_[k * n_ + i] = train.row(order_[i])[k];
-  if (d_ > 1)
-    for (std::size_t i = 0; i < n_; ++i) xr_.insert(xr_.end(), train.row(order_[i]), train.row(order_[i]) + d_);
-
   double ymax = 0;
-  for (std::uint32_t i : order_) ymax = std::max(ymax, std::abs(train.y[i]));
+  for (std::uint32_t i : merged_ ? rows_sorted : order_) ymax = std::max(ymax, std::abs(train.y[i]));
   if (ymax > 0) {
     int e;
     std::frexp(ymax, &e);  // 2^(e-1) <= ymax < 2^e, and 2^e may overflow
     y_scale_ = std::ldexp(1.0, e - 1);
   }
   ys_.resize(n_);
-  for (std::size_t i = 0; i < n_; ++i) ys_[i] = train.y[order_[i]] / y_scale_;
+  if (merged_) {
+    // Each key's rows in input order: its slots. Sums over the rest of a key without one row
+    // are a prefix and a suffix added, not a total less the row (no cancellation).
+    first_.push_back(0);
+    ws_.resize(n_);
+    q2_.resize(n_);
+    for (std::size_t g = 0; g < n_; ++g) {
+      const std::size_t a = start[key[g]], z = start[key[g] + 1], s0 = slot_row_.size();
+      double W = 0, wy = 0;
+      for (std::size_t i = a; i < z; ++i) {
+        const std::uint32_t r = rows_sorted[i];
+        rank_[r] = static_cast<std::uint32_t>(g);
+        slot_row_.push_back(r);
+        slot_y_.push_back(train.y[r] / y_scale_);
+        if (!w.empty()) slot_w_.push_back(w[r]);
+        W += weight(r);
+        wy += weight(r) * slot_y_.back();
+      }
+      ws_[g] = W;
+      ys_[g] = wy / W;
+      const std::size_t m = z - a;
+      std::vector<double> pre_w(m + 1, 0.0), pre_dy(m + 1, 0.0), suf_w(m + 1, 0.0), suf_dy(m + 1, 0.0);
+      double q2 = 0;
+      for (std::size_t k = 0; k < m; ++k) {
+        const double wk = weight(slot_row_[s0 + k]);
+        pre_w[k + 1] = pre_w[k] + wk;
+        pre_dy[k + 1] = pre_dy[k] + wk * (slot_y_[s0 + k] - ys_[g]);
+        q2 += (wk / W) * (wk / W);
+      }
+      for (std::size_t k = m; k-- > 0;) {
+        const double wk = weight(slot_row_[s0 + k]);
+        suf_w[k] = suf_w[k + 1] + wk;
+        suf_dy[k] = suf_dy[k + 1] + wk * (slot_y_[s0 + k] - ys_[g]);
+      }
+      for (std::size_t k = 0; k < m; ++k) {
+        rest_w_.push_back(pre_w[k] + suf_w[k + 1]);
+        rest_dy_.push_back(pre_dy[k] + suf_dy[k + 1]);
+      }
+      q2_[g] = q2;
+      first_.push_back(static_cast<std::uint32_t>(slot_row_.size()));
+    }
+  } else {
+    for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = static_cast<std::uint32_t>(i);
+    if (!w.empty())
+      for (std::size_t i = 0; i < n_; ++i) ws_.push_back(w[order_[i]]);
+    for (std::size_t i = 0; i < n_; ++i) ys_[i] = train.y[order_[i]] / y_scale_;
+  }
+  xs_.resize(n_ * d_);
+  for (std::size_t i = 0; i < n_; ++i)
+    for (std::size_t k = 0; k < d_; ++k) xs_[k * n_ + i] = train.row(order_[i])[k];
+  if (d_ > 1)
+    for (std::size_t i = 0; i < n_; ++i) xr_.insert(xr_.end(), train.row(order_[i]), train.row(order_[i]) + d_);
   if (tree_) tree_->attach(xs_.data());
-  simple_ = d_ == 1 && options_.kernel == Kernel::gaussian && options_.method == Method::nw && ws_.empty();
+  simple_ = fused && !merged_;
   bounded_ = std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
   fast_keys_ = simple_ && bounded_;
 }
@@ -276,11 +355,16 @@ bool Attention::fast_row(double q) const {
 }
 
 void Attention::check_loo_rows() const {
-  if (n_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(n_));
-  if (n_ < 2 + 2 * options_.leave_out)
+  if (rows_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(rows_));
+  if (rows_ < 2 + 2 * options_.leave_out)
     throw DataError("--leave-out " + std::to_string(options_.leave_out) + " leaves " + std::to_string(options_.leave_out) +
                     " keys out on each side of each row: it needs at least " + std::to_string(2 + 2 * options_.leave_out) +
-                    " training rows, got " + std::to_string(n_));
+                    " training rows, got " + std::to_string(rows_));
+}
+
+double Attention::w_of(std::size_t s) const {
+  if (merged_) return slot_w_.empty() ? 1.0 : slot_w_[s];
+  return ws_.empty() ? 1.0 : ws_[s];
 }
 
 Attention::Block Attention::block(std::size_t exclude) const {
@@ -302,7 +386,7 @@ std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
   return xs_[right] - q < q - xs_[left] ? right : left;
 }
 
-void Attention::window_1d(double q, std::size_t b, std::size_t& lo, std::size_t& hi) const {
+void Attention::window_1d(double q, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const {
   const double h = h_[0], xb = xs_[b];
   if (!is_compact(options_.kernel) && options_.tolerance == 0) {
     lo = 0;
@@ -315,15 +399,16 @@ void Attention::window_1d(double q, std::size_t b, std::size_t& lo, std::size_t&
       return h * (1 + 1e-12);  // the support: weights outside it are exactly 0
     } else {
       // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
-      // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight s_b <= 1,
-      // 1 without sample weights), every key within h of q weighs at least K(1) (e^-1/2
-      // Gaussian, e^-1 Laplace): S0 >= max(s_b, count K(1)). Keys with weight below e^-T,
+      // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight wb: its
+      // sample weight, 1 without them, the sum of a merged key's), every key within h of q
+      // weighs at least K(1) (e^-1/2 Gaussian, e^-1 Laplace) times its weight, at least 1
+      // without sample weights: S0 >= max(wb, count K(1)). Keys with weight below e^-T,
       // T = ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight
       // is below tolerance / n.
       const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
       const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
       const double s0_low =
-          ws_.empty() ? std::max(1.0, static_cast<double>(near_hi - near_lo) * K::floor) : ws_[b];
+          unit_weights_ ? std::max(wb, static_cast<double>(near_hi - near_lo) * K::floor) : wb;
       const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
       return K::reach(std::abs(q - xb), h, T) * (1 + 1e-12);
     }
@@ -336,7 +421,7 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   const std::size_t b = nearest_1d(q, exclude);
   const double xb = xs_[b], yb = ys_[b];
   std::size_t lo, hi;
-  window_1d(q, b, lo, hi);
+  window_1d(q, b, 1.0, lo, hi);
   const Block ex = block(exclude);
   pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
   kernel::Sums s;
@@ -408,19 +493,24 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const
   return b;
 }
 
-Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient) const {
+Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
   Span s;
   s.ranges = &w.ranges;
   w.ranges.clear();
-  double rb = 0;
-  s.b = nearest(q, exclude, rb);
+  double rb = 0, wb = rest;
+  if (rest > 0) {
+    s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
+  } else {
+    s.b = nearest(q, exclude, rb);
+    wb = ws_.empty() ? 1.0 : ws_[s.b];
+  }
   if (d_ == 1) {
     std::size_t lo, hi;
-    window_1d(q[0], s.b, lo, hi);
+    window_1d(q[0], s.b, wb, lo, hi);
     w.ranges.emplace_back(lo, hi);
   } else if (tree_) {
     tree_->ranges(q, inv_h_.data(), visit_kernel(options_.kernel, []<class K>(K) { return K::norm; }),
-                  reach_bound(s.b, rb), w.ranges);
+                  reach_bound(wb, rb), w.ranges);
   } else {
     w.ranges.emplace_back(0, n_);
   }
@@ -451,27 +541,90 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     std::fill(w.e + a, w.e + z, 0.0);
     if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, inv_h_.data(), w.e, sums);
   });
-  if (s.s0 == 0 && options_.out_of_reach == OutOfReach::nearest) {
+  if (s.s0 == 0 && rest == 0 && options_.out_of_reach == OutOfReach::nearest) {
+    // All the weight on the nearest key, shared by sample weight with the keys identical to it
+    // (when keys are not merged): neighbours in x order in one column, in the k-d tree's
+    // leaves whose box holds it with several.
     s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
-    w.ranges.assign(1, {s.b, s.b + 1});
-    w.e[s.b] = 1;
-    s.s0 = 1;
-    s.s1 = 0;
+    const double* xb0 = key(s.b);
+    if (merged_) {
+      w.ranges.assign(1, {s.b, s.b + 1});
+    } else if (d_ == 1) {
+      std::size_t lo = s.b, hi = s.b + 1;
+      while (lo > 0 && xs_[lo - 1] == xb0[0] && !ex.contains(lo - 1)) --lo;
+      while (hi < n_ && xs_[hi] == xb0[0] && !ex.contains(hi)) ++hi;
+      w.ranges.assign(1, {lo, hi});
+    } else if (tree_) {
+      w.ranges.clear();
+      tree_->ranges(xb0, inv_h_.data(), Norm::linf, 0, w.ranges);
+    } else {
+      w.ranges.assign(1, {0, n_});
+    }
+    s.s0 = s.s1 = 0;
+    s.each([&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        const bool same = !ex.contains(i) && std::equal(xb0, xb0 + d_, key(i));
+        w.e[i] = same ? (ws_.empty() ? 1.0 : ws_[i]) : 0.0;
+        s.s0 += w.e[i];
+        s.s1 += w.e[i] * (ys_[i] - ys_[s.b]);
+      }
+    });
     s.fallback = true;
   }
   return s;
 }
 
-double Attention::reach_bound(std::size_t b, double rb) const {
+void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
+  const double rw = rest_w_[slot], rdy = rest_dy_[slot];
+  s.s0 += rw;
+  s.s1 += rdy;
+  if (options_.method == Method::local_linear) {  // z = (1, 0, ..., 0) at distance 0
+    w.S[0] += rw;
+    w.tz[0] += rdy;
+  }
+}
+
+// A merged key's leave-one-out row gathered once for all its rows (each adds its rest after):
+// the span, and local linear's moments, as gathered.
+struct Attention::Rest {
+  std::size_t key = none;
+  Span span;
+  std::vector<double> S, tz;
+};
+
+Attention::Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const {
+  const double* q = key(at.key);
+  if (!merged_ || rest_w_[at.slot] == 0) {  // no other row at this key
+    cache.key = none;
+    s = gather(q, at.key, w, grad != nullptr);
+    return reduce(q, s, w, grad, c);
+  }
+  if (cache.key != at.key) {
+    // One window for every row of the key: measured from the least rest among them.
+    double rest = std::numeric_limits<double>::infinity();
+    for (std::size_t t = first_[at.key]; t < first_[at.key + 1]; ++t) rest = std::min(rest, rest_w_[t]);
+    cache.span = gather(q, at.key, w, grad != nullptr, rest);
+    cache.S = w.S;
+    cache.tz = w.tz;
+    cache.key = at.key;
+  }
+  s = cache.span;
+  std::copy(cache.S.begin(), cache.S.end(), w.S.begin());
+  std::copy(cache.tz.begin(), cache.tz.end(), w.tz.begin());
+  add_rest(s, w, at.slot);
+  return reduce(q, s, w, grad, c);
+}
+
+double Attention::reach_bound(double wb, double rb) const {
   return visit_kernel(options_.kernel, [&]<class K>(K) {
     if constexpr (K::compact) {
       return 1 + 1e-12;  // the support
     } else {
       // As window_1d: keys below e^-T relative to b, T = ln(n / (tolerance S0_low)), add up to
-      // less than tolerance S0; S0 >= s_b, b's own weight (1 without sample weights).
+      // less than tolerance S0; S0 >= wb, b's own weight (1 without sample weights, the sum
+      // over a merged key's rows).
       if (options_.tolerance == 0) return std::numeric_limits<double>::infinity();
-      const double s0_low = ws_.empty() ? 1.0 : ws_[b];
-      const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
+      const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * wb)));
       return K::bound(rb, T) * (1 + 1e-12);
     }
   });
@@ -490,7 +643,7 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
   }
   if (options_.method == Method::nw || s.fallback) {
     // f = y_b + s1 / s0; df/dlog h_k = sum_i a_i (y_i - f) dlog_ik = (v_k - (f - y_b) t_k) / s0.
-    const double fc = (s.fallback ? 0.0 : s.s1) / s.s0;
+    const double fc = s.s1 / s.s0;
     row.f = yb + fc;
     if (c) {  // NW as a local fit with no slopes
       std::fill(c, c + d + 1, 0.0);
@@ -554,11 +707,17 @@ void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo)
                   "): widen --bandwidth or give --out-of-reach nearest");
 }
 
-Attention::Row Attention::weights_row(const double* q, std::size_t exclude, Work& w, Span& s) const {
-  s = gather(q, exclude, w);
-  std::vector<double> c(d_ + 1);
-  const Row r = reduce(q, s, w, nullptr, c.data());
-  if (r.reached) equivalent(q, s, c.data(), w);
+Attention::Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
+  s = gather(q, none, w);
+  const Row r = reduce(q, s, w, nullptr, c);
+  if (r.reached) equivalent(q, s, c, w);
+  return r;
+}
+
+Attention::Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
+  Rest uncached;
+  const Row r = loo_row(at, w, uncached, s, nullptr, c);
+  if (r.reached) equivalent(key(at.key), s, c, w);
   return r;
 }
 
@@ -595,9 +754,13 @@ void Attention::predict(const double* queries, std::size_t m, double* out) const
 
 void Attention::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
                                double* sum_w2, double* smooth) const {
-  std::vector<double> ve;  // v in engine order
+  std::vector<double> ve;  // v in engine order, a merged key's the weighted mean over its rows
   if (smooth)
-    for (std::uint32_t i : order_) ve.push_back(v.at(i));
+    for (std::size_t g = 0; g < n_; ++g) {
+      double sum = 0;
+      for (std::size_t t = first(g); t < first(g + 1); ++t) sum += share(t, g) * v.at(row_of(t));
+      ve.push_back(sum);
+    }
   const bool detail = sum_w2 || smooth;
   const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, Work& w) {
       const double* q = queries + j * d_;
@@ -606,7 +769,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         // as there), the squared weights and the smooth of v.
         const std::size_t b = nearest_1d(q[0], none);
         std::size_t lo, hi;
-        window_1d(q[0], b, lo, hi);
+        window_1d(q[0], b, 1.0, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
         const double xb = xs_[b], yb = ys_[b];
         const kernel::Sums k = kernel::sums_detail(xs_.data(), ys_.data(), smooth ? ve.data() : ys_.data(), lo, hi,
@@ -628,7 +791,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
         const bool nw = options_.method == Method::nw || s.fallback;
         if (!nw) equivalent(q, s, c.data(), w);
-        const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {w.e}); });
+        const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.e); });
         sum_w2[j] = nw ? w2 / (s.s0 * s.s0) : w2;
       }
       return true;
@@ -647,25 +810,27 @@ void Attention::weights(const double* queries, std::size_t m,
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
       Work work(n_, d_);
       double* const e = work.e;
+      std::vector<double> c(d_ + 1);
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * n_in_;
         const double* q = queries + (start + r) * d_;
         std::fill(w, w + n_in_, 0.0);
         if (!simple_) {
           Span s;
-          if (!weights_row(q, none, work, s).reached) {
+          if (!weights_row(q, work, s, c.data()).reached) {
             lower_to(first_bad, start + r);
             continue;
           }
-          s.each([&](std::size_t lo, std::size_t hi) {
-            for (std::size_t i = lo; i < hi; ++i) w[order_[i]] = e[i];
+          s.each([&](std::size_t lo, std::size_t hi) {  // each row of a key its share
+            for (std::size_t g = lo; g < hi; ++g)
+              for (std::size_t t = first(g); t < first(g + 1); ++t) w[row_of(t)] = e[g] * share(t, g);
           });
           continue;
         }
         const std::size_t b = nearest_1d(q[0], none);
         const double xb = xs_[b];
         std::size_t lo, hi;
-        window_1d(q[0], b, lo, hi);
+        window_1d(q[0], b, 1.0, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
         if (fast_row(q[0])) {
           kernel::weights(xs_.data(), lo, hi, xb, q[0], xb - q[0], K2_, e);
@@ -684,43 +849,61 @@ void Attention::weights(const double* queries, std::size_t m,
   }
 }
 
+double Attention::sum_squares(std::size_t lo, std::size_t hi, const double* e) const {
+  // A merged key's rows share its weight e_g: their squares add up to e_g^2 q2_g.
+  return merged_ ? kernel::dot(lo, hi, e, {e}, {q2_.data()}) : kernel::dot(lo, hi, e, {e});
+}
+
 std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
   std::vector<std::size_t> rows;
-  if (count >= n_) {
-    for (std::uint32_t i : order_) rows.push_back(i);
+  if (count >= rows_) {
+    for (std::size_t t = 0; t < rows_; ++t) rows.push_back(row_of(t));
     std::sort(rows.begin(), rows.end());
     return rows;
   }
   for (std::size_t k = 0; k < count; ++k) {
-    // The middle of the k-th of `count` equal slices of the sorted keys.
-    rows.push_back(order_[(2 * k + 1) * n_ / (2 * count)]);
+    // The middle of the k-th of `count` equal slices of the rows in engine order.
+    rows.push_back(row_of((2 * k + 1) * rows_ / (2 * count)));
   }
   return rows;
 }
 
-std::vector<std::size_t> Attention::positions(const std::vector<std::size_t>* rows) const {
-  std::vector<std::size_t> pos;  // keys only: a row of sample weight 0 counts for nothing
-  if (rows) {
-    for (std::size_t r : *rows)
-      if (rank_.at(r) != std::numeric_limits<std::uint32_t>::max()) pos.push_back(rank_[r]);
-  } else {
-    pos.resize(n_);
-    std::iota(pos.begin(), pos.end(), std::size_t{0});
+std::vector<Attention::Slot> Attention::slots(const std::vector<std::size_t>* rows) const {
+  std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
+  if (!rows) {
+    for (std::size_t g = 0; g < n_; ++g)
+      for (std::size_t t = first(g); t < first(g + 1); ++t) out.push_back({g, t});
+    return out;
   }
-  return pos;
+  for (std::size_t r : *rows) {
+    const std::uint32_t g = rank_.at(r);
+    if (g == std::numeric_limits<std::uint32_t>::max()) continue;
+    if (!merged_) {
+      out.push_back({g, g});
+      continue;
+    }
+    // A key's slots hold its rows in input order.
+    const auto* lo = slot_row_.data() + first_[g];
+    const auto* at = std::lower_bound(lo, slot_row_.data() + first_[g + 1], static_cast<std::uint32_t>(r));
+    out.push_back({g, static_cast<std::size_t>(at - slot_row_.data())});
+  }
+  // By slot: the rows of a merged key one after another, gathered once.
+  if (merged_) std::stable_sort(out.begin(), out.end(), [](const Slot& a, const Slot& b) { return a.slot < b.slot; });
+  return out;
 }
 
 LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
   check_loo_rows();
-  const std::vector<std::size_t> pos = positions(rows);
-  const std::size_t cnt = pos.size(), d = d_;
+  const std::vector<Slot> at = slots(rows);
+  const std::size_t cnt = at.size(), d = d_;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(simple_ ? 0 : n_, d_);
+    Rest cache;
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
-      const std::size_t p = pos[k];
+      const std::size_t p = at[k].key;
       if (simple_) {
         const Row row = row_1d(xs_[p], p, with_gradient);
         const double resid = ys_[p] - row.f;
@@ -728,13 +911,13 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
         continue;
       }
-      const double* q = key(p);
-      const Row row = reduce(q, gather(q, p, w, with_gradient), w, with_gradient ? g.data() : nullptr, nullptr);
+      Span s;
+      const Row row = loo_row(at[k], w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
       if (!row.reached) {
         reached[k] = 0;
         continue;
       }
-      const double resid = ys_[p] - row.f, sw = ws_.empty() ? 1.0 : ws_[p];
+      const double resid = y_of(at[k].slot) - row.f, sw = w_of(at[k].slot);
       sq[k] = sw * resid * resid;
       if (with_gradient)
         for (std::size_t c = 0; c < d; ++c) grad[k * d + c] = -2 * sw * resid * g[c];
@@ -746,8 +929,8 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   double sse = 0, total = 0;
   for (std::size_t k = 0; k < cnt; ++k) {
     sse += sq[k];
-    total += ws_.empty() ? 1.0 : ws_[pos[k]];
-    if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = order_[pos[k]];
+    total += w_of(at[k].slot);
+    if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = row_of(at[k].slot);
   }
   out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
   if (with_gradient) {
@@ -760,15 +943,18 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
 }
 
 InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
-  const std::vector<std::size_t> pos = positions(rows);
-  const std::size_t cnt = pos.size(), d = d_;
+  const std::vector<Slot> at = slots(rows);
+  const std::size_t cnt = at.size(), d = d_;
   // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(simple_ ? 0 : n_, d_);
-    std::vector<double> g(d), c(d + 1);
+    std::vector<double> g(d), c(d + 1), dtrace(d);  // of the last key reduced
+    std::size_t last = none;
+    Row fit;
+    double ep = 0;  // e_p: the key's own unnormalised weight
     for (std::size_t k = a; k < z; ++k) {
-      const std::size_t p = pos[k];
+      const std::size_t p = at[k].key;
       if (simple_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
         const Row row = row_1d(xs_[p], none, with_gradient);
         const double resid = ys_[p] - row.f;
@@ -782,38 +968,49 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         continue;
       }
       const double* q = key(p);
-      const Span s = gather(q, none, w, with_gradient);  // key p is in reach of itself: K(0) > 0
-      const Row row = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
-      const double* e = w.e;
-      const double resid = ys_[p] - row.f, sw = ws_.empty() ? 1.0 : ws_[p];
+      if (p != last) {  // the fit at key p, once for all its rows
+        last = p;
+        const Span s = gather(q, none, w, with_gradient);  // key p is in reach of itself: K(0) > 0
+        fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
+        ep = w.e[p];
+        if (with_gradient) {
+          // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
+          // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
+          const double* xb = key(s.b);
+          s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, inv_h_.data(), c.data(), w.a); });
+          for (std::size_t kk = 0; kk < d; ++kk) {
+            const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
+              return kernel::dlog_dot(options_.kernel, &xs_[kk * n_], lo, hi, q[kk], xb[kk], inv_h_[kk], w.e, {w.a},
+                                      {w.a});
+            });
+            dtrace[kk] = ep * (dlog_weight(q, xb, p, kk) * c[0] - t);
+          }
+        }
+      }
+      // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0));
+      // a row of a merged key has its share of e_p.
+      const std::size_t t = at[k].slot;
+      const double resid = y_of(t) - fit.f, sw = w_of(t), part = share(t, p);
       sq[k] = sw * resid * resid;
-      // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0)).
-      own[k] = e[p] * c[0];
+      own[k] = ep * c[0] * part;
       if (!with_gradient) continue;
-      // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
-      // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
-      const double* xb = key(s.b);
-      s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, inv_h_.data(), c.data(), w.a); });
       for (std::size_t kk = 0; kk < d; ++kk) {
-        const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
-          return kernel::dlog_dot(options_.kernel, &xs_[kk * n_], lo, hi, q[kk], xb[kk], inv_h_[kk], e, {w.a}, {w.a});
-        });
         grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
-        grad[k * 2 * d + d + kk] = e[p] * (dlog_weight(q, xb, p, kk) * c[0] - t);
+        grad[k * 2 * d + d + kk] = dtrace[kk] * part;
       }
     }
   });
   // Summed in a fixed order: the result does not depend on the number of threads.
   InSample out;
-  const double unit = y_scale_ * y_scale_, scale = static_cast<double>(n_) / static_cast<double>(cnt);
+  const double unit = y_scale_ * y_scale_, scale = static_cast<double>(rows_) / static_cast<double>(cnt);
   double sse = 0, total = 0, tr = 0;
   for (std::size_t k = 0; k < cnt; ++k) {
     sse += sq[k];
     tr += own[k];
-    total += ws_.empty() ? 1.0 : ws_[pos[k]];
+    total += w_of(at[k].slot);
   }
   out.mse = sse / total * unit;
-  out.trace = tr * scale;  // a sample of rows stands for every key
+  out.trace = tr * scale;  // a sample of rows stands for every row
   if (with_gradient) {
     out.d_mse.assign(d, 0.0);
     out.d_trace.assign(d, 0.0);
@@ -839,39 +1036,54 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
   LooDetail out;
   if (residuals) out.residual.assign(n_in_, 0.0);
   // Every row's residual (the fast path where it applies); the effective number of neighbours
-  // from every row, or from `neighbour_rows` spread over x (each sum over its window, scalar),
-  // or from none.
-  std::vector<char> sampled(n_, neighbours && (neighbour_rows == 0 || neighbour_rows >= n_));
+  // from every row, or from `neighbour_rows` spread over the rows in engine order, or from none.
+  std::vector<char> sampled(rows_, neighbours && (neighbour_rows == 0 || neighbour_rows >= rows_));
   if (neighbours && !sampled[0])
-    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * n_ / (2 * neighbour_rows)] = 1;
-  std::vector<double> inv_w2(n_, 0.0);
+    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * rows_ / (2 * neighbour_rows)] = 1;
+  std::vector<double> inv_w2(rows_, 0.0);
   const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, Work& w) {
     const double* q = key(p);
-    if (!residuals && !sampled[p] && !is_compact(options_.kernel)) return true;  // never out of reach
+    const std::size_t lo = first(p), hi = first(p + 1);
+    const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
+    if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
     if (simple_ && !sampled[p]) {
       out.residual[order_[p]] = (ys_[p] - row_1d(q[0], p, false).f) * y_scale_;
       return true;
     }
-    Span s;
-    Row r;
-    if (sampled[p]) {
-      r = weights_row(q, p, w, s);
-    } else {
-      s = gather(q, p, w);
-      r = reduce(q, s, w, nullptr, nullptr);
+    Rest cache;
+    std::vector<double> c(d_ + 1);
+    // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
+    // weight in it is w c_0), as a prefix and a suffix.
+    const std::size_t m = hi - lo;
+    std::vector<double> pre(m + 1, 0.0), suf(m + 1, 0.0);
+    if (merged_ && any) {
+      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k] + w_of(lo + k) * w_of(lo + k);
+      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1] + w_of(lo + k) * w_of(lo + k);
     }
-    if (!r.reached) return false;
-    if (residuals) out.residual[order_[p]] = (ys_[p] - r.f) * y_scale_;
-    if (!sampled[p]) return true;
-    inv_w2[p] = 1 / s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {w.e}); });
+    for (std::size_t t = lo; t < hi; ++t) {
+      Span s;
+      Row r;
+      if (sampled[t]) {
+        r = weights_row(Slot{p, t}, w, s, c.data());
+        cache.key = none;  // the weights were overwritten
+      } else {
+        r = loo_row(Slot{p, t}, w, cache, s, nullptr, nullptr);
+      }
+      if (!r.reached) return false;
+      if (residuals) out.residual[row_of(t)] = (y_of(t) - r.f) * y_scale_;
+      if (!sampled[t]) continue;
+      double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
+      if (merged_) w2 += c[0] * c[0] * (pre[t - lo] + suf[t - lo + 1]);
+      inv_w2[t] = 1 / w2;
+    }
     return true;
   });
   if (bad != none) throw_out_of_reach(key(bad), order_[bad], true);
   double sum = 0, total = 0;
-  for (std::size_t p = 0; p < n_; ++p) {
-    if (!sampled[p]) continue;
-    const double sw = ws_.empty() ? 1.0 : ws_[p];
-    sum += sw * inv_w2[p];
+  for (std::size_t t = 0; t < rows_; ++t) {
+    if (!sampled[t]) continue;
+    const double sw = w_of(t);
+    sum += sw * inv_w2[t];
     total += sw;
   }
   if (total > 0) out.neighbours = sum / total;
@@ -879,42 +1091,44 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
 }
 
 std::vector<double> Attention::key_columns(const double* v, std::size_t c) const {
-  std::vector<double> out(c * n_);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < c; ++k) out[k * n_ + i] = v[std::size_t{order_[i]} * c + k];
+  std::vector<double> out(c * rows_);
+  for (std::size_t t = 0; t < rows_; ++t)
+    for (std::size_t k = 0; k < c; ++k) out[k * rows_ + t] = v[row_of(t) * c + k];
   return out;
 }
 
 bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
   const std::uint32_t p = rank_.at(j);
-  if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2 + 2 * options_.leave_out) return false;
+  if (p == std::numeric_limits<std::uint32_t>::max() || rows_ < 2 + 2 * options_.leave_out) return false;
+  const std::vector<std::size_t> row{j};
+  const Slot at = slots(&row).front();
   Work w(n_, d_);
   Span s;
-  const Row r = weights_row(key(p), p, w, s);
+  std::vector<double> cc(d_ + 1);
+  const Row r = weights_row(at, w, s, cc.data());
   if (!r.reached) return false;
-  // w.a = a_i (y_i - f) over the ranges; then each moment in one vectorised pass per range.
+  // a[t] = a_jt (y_t - f) per row t over the keys' slots (a merged key's rows their shares;
+  // the rest of row j's own key w_t c_0 each, row j none); then each moment in one
+  // vectorised pass per range of slots.
+  std::vector<double> a(rows_);
+  std::vector<Range> spans;
   s.each([&](std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) w.a[i] = w.e[i] * (ys_[i] - r.f) * y_scale_;
+    spans.emplace_back(first(lo), first(hi));
+    for (std::size_t g = lo; g < hi; ++g)
+      for (std::size_t t = first(g); t < first(g + 1); ++t) {
+        const double l = g == p ? (t == at.slot ? 0.0 : cc[0] * w_of(t)) : w.e[g] * share(t, g);
+        a[t] = l * (y_of(t) - r.f) * y_scale_;
+      }
   });
   for (std::size_t k = 0; k < c; ++k)
-    for (std::size_t l = 0; l <= k; ++l)
-      M[k * c + l] = M[l * c + k] = s.sum([&](std::size_t lo, std::size_t hi) {
-        return kernel::dot(lo, hi, w.a, {&v[k * n_], v[k * n_ + p]}, {&v[l * n_], v[l * n_ + p]});
-      });
+    for (std::size_t l = 0; l <= k; ++l) {
+      double sum = 0;
+      for (const auto& [lo, hi] : spans)
+        sum += kernel::dot(lo, hi, a.data(), {&v[k * rows_], v[k * rows_ + at.slot]},
+                           {&v[l * rows_], v[l * rows_ + at.slot]});
+      M[k * c + l] = M[l * c + k] = sum;
+    }
   f = r.f * y_scale_;
-  return true;
-}
-
-bool Attention::loo_weights(std::size_t j, double* a) const {
-  std::fill(a, a + n_in_, 0.0);
-  const std::uint32_t p = rank_.at(j);
-  if (p == std::numeric_limits<std::uint32_t>::max() || n_ < 2 + 2 * options_.leave_out) return false;
-  Work w(n_, d_);
-  Span s;
-  if (!weights_row(key(p), p, w, s).reached) return false;
-  s.each([&](std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) a[order_[i]] = w.e[i];
-  });
   return true;
 }
 

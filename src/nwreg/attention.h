@@ -31,9 +31,23 @@
 /// T = ln(n / (tolerance S0_low)), S0_low a lower bound on the row's weight sum: the omitted
 /// weights add up to less than tolerance * S0, so each prediction is within
 /// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
-/// below tolerance / n. With several columns every key is summed. The Gaussian NW sums without
-/// sample weights in one column run fused (kernel1d.h). Queries run in parallel; each result
-/// is summed in a fixed order, whatever the number of threads.
+/// below tolerance / n. With 2 to 8 columns the keys are stored in the leaf order of a k-d
+/// tree and each query sums over the leaves within the same bound (key_index.h); beyond, every
+/// key. The Gaussian NW sums without sample weights in one column run fused (kernel1d.h).
+/// Queries run in parallel; each result is summed in a fixed order, whatever the number of
+/// threads.
+///
+/// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
+/// their sample weights W and its value their weighted mean ybar, which gives every prediction
+/// as the separate keys would (up to rounding) at the cost of one evaluation. A row's
+/// leave-one-out fit attends to the other keys and to the rest of its own group at distance 0:
+/// weight W - s_j (K(0) = 1 relative to it) and values sum_i s_i (y_i - ybar) over the rest,
+/// each summed over the rest rather than subtracted from the total. The attention rows written
+/// out give each row of a group its share s_i / W of the group's weight. Keys are merged
+/// whenever some are identical (unless EngineOptions::merge is false), except with
+/// --leave-out (its blocks are counted in rows) and on the fused 1-D Gaussian path while more
+/// than half the keys are distinct (there the fused loop over every row beats the weighted one
+/// over the groups).
 
 #include <atomic>
 #include <cstddef>
@@ -59,7 +73,8 @@ enum class Method { nw, local_linear };
 /// What a query with no key in reach of a compact kernel gets.
 enum class OutOfReach {
   error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
-  nearest  //!< the value of the nearest key (scaled distance), weight 1 on it
+  nearest  //!< the value of the nearest key (scaled distance), all the weight on it; identical
+           //!< nearest keys share it by sample weight (their weighted mean)
 };
 
 std::string to_string(Method method);
@@ -88,6 +103,9 @@ struct EngineOptions {
   /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
   /// keys on each side in x order (one x column only), for series with correlated errors.
   std::size_t leave_out = 0;
+  /// Identical keys are merged into one (see above); false keeps every row its own key: the
+  /// same results up to rounding, slower with many ties. For tests and benchmarks.
+  bool merge = true;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -167,12 +185,8 @@ class Attention {
   /// on the fast path where it applies.
   LooDetail loo_residuals() const;
 
-  /// Row j's leave-one-out weights (as loo uses them), in input order, into a[0..n).
-  /// Returns false, a all 0, for a row out of reach or of sample weight 0.
-  bool loo_weights(std::size_t j, double* a) const;
-
   /// Columns given per input row (n_in x c, row-major) rearranged for loo_moments: by column,
-  /// in the engine's order of keys.
+  /// one entry per row of sample weight > 0, in the engine's order of keys.
   std::vector<double> key_columns(const double* v, std::size_t c) const;
   /// Row j's leave-one-out prediction f (as loo makes it) and, over columns v (from
   /// key_columns, c of them), M[k * c + l] = sum_i a_ji (y_i - f) (v_ik - v_jk) (v_il - v_jl),
@@ -194,6 +208,19 @@ class Attention {
   struct Row;
   struct Span;
   struct Work;
+  struct Rest;
+  // A row of the training data as the engine holds it: its key and its slot. Slots are the rows
+  // of sample weight > 0, grouped by key in engine order, in input order within a key; without
+  // merged keys slot and key are the same.
+  struct Slot {
+    std::size_t key, slot;
+  };
+  std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
+  std::size_t first(std::size_t g) const { return merged_ ? first_[g] : g; }  // key g's slots: [first(g), first(g+1))
+  std::size_t row_of(std::size_t s) const { return merged_ ? slot_row_[s] : order_[s]; }  // input row
+  double y_of(std::size_t s) const { return merged_ ? slot_y_[s] : ys_[s]; }
+  double w_of(std::size_t s) const;  // sample weight (over the largest)
+  double share(std::size_t s, std::size_t g) const { return merged_ ? w_of(s) / ws_[g] : 1.0; }  // of key g's weight
   // Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with
   // EngineOptions::leave_out = K (one x column) the K keys on each side in x order.
   struct Block {
@@ -202,43 +229,65 @@ class Attention {
   };
   Block block(std::size_t exclude) const;  // exclude: a position, or none (an empty block)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
-  std::vector<std::size_t> positions(const std::vector<std::size_t>* rows) const;  // engine positions of keys
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
   const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
-  // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`.
-  Span gather(const double* q, std::size_t exclude, Work& w, bool gradient = false) const;
+  // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`. With
+  // rest > 0, q is key `exclude` itself, whose other rows weigh at least `rest`: the weights
+  // are measured from it (distance 0) and its rows are left for add_rest.
+  Span gather(const double* q, std::size_t exclude, Work& w, bool gradient = false, double rest = 0) const;
+  // Adds slot s's rest of its key (rest_w_, rest_dy_) at distance 0 to a row gathered with rest.
+  void add_rest(Span& s, Work& w, std::size_t slot) const;
+  // Slot s's leave-one-out row reduced (gather and reduce), the rows of its key without it
+  // included; a merged key's other rows reuse `cache`, gathered once for the key.
+  Row loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const;
   // Its prediction, with the gradient in log h (grad) and the local fit's c (see equivalent).
   Row reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const;
   // w.e[s.lo..s.hi) times c^T z_i: the equivalent-kernel weights, unnormalised for NW.
   void equivalent(const double* q, const Span& s, const double* c, Work& w) const;
+  // Sum over keys [lo, hi) of their rows' squared weights, e the keys' (a merged key's rows
+  // share its weight).
+  double sum_squares(std::size_t lo, std::size_t hi, const double* e) const;
   // d log e_i / d log h_k at query q whose nearest key is at xb.
   double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
-  // gather, reduce, equivalent: w.e[s.lo..s.hi) ends as the row --weights writes (if reached).
-  Row weights_row(const double* q, std::size_t exclude, Work& w, Span& s) const;
+  // gather, reduce, equivalent: w.e over the ranges ends as the row --weights writes (if
+  // reached), per key (each of its rows gets its share); `at`: slot's leave-one-out row.
+  Row weights_row(const double* q, Work& w, Span& s, double* c) const;
+  Row weights_row(const Slot& at, Work& w, Span& s, double* c) const;
   // The key nearest q (not exclude) and its distance in bandwidths (d > 1; see KdTree).
   std::size_t nearest(const double* q, std::size_t exclude, double& rmin) const;
-  // How far (in the kernel's norm) keys can matter around a query whose nearest key b lies at rb.
-  double reach_bound(std::size_t b, double rb) const;
+  // How far (in the kernel's norm) keys can matter around a query whose nearest key, of
+  // weight wb, lies at rb.
+  double reach_bound(double wb, double rb) const;
   std::size_t nearest_exact(const double* q, std::size_t exclude) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
-  void window_1d(double q, std::size_t b, std::size_t& lo, std::size_t& hi) const;
+  void window_1d(double q, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;
   [[noreturn]] void throw_out_of_reach(const double* q, std::size_t index, bool loo) const;
   template <class F>
   std::size_t for_queries(std::size_t m, std::size_t grain, const F& body) const;
 
   EngineOptions options_;
-  std::size_t n_, d_, n_in_;  // keys (sample weight > 0), columns, input rows
+  std::size_t n_, d_, n_in_;  // keys (distinct; sample weight > 0), columns, input rows
+  std::size_t rows_ = 0;      // rows of sample weight > 0: slots
   std::vector<double> h_, inv_h_;
   // Keys in engine order (sorted by x when d = 1), by column (xs_[k * n_ + i]) and, with
   // several columns, by row (xr_[i * d_ + k]); their targets divided by y_scale_ (the power of
   // two in (max|y|/2, max|y|], so sums of weighted values never overflow), and the maps
   // between engine order and input order.
   // Sample weights in engine order, divided by the largest (empty: all 1); input rows of
-  // weight 0 are no keys and have rank_ = none.
+  // weight 0 are no keys and have rank_ = none. A merged key's weight is the sum over its rows,
+  // its value their weighted mean, and order_ names its first row.
   std::vector<double> xs_, xr_, ys_, ws_;
   std::vector<std::uint32_t> order_, rank_;  // 32 bits: half the memory at 1e7 rows
+  bool unit_weights_ = true;  // no sample weights given: every key weighs at least 1
+  // Merged keys (merged_): key g's slots [first_[g], first_[g+1]), each slot's input row, value
+  // (over y_scale_), sample weight (empty: all 1), and the rest of its key without it: weight
+  // rest_w_ and sum of w (y - y_key) rest_dy_ (each summed without the slot, not subtracted);
+  // per key, sum over its rows of (s_i / W)^2.
+  bool merged_ = false;
+  std::vector<std::uint32_t> first_, slot_row_;
+  std::vector<double> slot_y_, slot_w_, rest_w_, rest_dy_, q2_;
   double y_scale_ = 1;
   std::unique_ptr<KdTree> tree_;  // 2 to 8 columns: keys in its leaf order
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies

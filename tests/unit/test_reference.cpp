@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "nwreg/attention.h"
@@ -257,8 +258,9 @@ TEST_CASE("Laplace keys up to 1.3e308 apart, and a nearest key at h = 1e-160") {
   CHECK(f == 79);
 }
 
-TEST_CASE("the nearest-key fallback: of keys at the same distance, the first as given") {
-  // 128 rows (a k-d tree): 64 at (0, 0) with y = 0..63, 64 at (10, 0); a query out of reach.
+TEST_CASE("the nearest-key fallback: identical nearest keys share it, of others at the same distance the first") {
+  // 128 rows (a k-d tree): 64 at (0, 0) with y = 0..63, 64 at (10, 0) with y = 64..127; queries
+  // out of reach beside each, and one halfway between.
   Dataset d;
   d.n = 128;
   d.d = 2;
@@ -270,11 +272,147 @@ TEST_CASE("the nearest-key fallback: of keys at the same distance, the first as 
   EngineOptions o;
   o.kernel = Kernel::epanechnikov;
   o.out_of_reach = OutOfReach::nearest;
-  const double q[4] = {-5, 0, 15, 0};
-  double f[2];
-  Attention(d, {1, 1}, o).predict(q, 2, f);
-  CHECK(f[0] == 0);
-  CHECK(f[1] == 64);
+  const double q[6] = {-5, 0, 15, 0, 5, 0};
+  for (bool merge : {true, false}) {
+    CAPTURE(merge);
+    o.merge = merge;
+    double f[3];
+    Attention(d, {1, 1}, o).predict(q, 3, f);
+    // The mean of the identical nearest keys, merged or not; halfway, the first as given.
+    CHECK(f[0] == 31.5);
+    CHECK(f[1] == 95.5);
+    CHECK(f[2] == 31.5);
+  }
+  // One column, not merged (--leave-out): identical keys are neighbours and share it by weight.
+  Dataset one;
+  one.n = 6;
+  one.d = 1;
+  one.x = {0, 10, 0, 10, 0, 10};
+  one.y = {1, 7, 2, 9, 6, 11};
+  one.weight = {1, 1, 1, 1, 2, 1};
+  one.x_names = {"a"};
+  o.leave_out = 1;
+  const double q1[2] = {-5, 16};
+  double f1[2];
+  Attention(one, {1}, o).predict(q1, 2, f1);
+  CHECK(f1[0] == doctest::Approx(3.75).epsilon(1e-15));  // (1 + 2 + 2 * 6) / 4
+  CHECK(f1[1] == doctest::Approx(9).epsilon(1e-15));
+}
+
+namespace {
+
+// n rows whose first columns take few values (heavy ties: 5 in one column, 20 a column in two,
+// 5 a column in three) and y noisy.
+Dataset tie_data(std::size_t n, std::size_t d, bool weighted, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  const int levels = d == 2 ? 20 : 5;
+  std::uniform_int_distribution<int> pick(0, levels - 1);
+  std::uniform_real_distribution<double> u(0, 1), w(0.2, 3);
+  Dataset data;
+  data.n = n;
+  data.d = d;
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const double v = 5.0 * pick(g) / (levels - 1);
+      data.x.push_back(v);
+      s += std::sin(v * (k + 1));
+    }
+    data.y.push_back(3 * s + u(g));
+    if (weighted) data.weight.push_back(i % 7 == 3 ? 0.0 : w(g));
+  }
+  for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k + 1));
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("identical keys merged: every result as with every row its own key, for fewer pairs") {
+  const Kernel all[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform};
+  for (std::size_t d = 1; d <= 3; ++d) {
+    for (bool weighted : {false, true}) {
+      const Dataset data = tie_data(d == 2 ? 600 : 300, d, weighted, 31 * d + weighted);
+      const std::size_t n = data.n;
+      double yspan = 0;
+      for (double v : data.y) yspan = std::max(yspan, std::abs(v));
+      std::vector<double> queries;  // on the keys, between them, and far (exponential kernels)
+      for (int j = 0; j < 9; ++j)
+        for (std::size_t k = 0; k < d; ++k) queries.push_back(j % 3 == 0 ? data.x[j * d + k] : 0.37 * j + 0.11 * k);
+      std::vector<double> v(n);  // values to smooth (standard errors), per row
+      for (std::size_t i = 0; i < n; ++i) v[i] = std::cos(3.0 * i);
+      std::vector<double> xh(data.x);  // the columns loo_moments weighs (the metric's)
+      std::set<std::vector<double>> distinct;
+      for (std::size_t i = 0; i < n; ++i)
+        if (data.weight.empty() || data.weight[i] > 0) distinct.emplace(&data.x[i * d], &data.x[i * d] + d);
+      const std::uint64_t keys = distinct.size();
+      for (Kernel k : all) {
+        for (Method method : {Method::nw, Method::local_linear}) {
+          for (double scale : {0.7, 3.0}) {
+            CAPTURE(d);
+            CAPTURE(weighted);
+            CAPTURE(to_string(k));
+            CAPTURE(to_string(method));
+            CAPTURE(scale);
+            std::vector<double> h;
+            for (std::size_t j = 0; j < d; ++j) h.push_back(scale * (1 + 0.3 * j));
+            EngineOptions o;
+            o.kernel = k;
+            o.method = method;
+            o.out_of_reach = OutOfReach::nearest;
+            const Attention merged(data, h, o);
+            o.merge = false;
+            const Attention apart(data, h, o);
+            const std::size_t m = queries.size() / d;
+            std::vector<double> f1(m), f2(m), w1(m), w2(m), s1(m), s2(m);
+            merged.predict_detail(queries.data(), m, v, f1.data(), w1.data(), s1.data());
+            apart.predict_detail(queries.data(), m, v, f2.data(), w2.data(), s2.data());
+            for (std::size_t j = 0; j < m; ++j) {
+              CAPTURE(j);
+              CHECK(std::abs(f1[j] - f2[j]) <= 1e-12 * yspan);
+              CHECK(w1[j] == doctest::Approx(w2[j]).epsilon(1e-12));
+              CHECK(std::abs(s1[j] - s2[j]) <= 1e-12);
+            }
+            std::vector<std::vector<double>> rows1, rows2;
+            merged.weights(queries.data(), 3, [&](std::size_t, const double* a) { rows1.emplace_back(a, a + n); });
+            apart.weights(queries.data(), 3, [&](std::size_t, const double* a) { rows2.emplace_back(a, a + n); });
+            for (std::size_t j = 0; j < 3; ++j)
+              for (std::size_t i = 0; i < n; ++i) CHECK(std::abs(rows1[j][i] - rows2[j][i]) <= 1e-13);
+
+            const std::uint64_t before = merged.pairs(), before_apart = apart.pairs();
+            const LooResult l1 = merged.loo(true), l2 = apart.loo(true);
+            // Ties cost one evaluation: each key's rows gathered once, over at most every key.
+            CHECK(merged.pairs() - before <= keys * keys);
+            CHECK(merged.pairs() - before < apart.pairs() - before_apart);
+            CHECK(l1.mse == doctest::Approx(l2.mse).epsilon(1e-11));
+            for (std::size_t c = 0; c < d; ++c)
+              CHECK(std::abs(l1.gradient[c] - l2.gradient[c]) <= 1e-10 * (std::abs(l2.gradient[c]) + l2.mse));
+            const std::vector<std::size_t> some = {17, 3, 40, 3, 251, 0};
+            CHECK(merged.loo(false, &some).mse == doctest::Approx(apart.loo(false, &some).mse).epsilon(1e-11));
+            const InSample i1 = merged.insample(true), i2 = apart.insample(true);
+            CHECK(i1.mse == doctest::Approx(i2.mse).epsilon(1e-11));
+            CHECK(i1.trace == doctest::Approx(i2.trace).epsilon(1e-11));
+            for (std::size_t c = 0; c < d; ++c) {
+              CHECK(std::abs(i1.d_mse[c] - i2.d_mse[c]) <= 1e-10 * (std::abs(i2.d_mse[c]) + i2.mse));
+              CHECK(std::abs(i1.d_trace[c] - i2.d_trace[c]) <= 1e-10 * (std::abs(i2.d_trace[c]) + i2.trace));
+            }
+            const LooDetail d1 = merged.loo_detail(), d2 = apart.loo_detail();
+            CHECK(d1.neighbours == doctest::Approx(d2.neighbours).epsilon(1e-11));
+            for (std::size_t i = 0; i < n; ++i) CHECK(std::abs(d1.residual[i] - d2.residual[i]) <= 1e-11 * yspan);
+            if (method == Method::nw && k == Kernel::gaussian) {  // what the learned metric uses
+              const std::vector<double> u1 = merged.key_columns(xh.data(), d), u2 = apart.key_columns(xh.data(), d);
+              for (std::size_t j : {std::size_t{0}, std::size_t{5}, std::size_t{6}}) {
+                double g1 = 0, g2 = 0;
+                std::vector<double> M1(d * d), M2(d * d);
+                CHECK(merged.loo_moments(j, u1, d, g1, M1.data()) == apart.loo_moments(j, u2, d, g2, M2.data()));
+                CHECK(std::abs(g1 - g2) <= 1e-12 * yspan);
+                for (std::size_t c = 0; c < d * d; ++c) CHECK(std::abs(M1[c] - M2[c]) <= 1e-10 * yspan);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("several columns: bit for bit the same whatever the number of threads") {
