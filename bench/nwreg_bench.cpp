@@ -1,10 +1,11 @@
 // nwreg_bench: speed of the attention engine, the bandwidth learner and the CSV reader, each
 // against a naive scalar loop measured in the same run. Prints one table per part.
 //
-//   nwreg_bench [--quick] [--full-check]
+//   nwreg_bench [--quick] [--full-check] [--only TABLE]
 //
 // --quick skips the largest sizes; --full-check also runs a full-data descent at n = 1e5 to
-// compare the sampled descent's LOO error with it. Data: the seeds' function
+// compare the sampled descent's LOO error with it; --only runs one table (predict, direct,
+// pruned, learn, columns, ties, csv). Data: the seeds' function
 // y = 2 sin x + x^0.8 + N(0, 0.5^2), x uniform on [0, 5), fixed seed.
 
 #include <algorithm>
@@ -304,25 +305,82 @@ void csv_table(bool quick) {
   std::filesystem::remove(path);
 }
 
+// Identical keys: learning with x rounded to a few values, keys merged (the default) against
+// every row its own key (EngineOptions::merge = false), in the same run.
+void ties_table(bool quick, unsigned cores) {
+  const std::size_t n = quick ? 3000 : 10000;
+  std::printf("\n## Identical keys: learning h, n = %zu, %u threads, merged against every row its own key\n\n", n,
+              cores);
+  std::printf("| data | kernel | method | distinct keys | merged | apart | ratio |\n|---|---|---|---|---|---|---|\n");
+  ThreadPool pool(cores);
+  struct Case {
+    const char* name;
+    Dataset data;
+    std::size_t distinct;
+  };
+  std::vector<Case> cases;
+  {  // one column, x in {1, 2, 3}
+    Dataset d = seeds(n);
+    for (double& x : d.x) x = 1 + std::floor(x * 3 / 5);
+    cases.push_back({"1 column, 3 values", d, 3});
+  }
+  {  // two columns rounded to 0.1 on [0, 5]^2: about 4 rows a key
+    Dataset d = uniform(n, 2);
+    for (double& x : d.x) x = std::round(x * 10) / 10;
+    std::vector<std::pair<double, double>> keys;
+    for (std::size_t i = 0; i < n; ++i) keys.emplace_back(d.x[2 * i], d.x[2 * i + 1]);
+    std::sort(keys.begin(), keys.end());
+    const auto distinct = static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+    cases.push_back({"2 columns, x rounded to 0.1", d, distinct});
+  }
+  for (const Case& c : cases) {
+    for (const auto& [k, m] : {std::pair{Kernel::gaussian, Method::nw}, std::pair{Kernel::laplace, Method::nw},
+                               std::pair{Kernel::gaussian, Method::local_linear}}) {
+      if (c.data.d > 1 && m == Method::local_linear) continue;
+      double t[2];
+      for (int apart = 0; apart < 2; ++apart) {
+        FitOptions o;
+        o.engine = EngineOptions(default_tolerance, &pool);
+        o.engine.kernel = k;
+        o.engine.method = m;
+        o.engine.merge = apart == 0;
+        t[apart] = median_time(apart ? 1 : 3, [&] { fit_bandwidth(c.data, o); });
+      }
+      std::printf("| %s | %s | %s | %zu | %.3f s | %.3f s | %.0fx faster |\n", c.name, to_string(k).c_str(),
+                  to_string(m).c_str(), c.distinct, t[0], t[1], t[1] / t[0]);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, full_check = false;
+  std::string only;
+  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv"};
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--full-check")) full_check = true;
-    else {
-      std::fprintf(stderr, "usage: nwreg_bench [--quick] [--full-check]\n");
+    if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+    } else if (!std::strcmp(argv[i], "--full-check")) {
+      full_check = true;
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc &&
+               std::find(tables.begin(), tables.end(), argv[i + 1]) != tables.end()) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv]\n");
       return 2;
     }
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  auto run = [&](const char* name) { return only.empty() || only == name; };
   std::printf("# nwreg_bench: %u hardware threads\n", cores);
-  predict_table(quick, cores);
-  engine_table(quick);
-  pruned_2d_table(quick, cores);
-  learn_table(quick, full_check, cores);
-  columns_table(quick, cores);
-  csv_table(quick);
+  if (run("predict")) predict_table(quick, cores);
+  if (run("direct")) engine_table(quick);
+  if (run("pruned")) pruned_2d_table(quick, cores);
+  if (run("learn")) learn_table(quick, full_check, cores);
+  if (run("columns")) columns_table(quick, cores);
+  if (run("ties")) ties_table(quick, cores);
+  if (run("csv")) csv_table(quick);
   return 0;
 }
