@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "nwreg/errors.h"
+#include "nwreg/gauss_transform.h"
 #include "nwreg/kernel1d.h"
 #include "nwreg/kernel_nd.h"
 #include "nwreg/key_index.h"
@@ -221,6 +222,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   // Rows sorted by x (every column in turn; input order among equal ones): identical keys
   // are neighbours. One column keeps this order; several sort a copy.
   auto less = [&](std::uint32_t a, std::uint32_t b) {
+    if (d_ == 1) return train.x[a] < train.x[b];
     return std::lexicographical_compare(train.row(a), train.row(a) + d_, train.row(b), train.row(b) + d_);
   };
   auto same = [&](std::uint32_t a, std::uint32_t b) { return std::equal(train.row(a), train.row(a) + d_, train.row(b)); };
@@ -276,6 +278,12 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     y_scale_ = std::ldexp(1.0, e - 1);
   }
   ys_.resize(n_);
+  double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
+  for (std::uint32_t i : merged_ ? rows_sorted : order_) {
+    ylo = std::min(ylo, train.y[i] / y_scale_);
+    yhi = std::max(yhi, train.y[i] / y_scale_);
+  }
+  y_mid_ = ylo <= yhi ? 0.5 * ylo + 0.5 * yhi : 0.0;
   if (merged_) {
     // Each key's rows in input order: its slots. Sums over the rest of a key without one row
     // are a prefix and a suffix added, not a total less the row (no cancellation).
@@ -454,6 +462,39 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   if (gradient) row.dfdtheta = -2 * ln2 * (s.v - fc * s.t) / s.s0;
   row.s0 = s.s0;
   row.t = s.t;
+  return row;
+}
+
+std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
+  // Worth building (O(n p)) for many rows over many keys, on the fused path without
+  // left-out blocks; each row still chooses between it and its window (row_fgt).
+  if (!fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || n_ < 8192) return nullptr;
+  auto t = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0], options_.tolerance, y_mid_, rows,
+                                            options_.pool);
+  return t->usable() ? std::move(t) : nullptr;
+}
+
+Attention::Row Attention::row_fgt(const GaussTransform& fgt, std::size_t p, bool gradient, bool leave_out) const {
+  // The transform's bound holds for a row whose weights sum to at least 1/e: with key p in
+  // (weight 1), always; left out, where its nearest other key lies within sqrt(2) h. Other
+  // rows sum their windows.
+  const double q = xs_[p];
+  if (leave_out) {
+    const std::size_t b = nearest_1d(q, p);
+    if (!(std::abs(xs_[b] - q) <= std::sqrt(2.0) * h_[0])) return row_1d(q, p, gradient);
+  }
+  const double y0 = fgt.y0();
+  const GaussTransform::Sums s = fgt.at(q, gradient);
+  // Left out, key p goes: it weighs exp(0) = 1 at distance 0 (D = 0).
+  const double s0 = leave_out ? s.s0 - 1 : s.s0, s1 = leave_out ? s.s1 - (ys_[p] - y0) : s.s1;
+  Row row;
+  const double fc = s1 / s0;
+  row.f = y0 + fc;
+  // df/dlog h = sum_i a_i (y_i - f) D_i = (v - (f - y0) t) / s0.
+  if (gradient) row.dfdtheta = (s.v - fc * s.t) / s0;
+  // As row_1d makes them, measured from key p: s0, and t = sum e u with u = -D / (2 ln 2).
+  row.s0 = s0;
+  row.t = -s.t / (2 * ln2);
   return row;
 }
 
@@ -898,6 +939,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   const std::size_t cnt = at.size(), d = d_;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
+  const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(simple_ ? 0 : n_, d_);
     Rest cache;
@@ -905,7 +947,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (simple_) {
-        const Row row = row_1d(xs_[p], p, with_gradient);
+        const Row row = fgt ? row_fgt(*fgt, p, with_gradient, true) : row_1d(xs_[p], p, with_gradient);
         const double resid = ys_[p] - row.f;
         sq[k] = resid * resid;
         if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
@@ -947,6 +989,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   const std::size_t cnt = at.size(), d = d_;
   // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
+  const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(simple_ ? 0 : n_, d_);
     std::vector<double> g(d), c(d + 1), dtrace(d);  // of the last key reduced
@@ -956,7 +999,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (simple_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
-        const Row row = row_1d(xs_[p], none, with_gradient);
+        const Row row = fgt ? row_fgt(*fgt, p, with_gradient, false) : row_1d(xs_[p], none, with_gradient);
         const double resid = ys_[p] - row.f;
         sq[k] = resid * resid;
         own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
@@ -1041,13 +1084,14 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
   if (neighbours && !sampled[0])
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * rows_ / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(rows_, 0.0);
+  const std::unique_ptr<GaussTransform> fgt = residuals ? transform(n_) : nullptr;
   const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, Work& w) {
     const double* q = key(p);
     const std::size_t lo = first(p), hi = first(p + 1);
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
     if (simple_ && !sampled[p]) {
-      out.residual[order_[p]] = (ys_[p] - row_1d(q[0], p, false).f) * y_scale_;
+      out.residual[order_[p]] = (ys_[p] - (fgt ? row_fgt(*fgt, p, false, true) : row_1d(q[0], p, false)).f) * y_scale_;
       return true;
     }
     Rest cache;

@@ -65,6 +65,7 @@ namespace nwreg {
 
 class ThreadPool;
 class KdTree;
+class GaussTransform;
 namespace kernel {
 struct Keys;
 }
@@ -232,6 +233,11 @@ class Attention {
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
   const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
+  // The fast Gauss transform (gauss_transform.h) for a pass over `rows` rows of the fused path,
+  // where it pays (else null); key p's row through it, p left out or not, as row_1d makes it
+  // (row_1d itself where the transform's bound does not hold).
+  std::unique_ptr<GaussTransform> transform(std::size_t rows) const;
+  Row row_fgt(const GaussTransform& fgt, std::size_t p, bool gradient, bool leave_out) const;
   // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`. With
   // rest > 0, q is key `exclude` itself, whose other rows weigh at least `rest`: the weights
   // are measured from it (distance 0) and its rows are left for add_rest.
@@ -289,6 +295,7 @@ class Attention {
   std::vector<std::uint32_t> first_, slot_row_;
   std::vector<double> slot_y_, slot_w_, rest_w_, rest_dy_, q2_;
   double y_scale_ = 1;
+  double y_mid_ = 0;  // the middle of the values' range (over y_scale_): the fast Gauss transform's y0
   std::unique_ptr<KdTree> tree_;  // 2 to 8 columns: keys in its leaf order
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool bounded_ = false;    // every |x| <= 4e307

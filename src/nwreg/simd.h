@@ -1,6 +1,6 @@
 #pragma once
-// Internal to the vectorised kernels (kernel1d.cpp, kernel_nd.cpp): the exp2 they share and
-// the attribute that compiles a function for several instruction sets.
+// Internal to the vectorised kernels (kernel1d.cpp, kernel_nd.cpp, gauss_transform.cpp): the
+// exp2 they share and the attribute that compiles a function for several instruction sets.
 
 #include <algorithm>
 #include <bit>

@@ -1,0 +1,118 @@
+// The fast Gauss transform against sums over every key in long double, and the leave-one-out
+// passes that use it against the sum over every key (--tolerance 0).
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "nwreg/attention.h"
+#include "nwreg/gauss_transform.h"
+#include "nwreg/thread_pool.h"
+
+using namespace nwreg;
+
+namespace {
+
+struct Keys {
+  std::vector<double> x, y;
+};
+
+// n keys uniform on [offset, offset + 5], sorted, y = sin x + noise + 100 (an offset the
+// transform's y0 takes out).
+Keys keys(std::size_t n, double offset, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0, 5), noise(-0.5, 0.5);
+  Keys k;
+  for (std::size_t i = 0; i < n; ++i) k.x.push_back(offset + u(g));
+  std::sort(k.x.begin(), k.x.end());
+  for (double x : k.x) k.y.push_back(std::sin(x - offset) + noise(g) + 100);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("fast Gauss transform: the sums over every key to the tolerance, at any offset") {
+  for (double offset : {0.0, 1.7e9, -3e5}) {
+    for (double h : {0.02, 0.05, 0.3}) {
+      CAPTURE(offset);
+      CAPTURE(h);
+      const Keys k = keys(20000, offset, 3);
+      const double y0 = 100;
+      const GaussTransform fgt(k.x.data(), k.y.data(), k.x.size(), h, 1e-16, y0, 1000000, nullptr);
+      REQUIRE(fgt.usable());
+      for (int j = 0; j < 40; ++j) {
+        // On keys, between them, and at the edges and beyond.
+        const double q = j < 20 ? k.x[j * 997] : offset - 0.1 + 5.2 * (j - 20) / 19.0;
+        long double s0 = 0, s1 = 0, t = 0, v = 0, abs1 = 0, abst = 0, absv = 0;
+        for (std::size_t i = 0; i < k.x.size(); ++i) {
+          const long double d = (static_cast<long double>(k.x[i]) - q) / h, e = std::exp(-d * d / 2);
+          const long double dy = k.y[i] - y0;
+          s0 += e;
+          s1 += e * dy;
+          t += e * d * d;
+          v += e * dy * d * d;
+          abs1 += e * std::fabs(dy);
+          abst += e * d * d;
+          absv += e * std::fabs(dy) * d * d;
+        }
+        const GaussTransform::Sums s = fgt.at(q, true);
+        CAPTURE(j);
+        CHECK(std::abs(s.s0 - static_cast<double>(s0)) <= 1e-13 * static_cast<double>(s0));
+        CHECK(std::abs(s.s1 - static_cast<double>(s1)) <= 1e-13 * static_cast<double>(abs1 + s0));
+        CHECK(std::abs(s.t - static_cast<double>(t)) <= 1e-13 * static_cast<double>(abst + s0));
+        CHECK(std::abs(s.v - static_cast<double>(v)) <= 1e-13 * static_cast<double>(absv + s0));
+      }
+    }
+  }
+}
+
+TEST_CASE("fast Gauss transform: not used where boxes hold few keys, queries are few or the tolerance is 0") {
+  const Keys k = keys(20000, 0, 4);
+  CHECK_FALSE(GaussTransform(k.x.data(), k.y.data(), k.x.size(), 1e-3, 1e-16, 0, 1000000, nullptr).usable());
+  CHECK_FALSE(GaussTransform(k.x.data(), k.y.data(), k.x.size(), 0.05, 0, 0, 1000000, nullptr).usable());
+  CHECK(GaussTransform(k.x.data(), k.y.data(), k.x.size(), 0.05, 1e-16, 0, 1000000, nullptr).usable());
+  CHECK_FALSE(GaussTransform(k.x.data(), k.y.data(), k.x.size(), 0.05, 1e-16, 0, 10, nullptr).usable());
+}
+
+TEST_CASE("leave-one-out and in-sample passes through the transform: as every key, for fewer pairs") {
+  for (double offset : {0.0, 1.7e9}) {
+    CAPTURE(offset);
+    const Keys k = keys(12000, offset, 5);
+    Dataset d;
+    d.n = k.x.size();
+    d.d = 1;
+    d.x = k.x;
+    d.y = k.y;
+    std::shuffle(d.x.begin(), d.x.end(), std::mt19937_64(9));  // input order is not x order
+    for (std::size_t i = 0; i < d.n; ++i) d.y[i] = std::sin(d.x[i] - offset) + 0.1 * std::cos(37.0 * i) + 100;
+    d.x_names = {"x"};
+    ThreadPool pool(2);
+    for (double h : {0.05, 0.2}) {
+      CAPTURE(h);
+      const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
+      const Attention every(d, {h}, EngineOptions(0.0, &pool));
+      const LooResult a = fast.loo(true), b = every.loo(true);
+      CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
+      CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-10));
+      CHECK(fast.pairs() * 10 < every.pairs());
+      // A sample of rows as the learner asks for them.
+      const std::vector<std::size_t> rows = fast.spread_rows(2000);
+      const LooResult c = fast.loo(true, &rows), e = every.loo(true, &rows);
+      CHECK(c.mse == doctest::Approx(e.mse).epsilon(1e-13));
+      CHECK(c.gradient[0] == doctest::Approx(e.gradient[0]).epsilon(1e-10));
+      // The in-sample fit (AICc, GCV) and every row's residual (standard errors).
+      const InSample i1 = fast.insample(true), i2 = every.insample(true);
+      CHECK(i1.mse == doctest::Approx(i2.mse).epsilon(1e-13));
+      CHECK(i1.trace == doctest::Approx(i2.trace).epsilon(1e-13));
+      CHECK(i1.d_mse[0] == doctest::Approx(i2.d_mse[0]).epsilon(1e-10));
+      CHECK(i1.d_trace[0] == doctest::Approx(i2.d_trace[0]).epsilon(1e-10));
+      const LooDetail r1 = fast.loo_residuals(), r2 = every.loo_residuals();
+      double worst = 0;
+      for (std::size_t i = 0; i < d.n; ++i) worst = std::max(worst, std::abs(r1.residual[i] - r2.residual[i]));
+      CHECK(worst <= 1e-12);
+    }
+  }
+}
