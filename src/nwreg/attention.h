@@ -31,7 +31,9 @@
 /// T = ln(n / (tolerance S0_low)), S0_low a lower bound on the row's weight sum: the omitted
 /// weights add up to less than tolerance * S0, so each prediction is within
 /// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
-/// below tolerance / n. With 2 to 8 columns the keys are stored in the leaf order of a k-d
+/// below tolerance / n. Passes over many rows whose windows hold many keys (one column,
+/// Gaussian NW, no sample weights) sum them by a fast Gauss transform within the same bound
+/// (gauss_transform.h). With 2 to 8 columns the keys are stored in the leaf order of a k-d
 /// tree and each query sums over the leaves within the same bound (key_index.h); beyond, every
 /// key. The Gaussian NW sums without sample weights in one column run fused (kernel1d.h).
 /// Queries run in parallel; each result is summed in a fixed order, whatever the number of
