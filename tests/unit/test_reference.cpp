@@ -105,25 +105,35 @@ struct Case {
   std::vector<double> queries;  // m x d
 };
 
-// n points in d columns: uniform on [0, 5], every other column rounded to halves (ties);
-// queries inside, at the edges, and (far) 1e6 away.
-Case make_case(std::size_t n, std::size_t d, bool weighted, bool far, std::uint64_t seed) {
+constexpr Kernel all_kernels[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube,
+                                  Kernel::uniform};
+
+// n points in d columns on [0, 5]: each column from `levels` evenly spaced values (heavy ties),
+// or with levels = 0 uniform, every other column rounded to halves (some ties); y noisy.
+Dataset sample_data(std::size_t n, std::size_t d, bool weighted, std::uint64_t seed, int levels = 0) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> u(0, 5), w(0.2, 3);
-  Case c;
-  c.data.n = n;
-  c.data.d = d;
+  std::uniform_int_distribution<int> pick(0, std::max(levels - 1, 0));
+  Dataset data;
+  data.n = n;
+  data.d = d;
   for (std::size_t i = 0; i < n; ++i) {
     double s = 0;
     for (std::size_t k = 0; k < d; ++k) {
-      const double v = k % 2 ? std::round(u(g) * 2) / 2 : u(g);
-      c.data.x.push_back(v);
+      const double v = levels ? 5.0 * pick(g) / (levels - 1) : k % 2 ? std::round(u(g) * 2) / 2 : u(g);
+      data.x.push_back(v);
       s += std::sin(v * (k + 1));
     }
-    c.data.y.push_back(3 * s + u(g) - 2.5);
-    if (weighted) c.data.weight.push_back(i % 7 == 3 ? 0.0 : w(g));
+    data.y.push_back(3 * s + u(g) - 2.5);
+    if (weighted) data.weight.push_back(i % 7 == 3 ? 0.0 : w(g));
   }
-  for (std::size_t k = 0; k < d; ++k) c.data.x_names.push_back("x" + std::to_string(k + 1));
+  for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k + 1));
+  return data;
+}
+
+// sample_data with queries inside, at the edges, and (far) 1e6 away.
+Case make_case(std::size_t n, std::size_t d, bool weighted, bool far, std::uint64_t seed) {
+  Case c{sample_data(n, d, weighted, seed), {}};
   for (int j = 0; j < 12; ++j)
     for (std::size_t k = 0; k < d; ++k) c.queries.push_back(-0.5 + 6.0 * ((j * 7 + k * 3) % 12) / 11);
   if (far)
@@ -134,10 +144,9 @@ Case make_case(std::size_t n, std::size_t d, bool weighted, bool far, std::uint6
 }  // namespace
 
 TEST_CASE("every kernel, method and column count equals the scalar reference to 1e-12") {
-  const Kernel all[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform};
   for (std::size_t d = 1; d <= 4; ++d) {
     for (bool weighted : {false, true}) {
-      for (Kernel k : all) {
+      for (Kernel k : all_kernels) {
         const bool compact = is_compact(k);
         // Far queries only where every key is in reach: exponential kernels.
         const Case c = make_case(150 + 40 * d, d, weighted, !compact, 17 * d + weighted);  // >= 128: a k-d tree
@@ -299,39 +308,11 @@ TEST_CASE("the nearest-key fallback: identical nearest keys share it, of others 
   CHECK(f1[1] == doctest::Approx(9).epsilon(1e-15));
 }
 
-namespace {
-
-// n rows whose first columns take few values (heavy ties: 5 in one column, 20 a column in two,
-// 5 a column in three) and y noisy.
-Dataset tie_data(std::size_t n, std::size_t d, bool weighted, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  const int levels = d == 2 ? 20 : 5;
-  std::uniform_int_distribution<int> pick(0, levels - 1);
-  std::uniform_real_distribution<double> u(0, 1), w(0.2, 3);
-  Dataset data;
-  data.n = n;
-  data.d = d;
-  for (std::size_t i = 0; i < n; ++i) {
-    double s = 0;
-    for (std::size_t k = 0; k < d; ++k) {
-      const double v = 5.0 * pick(g) / (levels - 1);
-      data.x.push_back(v);
-      s += std::sin(v * (k + 1));
-    }
-    data.y.push_back(3 * s + u(g));
-    if (weighted) data.weight.push_back(i % 7 == 3 ? 0.0 : w(g));
-  }
-  for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k + 1));
-  return data;
-}
-
-}  // namespace
-
 TEST_CASE("identical keys merged: every result as with every row its own key, for fewer pairs") {
-  const Kernel all[] = {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform};
   for (std::size_t d = 1; d <= 3; ++d) {
     for (bool weighted : {false, true}) {
-      const Dataset data = tie_data(d == 2 ? 600 : 300, d, weighted, 31 * d + weighted);
+      // 5 values a column in one and three columns, 20 in two: a k-d tree over the merged keys.
+      const Dataset data = sample_data(d == 2 ? 600 : 300, d, weighted, 31 * d + weighted, d == 2 ? 20 : 5);
       const std::size_t n = data.n;
       double yspan = 0;
       for (double v : data.y) yspan = std::max(yspan, std::abs(v));
@@ -345,7 +326,7 @@ TEST_CASE("identical keys merged: every result as with every row its own key, fo
       for (std::size_t i = 0; i < n; ++i)
         if (data.weight.empty() || data.weight[i] > 0) distinct.emplace(&data.x[i * d], &data.x[i * d] + d);
       const std::uint64_t keys = distinct.size();
-      for (Kernel k : all) {
+      for (Kernel k : all_kernels) {
         for (Method method : {Method::nw, Method::local_linear}) {
           for (double scale : {0.7, 3.0}) {
             CAPTURE(d);
