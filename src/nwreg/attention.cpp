@@ -270,20 +270,19 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     key = std::move(leaf_key);
   }
   rank_.assign(n_in_, std::numeric_limits<std::uint32_t>::max());
-  double ymax = 0;
-  for (std::uint32_t i : merged_ ? rows_sorted : order_) ymax = std::max(ymax, std::abs(train.y[i]));
+  double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
+  for (std::uint32_t i : merged_ ? rows_sorted : order_) {
+    ylo = std::min(ylo, train.y[i]);
+    yhi = std::max(yhi, train.y[i]);
+  }
+  const double ymax = ylo <= yhi ? std::max(std::abs(ylo), std::abs(yhi)) : 0.0;
   if (ymax > 0) {
     int e;
     std::frexp(ymax, &e);  // 2^(e-1) <= ymax < 2^e, and 2^e may overflow
     y_scale_ = std::ldexp(1.0, e - 1);
   }
+  y_mid_ = ymax > 0 ? (0.5 * ylo + 0.5 * yhi) / y_scale_ : 0.0;
   ys_.resize(n_);
-  double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
-  for (std::uint32_t i : merged_ ? rows_sorted : order_) {
-    ylo = std::min(ylo, train.y[i] / y_scale_);
-    yhi = std::max(yhi, train.y[i] / y_scale_);
-  }
-  y_mid_ = ylo <= yhi ? 0.5 * ylo + 0.5 * yhi : 0.0;
   if (merged_) {
     // Each key's rows in input order: its slots. Sums over the rest of a key without one row
     // are a prefix and a suffix added, not a total less the row (no cancellation).
