@@ -88,6 +88,21 @@ void lower_to(std::atomic<std::size_t>& first, std::size_t v) {
   }
 }
 
+// A sum of squares kept as scale^2 * ssq (scale the largest |v|), so that neither overflows
+// nor underflows (as BLAS's dnrm2 keeps it).
+struct SumSquares {
+  double scale = 0, ssq = 0;
+  SumSquares plus(double v) const { return merge({std::abs(v), v != 0 ? 1.0 : 0.0}); }
+  SumSquares merge(const SumSquares& o) const {
+    if (o.scale == 0) return *this;
+    if (scale == 0) return o;
+    return scale >= o.scale ? SumSquares{scale, ssq + o.ssq * (o.scale / scale) * (o.scale / scale)}
+                            : SumSquares{o.scale, o.ssq + ssq * (scale / o.scale) * (scale / o.scale)};
+  }
+  // sum of (f v)^2, for f * scale <= 1 or so.
+  double times(double f) const { return scale == 0 ? 0.0 : (f * scale) * (f * scale) * ssq; }
+};
+
 void add(kernel::Sums& to, const kernel::Sums& s) {
   to.s0 += s.s0;
   to.s1 += s.s1;
@@ -291,7 +306,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     q2_.resize(n_);
     for (std::size_t g = 0; g < n_; ++g) {
       const std::size_t a = start[key[g]], z = start[key[g] + 1], s0 = slot_row_.size();
-      double W = 0, wy = 0;
+      double W = 0, wy = 0;  // wy: sum of w (y - y of the first row): equal values stay exact
       for (std::size_t i = a; i < z; ++i) {
         const std::uint32_t r = rows_sorted[i];
         rank_[r] = static_cast<std::uint32_t>(g);
@@ -299,10 +314,10 @@ Attention::Attention(const Dataset& train, EngineOptions options)
         slot_y_.push_back(train.y[r] / y_scale_);
         if (!w.empty()) slot_w_.push_back(w[r]);
         W += weight(r);
-        wy += weight(r) * slot_y_.back();
+        wy += weight(r) * (slot_y_.back() - slot_y_[s0]);
       }
       ws_[g] = W;
-      ys_[g] = wy / W;
+      ys_[g] = slot_y_[s0] + wy / W;
       const std::size_t m = z - a;
       std::vector<double> pre_w(m + 1, 0.0), pre_dy(m + 1, 0.0), suf_w(m + 1, 0.0), suf_dy(m + 1, 0.0);
       double q2 = 0;
@@ -1096,12 +1111,13 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     Rest cache;
     std::vector<double> c(d_ + 1);
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
-    // weight in it is w c_0), as a prefix and a suffix.
+    // weight in it is w c_0), as a prefix and a suffix, each kept scaled (weights 1e-200
+    // apart would underflow their squares).
     const std::size_t m = hi - lo;
-    std::vector<double> pre(m + 1, 0.0), suf(m + 1, 0.0);
+    std::vector<SumSquares> pre(m + 1), suf(m + 1);
     if (merged_ && any) {
-      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k] + w_of(lo + k) * w_of(lo + k);
-      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1] + w_of(lo + k) * w_of(lo + k);
+      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k].plus(w_of(lo + k));
+      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1].plus(w_of(lo + k));
     }
     for (std::size_t t = lo; t < hi; ++t) {
       Span s;
@@ -1116,7 +1132,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
       if (residuals) out.residual[row_of(t)] = (y_of(t) - r.f) * y_scale_;
       if (!sampled[t]) continue;
       double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
-      if (merged_) w2 += c[0] * c[0] * (pre[t - lo] + suf[t - lo + 1]);
+      if (merged_) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
       inv_w2[t] = 1 / w2;
     }
     return true;

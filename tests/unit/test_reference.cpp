@@ -427,3 +427,40 @@ TEST_CASE("several columns: bit for bit the same whatever the number of threads"
     }
   }
 }
+
+TEST_CASE("identical keys merged: sample weights 1e-200 apart, and equal values kept exact") {
+  // Rows (0, 1) and (0, 2) weigh 1; at x = 3, one row weighs 1 and the other 1e-200: each
+  // row's leave-one-out weights are finite, and the effective neighbours as with every row apart.
+  Dataset d;
+  d.n = 4;
+  d.d = 1;
+  d.x = {0, 0, 3, 3};
+  d.y = {1, 2, 9, 4};
+  d.weight = {1, 1, 1, 1e-200};
+  d.x_names = {"x"};
+  for (Kernel k : {Kernel::epanechnikov, Kernel::gaussian}) {
+    CAPTURE(to_string(k));
+    EngineOptions o;
+    o.kernel = k;
+    const std::vector<double> h = {k == Kernel::gaussian ? 0.05 : 0.5};
+    const LooDetail merged = Attention(d, h, o).loo_detail();
+    o.merge = false;
+    const LooDetail apart = Attention(d, h, o).loo_detail();
+    CHECK(std::isfinite(merged.neighbours));
+    CHECK(merged.neighbours == doctest::Approx(apart.neighbours).epsilon(1e-12));
+    CHECK(merged.neighbours == doctest::Approx(1).epsilon(1e-12));
+  }
+  // A key whose rows all hold 0.1 predicts exactly 0.1 (the weighted mean of equal values).
+  Dataset e;
+  e.n = 6;
+  e.d = 1;
+  e.x = {0, 0, 0, 1, 1, 1};
+  e.y = {0.1, 0.1, 0.1, 0.7, 0.7, 0.7};
+  e.weight = {1, 3, 7, 1, 1, 1};
+  e.x_names = {"x"};
+  const double q[2] = {0, 1};
+  double f[2];
+  Attention(e, {0.01}, EngineOptions()).predict(q, 2, f);
+  CHECK(f[0] == 0.1);
+  CHECK(f[1] == 0.7);
+}
