@@ -270,8 +270,8 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   const std::vector<std::uint32_t>& rows_sorted = d_ == 1 && !merged_ ? order_ : copy;
   n_ = order_.size();
   // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
-  // within reach. Beyond 8 columns nearly every leaf is within reach: every key, no tree.
-  if (d_ >= 2 && d_ <= 8 && n_ >= 2 * tree_leaf) {
+  // within reach (where that pays: see set_bandwidth).
+  if (d_ >= 2 && n_ >= 2 * tree_leaf) {
     std::vector<double> cols(n_ * d_);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
@@ -368,8 +368,26 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   h_ = std::move(bandwidth);
   inv_h_.clear();
   for (double v : h_) inv_h_.push_back(1 / v);
-  if (d_ != 1) return;
-  K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
+  if (d_ == 1) K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
+  if (!tree_) return;
+  // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
+  // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
+  // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
+  prune_ = true;
+  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
+  const Norm near = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
+  const std::size_t m = 32;
+  std::uint64_t reached = 0;
+  std::vector<Range> ranges;
+  for (std::size_t k = 0; k < m; ++k) {
+    const double* q = key((2 * k + 1) * n_ / (2 * m));
+    double rb = 0;
+    const std::size_t b = tree_->nearest(q, inv_h_.data(), near, none, rb);
+    ranges.clear();
+    tree_->ranges(q, inv_h_.data(), norm, reach_bound(ws_.empty() ? 1.0 : ws_[b], rb), ranges);
+    for (const auto& [lo, hi] : ranges) reached += hi - lo;
+  }
+  prune_ = 2 * reached <= m * n_;
 }
 
 bool Attention::fast_row(double q) const {
@@ -482,31 +500,29 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
 std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
   // Worth building (O(n p)) for many rows over many keys, on the fused path without
   // left-out blocks; each row still chooses between it and its window (row_fgt).
-  if (!fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || n_ < 8192) return nullptr;
+  if (!options_.transform || !fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || n_ < 8192)
+    return nullptr;
   auto t = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0], options_.tolerance, y_mid_, rows,
                                             options_.pool);
   return t->usable() ? std::move(t) : nullptr;
 }
 
-Attention::Row Attention::row_fgt(const GaussTransform& fgt, std::size_t p, bool gradient, bool leave_out) const {
-  // The transform's bound holds for a row whose weights sum to at least 1/e: with key p in
-  // (weight 1), always; left out, where its nearest other key lies within sqrt(2) h. Other
-  // rows sum their windows.
-  const double q = xs_[p];
-  if (leave_out) {
-    const std::size_t b = nearest_1d(q, p);
-    if (!(std::abs(xs_[b] - q) <= std::sqrt(2.0) * h_[0])) return row_1d(q, p, gradient);
-  }
+Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const {
+  // The transform's bound holds for a row whose weights sum to at least 1/e: one whose nearest
+  // key (other than `exclude`) lies within sqrt(2) h. Other rows sum their windows.
+  const std::size_t b = nearest_1d(q, exclude);
+  if (!(std::abs(xs_[b] - q) <= std::sqrt(2.0) * h_[0])) return row_1d(q, exclude, gradient);
   const double y0 = fgt.y0();
   const GaussTransform::Sums s = fgt.at(q, gradient);
-  // Left out, key p goes: it weighs exp(0) = 1 at distance 0 (D = 0).
-  const double s0 = leave_out ? s.s0 - 1 : s.s0, s1 = leave_out ? s.s1 - (ys_[p] - y0) : s.s1;
+  // A left-out key p = q goes: it weighs exp(0) = 1 at distance 0 (D = 0).
+  const bool out = exclude != none;
+  const double s0 = out ? s.s0 - 1 : s.s0, s1 = out ? s.s1 - (ys_[exclude] - y0) : s.s1;
   Row row;
   const double fc = s1 / s0;
   row.f = y0 + fc;
   // df/dlog h = sum_i a_i (y_i - f) D_i = (v - (f - y0) t) / s0.
   if (gradient) row.dfdtheta = (s.v - fc * s.t) / s0;
-  // As row_1d makes them, measured from key p: s0, and t = sum e u with u = -D / (2 ln 2).
+  // As row_1d makes them for a query at a key: s0, and t = sum e u with u = -D / (2 ln 2).
   row.s0 = s0;
   row.t = -s.t / (2 * ln2);
   return row;
@@ -515,7 +531,7 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, std::size_t p, bool
 std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin) const {
   if (d_ == 1) return nearest_1d(q[0], exclude);
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
-  const std::size_t b = tree_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
+  const std::size_t b = prune_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
                               : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
@@ -563,7 +579,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     std::size_t lo, hi;
     window_1d(q[0], s.b, wb, lo, hi);
     w.ranges.emplace_back(lo, hi);
-  } else if (tree_) {
+  } else if (prune_) {
     tree_->ranges(q, inv_h_.data(), visit_kernel(options_.kernel, []<class K>(K) { return K::norm; }),
                   reach_bound(wb, rb), w.ranges);
   } else {
@@ -797,8 +813,12 @@ void Attention::predict(const double* queries, std::size_t m, double* out) const
     std::iota(qo.begin(), qo.end(), std::size_t{0});
     std::stable_sort(qo.begin(), qo.end(), [&](std::size_t a, std::size_t b) { return queries[a] < queries[b]; });
     std::atomic<std::size_t> done{0};
+    const std::unique_ptr<GaussTransform> fgt = transform(m);
     parallel_for(options_.pool, m, 64, [&](std::size_t a, std::size_t z) {
-      for (std::size_t k = a; k < z; ++k) out[qo[k]] = row_1d(queries[qo[k]], none, false).f * y_scale_;
+      for (std::size_t k = a; k < z; ++k) {
+        const double q = queries[qo[k]];
+        out[qo[k]] = (fgt && fast_row(q) ? row_fgt(*fgt, q, none, false) : row_1d(q, none, false)).f * y_scale_;
+      }
       if (options_.progress) options_.progress(done += z - a, m);
     });
     return;
@@ -961,7 +981,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (simple_) {
-        const Row row = fgt ? row_fgt(*fgt, p, with_gradient, true) : row_1d(xs_[p], p, with_gradient);
+        const Row row = fgt ? row_fgt(*fgt, xs_[p], p, with_gradient) : row_1d(xs_[p], p, with_gradient);
         const double resid = ys_[p] - row.f;
         sq[k] = resid * resid;
         if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
@@ -1013,7 +1033,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (simple_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
-        const Row row = fgt ? row_fgt(*fgt, p, with_gradient, false) : row_1d(xs_[p], none, with_gradient);
+        const Row row = fgt ? row_fgt(*fgt, xs_[p], none, with_gradient) : row_1d(xs_[p], none, with_gradient);
         const double resid = ys_[p] - row.f;
         sq[k] = resid * resid;
         own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
@@ -1105,7 +1125,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
     if (simple_ && !sampled[p]) {
-      out.residual[order_[p]] = (ys_[p] - (fgt ? row_fgt(*fgt, p, false, true) : row_1d(q[0], p, false)).f) * y_scale_;
+      out.residual[order_[p]] = (ys_[p] - (fgt ? row_fgt(*fgt, q[0], p, false) : row_1d(q[0], p, false)).f) * y_scale_;
       return true;
     }
     Rest cache;

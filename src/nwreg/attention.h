@@ -33,11 +33,11 @@
 /// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
 /// below tolerance / n. Passes over many rows whose windows hold many keys (one column,
 /// Gaussian NW, no sample weights) sum them by a fast Gauss transform within the same bound
-/// (gauss_transform.h). With 2 to 8 columns the keys are stored in the leaf order of a k-d
-/// tree and each query sums over the leaves within the same bound (key_index.h); beyond, every
-/// key. The Gaussian NW sums without sample weights in one column run fused (kernel1d.h).
-/// Queries run in parallel; each result is summed in a fixed order, whatever the number of
-/// threads.
+/// (gauss_transform.h). With several columns the keys are stored in the leaf order of a k-d
+/// tree and each query sums over the leaves within the same bound (key_index.h), or over every
+/// key where at this bandwidth the leaves would hold most of them (many columns, wide h). The
+/// Gaussian NW sums without sample weights in one column run fused (kernel1d.h). Queries run
+/// in parallel; each result is summed in a fixed order, whatever the number of threads.
 ///
 /// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
 /// their sample weights W and its value their weighted mean ybar, which gives every prediction
@@ -109,6 +109,9 @@ struct EngineOptions {
   /// Identical keys are merged into one (see above); false keeps every row its own key: the
   /// same results up to rounding, slower with many ties. For tests and benchmarks.
   bool merge = true;
+  /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
+  /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
+  bool transform = true;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -198,7 +201,7 @@ class Attention {
   bool loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
 
   /// Input indices of `count` rows spread evenly over the keys in x order (d = 1), in the k-d
-  /// tree's leaf order (2 to 8 columns: spread over space) or in input order: a stratified,
+  /// tree's leaf order (several columns: spread over space) or in input order: a stratified,
   /// deterministic sample for LOO estimates. All rows if count >= n.
   std::vector<std::size_t> spread_rows(std::size_t count) const;
 
@@ -235,11 +238,11 @@ class Attention {
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
   const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
-  // The fast Gauss transform (gauss_transform.h) for a pass over `rows` rows of the fused path,
-  // where it pays (else null); key p's row through it, p left out or not, as row_1d makes it
-  // (row_1d itself where the transform's bound does not hold).
+  // The fast Gauss transform (gauss_transform.h) for a pass over `rows` rows or queries of the
+  // fused path, where it pays (else null); a row through it as row_1d makes it (row_1d itself
+  // where the transform's bound does not hold).
   std::unique_ptr<GaussTransform> transform(std::size_t rows) const;
-  Row row_fgt(const GaussTransform& fgt, std::size_t p, bool gradient, bool leave_out) const;
+  Row row_fgt(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
   // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`. With
   // rest > 0, q is key `exclude` itself, whose other rows weigh at least `rest`: the weights
   // are measured from it (distance 0) and its rows are left for add_rest.
@@ -298,7 +301,8 @@ class Attention {
   std::vector<double> slot_y_, slot_w_, rest_w_, rest_dy_, q2_;
   double y_scale_ = 1;
   double y_mid_ = 0;  // the middle of the values' range (over y_scale_): the fast Gauss transform's y0
-  std::unique_ptr<KdTree> tree_;  // 2 to 8 columns: keys in its leaf order
+  std::unique_ptr<KdTree> tree_;  // several columns, n >= 128: keys in its leaf order
+  bool prune_ = false;            // the tree prunes at this bandwidth (else every key is summed)
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool bounded_ = false;    // every |x| <= 4e307
   bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply

@@ -464,3 +464,32 @@ TEST_CASE("identical keys merged: sample weights 1e-200 apart, and equal values 
   CHECK(f[0] == 0.1);
   CHECK(f[1] == 0.7);
 }
+
+TEST_CASE("several columns: the k-d tree where it prunes, every key where it would not") {
+  // 400 keys in 10 columns, queries beside 20 of them: at a small bandwidth the leaves within
+  // reach hold a few keys a query; at a wide one they would hold all, and every key is summed.
+  // The reference's predictions either way.
+  const Dataset data = sample_data(400, 10, false, 77);
+  std::vector<double> q;
+  for (std::size_t j = 0; j < 20; ++j)
+    for (std::size_t k = 0; k < 10; ++k) q.push_back(data.x[j * 10 + k] + 0.01);
+  double yspan = 0;
+  for (double v : data.y) yspan = std::max(yspan, std::abs(v));
+  for (double scale : {1.0, 50.0}) {
+    CAPTURE(scale);
+    const std::vector<double> h(10, scale);
+    EngineOptions o;
+    o.kernel = Kernel::tricube;
+    const Attention a(data, h, o);
+    std::vector<double> f(20);
+    a.predict(q.data(), 20, f.data());
+    for (std::size_t j = 0; j < 20; ++j) {
+      const std::vector<Real> e = weights_at(data, h, Kernel::tricube, &q[j * 10], data.n);
+      CHECK(std::abs(f[j] - static_cast<double>(fit_at(data, h, Method::nw, &q[j * 10], e))) <= 1e-12 * yspan);
+    }
+    if (scale < 2)
+      CHECK(a.pairs() < 20 * 400 / 2);  // the tree: fewer than half the keys a query
+    else
+      CHECK(a.pairs() == 20 * 400);  // every key, in one range
+  }
+}
