@@ -531,7 +531,7 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size
 std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin) const {
   if (d_ == 1) return nearest_1d(q[0], exclude);
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
-  const std::size_t b = prune_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
+  const std::size_t b = tree_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
                               : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
