@@ -837,8 +837,32 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
       ve.push_back(sum);
     }
   const bool detail = sum_w2 || smooth;
+  // The fused path's long windows through fast Gauss transforms: the prediction as predict()
+  // makes it; the squared weights are the weights at h / sqrt(2) (E^2 = exp(-(x - q)^2 / h^2)),
+  // the smooth a transform of v. Each within its bound where the nearest key lies within h.
+  std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
+  if (simple_ && detail && (fgt = transform(m))) {
+    fgt2 = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0] / std::sqrt(2.0), options_.tolerance,
+                                            y_mid_, m, options_.pool);
+    if (smooth) {
+      const auto [lo, hi] = std::minmax_element(ve.begin(), ve.end());
+      fgtv = std::make_unique<GaussTransform>(xs_.data(), ve.data(), n_, h_[0], options_.tolerance, 0.5 * *lo + 0.5 * *hi,
+                                              m, options_.pool);
+    }
+    if (!fgt2->usable() || (fgtv && !fgtv->usable())) fgt.reset();
+  }
   const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, Work& w) {
       const double* q = queries + j * d_;
+      if (fgt && fast_row(q[0]) && std::abs(xs_[nearest_1d(q[0], none)] - q[0]) <= h_[0]) {
+        const Row r = row_fgt(*fgt, q[0], none, false);
+        out[j] = r.f * y_scale_;
+        if (sum_w2) sum_w2[j] = fgt2->at(q[0], false).s0 / (r.s0 * r.s0);
+        if (smooth) {
+          const GaussTransform::Sums sv = fgtv->at(q[0], false);
+          smooth[j] = fgtv->y0() + sv.s1 / sv.s0;
+        }
+        return true;
+      }
       if (simple_ && detail && fast_row(q[0])) {  // (predict() answers the simple case without detail)
         // One vectorised pass: the prediction exactly as predict() makes it (s0 and s1 summed
         // as there), the squared weights and the smooth of v.

@@ -116,6 +116,22 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
       CHECK(i1.trace == doctest::Approx(i2.trace).epsilon(1e-13));
       CHECK(i1.d_mse[0] == doctest::Approx(i2.d_mse[0]).epsilon(1e-10));
       CHECK(i1.d_trace[0] == doctest::Approx(i2.d_trace[0]).epsilon(1e-10));
+      // Predictions with standard errors' sums at 2000 queries (some beyond the keys).
+      std::vector<double> q(2000), v(d.n);
+      for (std::size_t j = 0; j < q.size(); ++j) q[j] = offset - 0.2 + 5.4 * static_cast<double>(j) / 1999;
+      for (std::size_t i = 0; i < d.n; ++i) v[i] = std::cos(0.37 * static_cast<double>(i));
+      std::vector<double> f1(q.size()), f2(q.size()), f0(q.size()), w1(q.size()), w2(q.size()), s1(q.size()),
+          s2(q.size());
+      fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
+      keywise.predict_detail(q.data(), q.size(), v, f2.data(), w2.data(), s2.data());
+      fast.predict(q.data(), q.size(), f0.data());
+      for (std::size_t j = 0; j < q.size(); ++j) {
+        CAPTURE(j);
+        CHECK(f1[j] == f0[j]);  // as predict() makes it
+        CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
+        CHECK(w1[j] == doctest::Approx(w2[j]).epsilon(1e-12));
+        CHECK(std::abs(s1[j] - s2[j]) <= 1e-13);
+      }
       const LooDetail r1 = fast.loo_residuals(), r2 = every.loo_residuals();
       double worst = 0;
       for (std::size_t i = 0; i < d.n; ++i) worst = std::max(worst, std::abs(r1.residual[i] - r2.residual[i]));
