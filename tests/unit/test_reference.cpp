@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "nwreg/attention.h"
@@ -129,6 +130,18 @@ Dataset sample_data(std::size_t n, std::size_t d, bool weighted, std::uint64_t s
   }
   for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k + 1));
   return data;
+}
+
+// One x column from its values, y and sample weights (none: unweighted).
+Dataset one_column(std::vector<double> x, std::vector<double> y, std::vector<double> w = {}) {
+  Dataset d;
+  d.n = x.size();
+  d.d = 1;
+  d.x = std::move(x);
+  d.y = std::move(y);
+  d.weight = std::move(w);
+  d.x_names = {"x"};
+  return d;
 }
 
 // sample_data with queries inside, at the edges, and (far) 1e6 away.
@@ -293,13 +306,7 @@ TEST_CASE("the nearest-key fallback: identical nearest keys share it, of others 
     CHECK(f[2] == 31.5);
   }
   // One column, not merged (--leave-out): identical keys are neighbours and share it by weight.
-  Dataset one;
-  one.n = 6;
-  one.d = 1;
-  one.x = {0, 10, 0, 10, 0, 10};
-  one.y = {1, 7, 2, 9, 6, 11};
-  one.weight = {1, 1, 1, 1, 2, 1};
-  one.x_names = {"a"};
+  const Dataset one = one_column({0, 10, 0, 10, 0, 10}, {1, 7, 2, 9, 6, 11}, {1, 1, 1, 1, 2, 1});
   o.leave_out = 1;
   const double q1[2] = {-5, 16};
   double f1[2];
@@ -431,13 +438,7 @@ TEST_CASE("several columns: bit for bit the same whatever the number of threads"
 TEST_CASE("identical keys merged: sample weights 1e-200 apart, and equal values kept exact") {
   // Rows (0, 1) and (0, 2) weigh 1; at x = 3, one row weighs 1 and the other 1e-200: each
   // row's leave-one-out weights are finite, and the effective neighbours as with every row apart.
-  Dataset d;
-  d.n = 4;
-  d.d = 1;
-  d.x = {0, 0, 3, 3};
-  d.y = {1, 2, 9, 4};
-  d.weight = {1, 1, 1, 1e-200};
-  d.x_names = {"x"};
+  const Dataset d = one_column({0, 0, 3, 3}, {1, 2, 9, 4}, {1, 1, 1, 1e-200});
   for (Kernel k : {Kernel::epanechnikov, Kernel::gaussian}) {
     CAPTURE(to_string(k));
     EngineOptions o;
@@ -451,13 +452,7 @@ TEST_CASE("identical keys merged: sample weights 1e-200 apart, and equal values 
     CHECK(merged.neighbours == doctest::Approx(1).epsilon(1e-12));
   }
   // A key whose rows all hold 0.1 predicts exactly 0.1 (the weighted mean of equal values).
-  Dataset e;
-  e.n = 6;
-  e.d = 1;
-  e.x = {0, 0, 0, 1, 1, 1};
-  e.y = {0.1, 0.1, 0.1, 0.7, 0.7, 0.7};
-  e.weight = {1, 3, 7, 1, 1, 1};
-  e.x_names = {"x"};
+  const Dataset e = one_column({0, 0, 0, 1, 1, 1}, {0.1, 0.1, 0.1, 0.7, 0.7, 0.7}, {1, 3, 7, 1, 1, 1});
   const double q[2] = {0, 1};
   double f[2];
   Attention(e, {0.01}, EngineOptions()).predict(q, 2, f);
