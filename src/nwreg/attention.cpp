@@ -841,15 +841,18 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   // makes it; the squared weights are the weights at h / sqrt(2) (E^2 = exp(-(x - q)^2 / h^2)),
   // the smooth a transform of v. Each within its bound where the nearest key lies within h.
   std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
+  double vsum = 0;
   if (simple_ && detail && (fgt = transform(m))) {
     fgt2 = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0] / std::sqrt(2.0), options_.tolerance,
                                             y_mid_, m, options_.pool);
-    if (smooth) {
-      const auto [lo, hi] = std::minmax_element(ve.begin(), ve.end());
-      fgtv = std::make_unique<GaussTransform>(xs_.data(), ve.data(), n_, h_[0], options_.tolerance, 0.5 * *lo + 0.5 * *hi,
-                                              m, options_.pool);
-    }
-    if (!fgt2->usable() || (fgtv && !fgtv->usable())) fgt.reset();
+    // v >= 0 (squared residuals) is summed as it is: measured from an offset, a local mean
+    // many orders below the largest v would cancel. Other v: summed key by key.
+    for (double x : ve) vsum += x;
+    if (smooth && *std::min_element(ve.begin(), ve.end()) >= 0)
+      fgtv = std::make_unique<GaussTransform>(xs_.data(), ve.data(), n_, h_[0], options_.tolerance, 0.0, m,
+                                              options_.pool);
+    if (!fgt2->usable()) fgt.reset();
+    if (fgtv && !fgtv->usable()) fgtv.reset();
   }
   const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, Work& w) {
       const double* q = queries + j * d_;
@@ -857,10 +860,23 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         const Row r = row_fgt(*fgt, q[0], none, false);
         out[j] = r.f * y_scale_;
         if (sum_w2) sum_w2[j] = fgt2->at(q[0], false).s0 / (r.s0 * r.s0);
-        if (smooth) {
+        if (!smooth) return true;
+        if (fgtv) {
           const GaussTransform::Sums sv = fgtv->at(q[0], false);
-          smooth[j] = fgtv->y0() + sv.s1 / sv.s0;
+          // Each weight errs by at most weight_error(): within 1e-13 of this row's sum of v
+          // unless much larger v elsewhere (within reach or not) could outweigh it.
+          if (fgtv->weight_error() * vsum <= 1e-13 * sv.s1) {
+            smooth[j] = sv.s1 / sv.s0;
+            return true;
+          }
         }
+        // The smooth key by key over the window.
+        const std::size_t b = nearest_1d(q[0], none);
+        std::size_t lo, hi;
+        window_1d(q[0], b, 1.0, lo, hi);
+        const kernel::Sums k = kernel::sums_detail(xs_.data(), ys_.data(), ve.data(), lo, hi, xs_[b], q[0],
+                                                   xs_[b] - q[0], K2_, ys_[b]);
+        smooth[j] = k.sv / k.s0;
         return true;
       }
       if (simple_ && detail && fast_row(q[0])) {  // (predict() answers the simple case without detail)

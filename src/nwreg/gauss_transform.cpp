@@ -110,6 +110,7 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   start.push_back(n);
   // Left out: keys beyond R of the query (in s), each below exp(-R^2) = tolerance / (2e n).
   const double bound = tolerance / (2 * e_const * static_cast<double>(n));
+  bound_ = 2 * bound;  // truncated, or left out
   const double R = std::sqrt(std::log(1 / bound));
   reach_ = (R + 0.5) * width_;
   for (p_ = 1; p_ <= max_terms && truncation(p_, R + 0.5) > bound; ++p_) {

@@ -43,6 +43,9 @@ class GaussTransform {
   double y0() const { return y0_; }
   /// The sums at q (the gradient's t and v only if asked).
   Sums at(double q, bool gradient) const;
+  /// A bound on each key's weight error in at(): the sums err by at most this times the sum
+  /// of |values| (|y - y0|, or 1 for s0) over every key.
+  double weight_error() const { return bound_; }
   /// About the multiply-adds at(q) takes: 6 p for each box within reach.
   std::size_t cost(double q) const;
 
@@ -53,7 +56,7 @@ class GaussTransform {
   void reach(double q, std::size_t& lo, std::size_t& hi) const;
 
   bool usable_ = false;
-  double y0_ = 0;
+  double y0_ = 0, bound_ = 0;
   double width_ = 0, inv_ = 0, reach_ = 0;  // box width sqrt(2) h; 1 / width; reach in x
   std::size_t p_ = 0;                       // terms of the series
   std::vector<double> centre_;

@@ -139,3 +139,31 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
     }
   }
 }
+
+TEST_CASE("the transform's smooth of values >= 0 spanning 18 orders: each local mean to 1e-12") {
+  // Squared residuals 1e-12 below x = 5 and 1e6 above (standard errors of very uneven noise):
+  // measured from the middle of their range, the local means below 5 cancelled to nothing.
+  const Keys k = keys(20000, 0, 8);
+  Dataset d;
+  d.n = k.x.size();
+  d.d = 1;
+  d.x = k.x;
+  d.y = k.y;
+  d.x_names = {"x"};
+  std::vector<double> v(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) v[i] = d.x[i] < 2.5 ? 1e-12 * (1.5 + std::sin(7.0 * i)) : 1e6;
+  std::vector<double> q(2000);
+  for (std::size_t j = 0; j < q.size(); ++j) q[j] = 5.0 * static_cast<double>(j) / 1999;
+  EngineOptions o(1e-16, nullptr);
+  const Attention fast(d, {0.05}, o);
+  o.transform = false;
+  const Attention keywise(d, {0.05}, o);
+  std::vector<double> f1(q.size()), f2(q.size()), w1(q.size()), w2(q.size()), s1(q.size()), s2(q.size());
+  fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
+  keywise.predict_detail(q.data(), q.size(), v, f2.data(), w2.data(), s2.data());
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    CAPTURE(j);
+    CHECK(s1[j] >= 0);
+    CHECK(s1[j] == doctest::Approx(s2[j]).epsilon(1e-12));
+  }
+}
