@@ -161,12 +161,6 @@ void GaussTransform::reach(double q, std::size_t& lo, std::size_t& hi) const {
   hi = static_cast<std::size_t>(std::upper_bound(centre_.begin(), centre_.end(), q + reach_) - centre_.begin());
 }
 
-std::size_t GaussTransform::cost(double q) const {
-  std::size_t lo, hi;
-  reach(q, lo, hi);
-  return 6 * p_ * (hi - lo);
-}
-
 GaussTransform::Sums GaussTransform::at(double q, bool gradient) const {
   std::size_t lo, hi;
   reach(q, lo, hi);

@@ -46,8 +46,6 @@ class GaussTransform {
   /// A bound on each key's weight error in at(): the sums err by at most this times the sum
   /// of |values| (|y - y0|, or 1 for s0) over every key.
   double weight_error() const { return bound_; }
-  /// About the multiply-adds at(q) takes: 6 p for each box within reach.
-  std::size_t cost(double q) const;
 
   /// Keys a box holds on average below which the transform is not used.
   static constexpr double min_keys_per_box = 64;
