@@ -24,3 +24,10 @@ write.csv(GAGurine, "data/gagurine.csv", row.names = FALSE)'
 Rscript -e 'aq <- data.frame(date = format(as.Date(sprintf("1973-%02d-%02d", airquality$Month, airquality$Day))),
                              Temp = airquality$Temp, Ozone = airquality$Ozone, Wind = airquality$Wind)
 write.csv(aq, "data/airquality_daily.csv", row.names = FALSE)'
+# Mixed data (MASS): birth weight (grams) of 189 babies against the mother's age and weight
+# (lb) at her last period, her race (as words; a factor with no order), whether she smoked
+# (0/1) and her number of physician visits in the first trimester (0-6, ordered).
+Rscript -e 'library(MASS)
+b <- birthwt
+write.csv(data.frame(age = b$age, lwt = b$lwt, race = c("white", "black", "other")[b$race], smoke = b$smoke,
+                     ftv = b$ftv, bwt = b$bwt), "data/birthwt.csv", row.names = FALSE)'

@@ -30,7 +30,9 @@ std::string option_name(const std::string& parameter) {
       {"decimal", "--decimal"},     {"sample_weight", "--sample-weight"},
       {"level", "--level"},         {"grid", "--grid"},
       {"shard", "--shard"},         {"rank", "--rank"},
-      {"weights_layout", "--weights-layout"}};
+      {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
+      {"levels", "--levels"},       {"categorical_kernel", "--categorical-kernel"},
+      {"categorical", "--categorical"}};
   for (const auto& [p, option] : names)
     if (parameter == p) return option;
   return parameter;  // one the table lacks: its own name rather than a wrong option
@@ -73,6 +75,15 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
                  "Missing values (empty, NA, N/A, NaN, nan, null, NULL, NaT) in the columns read: fail names "
                  "the line; skip drops the row and says how many on stderr")
       ->capture_default_str();
+  app.add_option("--categorical", o.categorical,
+                 "x column(s) of unordered labels (text or numbers): a key weighs less the more its level differs "
+                 "from the query's, by a lambda per column learned with the bandwidths (see --categorical-kernel)");
+  app.add_option("--ordered", o.ordered,
+                 "x column(s) of ordered labels: numbers are ordered by value, their differences the distances; "
+                 "text is ordered as --levels lists it, else sorted");
+  app.add_option("--levels", o.levels,
+                 "COL=a,b,c: the levels of a categorical column in order (repeat per column); levels listed but "
+                 "not in the data count too");
 }
 
 std::optional<std::size_t> EngineCliOptions::fixed_leave_out() const {
@@ -91,6 +102,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   e.method = parse_method(method);
   e.out_of_reach = parse_out_of_reach(out_of_reach);
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
+  e.categorical = parse_categorical_kernel(categorical_kernel);
   return e;
 }
 
@@ -112,6 +124,10 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
                  "Leave-block-out cross-validation (one x column): each leave-one-out row also leaves out the K "
                  "nearest keys on each side in x order, for series whose errors are correlated. auto: K for an "
                  "evenly spaced series whose residuals are correlated, else 0 (learning by loo only)")
+      ->capture_default_str();
+  app.add_option("--categorical-kernel", o.categorical_kernel,
+                 "Kernels of --categorical / --ordered columns: aitchison-aitken (with Wang-van Ryzin for ordered "
+                 "ones, as statsmodels and R np) or li-racine; lambda is the weight of another level, 0 < lambda")
       ->capture_default_str();
 }
 
@@ -195,6 +211,15 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
                       const std::string& model_path, const std::vector<std::string>& keep) {
   ColumnChoice c;
   c.keep = keep;
+  auto columns = [](const std::vector<std::string>& parts, const char* option) {
+    std::vector<std::string> out;
+    for (const auto& part : parts)
+      for (auto& name : parse_column_list(part, option)) out.push_back(std::move(name));
+    return out;
+  };
+  c.unordered = columns(o.categorical, "--categorical");
+  c.ordered = columns(o.ordered, "--ordered");
+  for (const auto& text : o.levels) c.levels.push_back(parse_levels(text));
   const bool by_model = model && reader.has_header();
   if (!o.x.empty()) {
     c.x.clear();
@@ -224,6 +249,14 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
                          "fitted on a column named " + quote(name) + ", which " + escape_excerpt(reader.source(), 200) +
                              " lacks; give -x and -y to choose its columns");
   }
+  if (model)  // the model's categorical columns (as -x names them), their levels in its order
+    for (std::size_t k = 0; k < model->x_columns.size(); ++k) {
+      const ColumnKind kind = column_kind(*model, k);
+      if (!is_categorical(kind)) continue;
+      const std::string spec = k < c.x.size() ? c.x[k] : std::to_string(c.x_position + 1);
+      (kind == ColumnKind::ordered ? c.ordered : c.unordered).push_back(spec);
+      if (k < model->levels.size() && !model->levels[k].numeric) c.levels.emplace_back(spec, model->levels[k].labels);
+    }
   Dataset data = read_dataset(reader, c);
   report_skipped(reader, "training row", log);
   return data;
@@ -324,7 +357,7 @@ namespace {
 void check_time_spans(const std::vector<bool>& timed, const Dataset& data, const char* option) {
   for (std::size_t k = 0; k < data.d; ++k) {
     const bool span = timed.size() == 1 ? timed[0] : k < timed.size() && timed[k];  // one value: every column
-    if (span && data.kind(k) == ColumnKind::number)
+    if (span && !is_time(data.kind(k)))
       throw UsageError(std::string(option) + ": a time span is for a column of dates or times; x column " +
                        quote(data.x_names[k]) + " of " + escape_excerpt(data.source, 200) + " holds numbers");
   }

@@ -31,6 +31,9 @@ struct InputOptions {
   std::string decimal = ".";     //!< --decimal: . or ,
   std::string sample_weight;     //!< --sample-weight: name or 1-based index; empty = none
   std::string na = "fail";       //!< --na: fail | skip (rows with a missing value)
+  std::vector<std::string> categorical;  //!< --categorical: x columns of unordered labels
+  std::vector<std::string> ordered;      //!< --ordered: x columns of ordered labels
+  std::vector<std::string> levels;       //!< --levels COL=a,b,c (repeated)
 };
 
 /// How the bandwidth is chosen and, when learned, how.
@@ -58,6 +61,7 @@ struct EngineCliOptions {
   std::string method = "nw";             //!< --method: nw | local-linear
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
+  std::string categorical_kernel = "aitchison-aitken";  //!< --categorical-kernel
   unsigned threads = 0;                  //!< --threads: 0 = available_cpus()
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
   bool quiet = false;                    //!< --quiet: no progress display

@@ -175,12 +175,18 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
     s << "bandwidth: " << join(m.bandwidth) << '\n';
-    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return k != ColumnKind::number; })) {
+    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); })) {
       // Time columns' bandwidths (seconds) in a unit people read: "bandwidth_readable: 6 h".
       s << "bandwidth_readable:";
       for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
-        s << ' ' << (column_kind(m, k) == ColumnKind::number ? format_double(m.bandwidth[k]) : format_duration(m.bandwidth[k]));
+        s << ' ' << (is_time(column_kind(m, k)) ? format_duration(m.bandwidth[k]) : format_double(m.bandwidth[k]));
       s << '\n';
+    }
+    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) {
+      // A categorical column's entry is its lambda: say which are.
+      s << "x_kinds:";
+      for (std::size_t k = 0; k < m.bandwidth.size(); ++k) s << ' ' << to_string(column_kind(m, k));
+      s << "\ncategorical_kernel: " << to_string(m.categorical) << '\n';
     }
     const std::size_t d = m.x_columns.size();
     for (std::size_t a = 0; a < m.metric.rank; ++a)

@@ -63,12 +63,15 @@ Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double
   Rows rows;
   if (!cmd.grid.empty() || cmd.grid_n > 0) {
     if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
+    if (is_categorical(data.kind(0)))
+      throw UsageError("--grid: x column " + quote(data.x_names[0]) +
+                       " is categorical, with no points between its levels; give --query FILE with the levels wanted");
     if (!cmd.keep.empty()) throw UsageError("--keep: copies columns of the query or training rows; a grid has none");
     if (!cmd.grid.empty()) {
-      if (grid_time && data.kind(0) == ColumnKind::number)
+      if (grid_time && !is_time(data.kind(0)))
         throw UsageError("--grid: " + quote(cmd.grid) + " is between instants, but x column " + quote(data.x_names[0]) +
                          " of " + escape_excerpt(data.source, 200) + " holds numbers; give START:STOP:STEP");
-      if (!grid_time && data.kind(0) != ColumnKind::number)
+      if (!grid_time && is_time(data.kind(0)))
         throw UsageError("--grid: x column " + quote(data.x_names[0]) + " holds dates or times; give START/STOP/STEP, e.g. " +
                          format_instant(data.x[0], data.kind(0) == ColumnKind::date) + "/" +
                          format_instant(data.x[0] + 7 * 86400.0, data.kind(0) == ColumnKind::date) + "/1d");
@@ -104,8 +107,10 @@ Model checked_model(Model model, const std::string& path, const Dataset& data) {
     throw InputError(path, 0, "",
                      "fitted on " + describe_columns(model.x_columns, model.y_column) + ", not on " +
                          describe_columns(data.x_names, data.y_name) + " of " + data.source);
+  // Numbers, time (dates or date-times), or labels of the same kind.
+  auto family = [](ColumnKind k) { return is_time(k) ? ColumnKind::time : k; };
   for (std::size_t k = 0; k < data.d; ++k)
-    if ((column_kind(model, k) == ColumnKind::number) != (data.kind(k) == ColumnKind::number))
+    if (family(column_kind(model, k)) != family(data.kind(k)))
       throw InputError(path, 0, "",
                        "fitted on x column " + quote(model.x_columns[k]) + " of " + to_string(column_kind(model, k)) +
                            "s, but " + escape_excerpt(data.source, 200) + " holds " + to_string(data.kind(k)) + "s there");
@@ -133,10 +138,10 @@ std::string about_bytes(double bytes) {
 // "h = 0.2685 (learned)", plus the kernel and method when not the defaults: for picture titles.
 std::string bandwidth_label(const Model& model) {
   char h[64];
-  if (column_kind(model, 0) == ColumnKind::number)
-    std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
-  else
+  if (is_time(column_kind(model, 0)))
     std::snprintf(h, sizeof h, "h = %s (%s)", format_duration(model.bandwidth[0]).c_str(), model.bandwidth_source.c_str());
+  else
+    std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
   std::string label = h;
   if (model.kernel != Kernel::gaussian) label += ", " + to_string(model.kernel);
   if (model.method != Method::nw) label += ", " + to_string(model.method);
@@ -147,7 +152,7 @@ std::string bandwidth_label(const Model& model) {
 // prediction, with --se its standard error and band, and for fitted values the residual).
 PredictionWriter::Columns output_columns(const Model& model, const std::vector<std::string>& kept, bool se,
                                          bool fitted, std::vector<ColumnKind> kinds) {
-  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}};
+  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}, model.levels};
   if (fitted) c.values.push_back(model.y_column);
   c.values.push_back("prediction");
   if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
@@ -208,6 +213,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   std::vector<std::string> kept_names;
   const CsvReader::TextColumns keep = kept_columns(reader, cmd.keep, kept_names);
   CsvReader::Kinds kinds = query_kinds(data);
+  CsvReader::Labels labels = query_labels(data);
   EngineOptions one = engine;
   one.pool = nullptr;
   one.progress = nullptr;
@@ -220,7 +226,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   out.write([&](std::ostream& os) {
     PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind));  // a date column: whole days as dates
     w.flush();  // the header at once
-    while (reader.next_numeric(columns, row.x.data(), &kinds)) {
+    while (reader.next_numeric(columns, row.x.data(), &kinds, &labels)) {
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
       write_block(w, row, data.d, 0, answer(fitted, row.x.data(), 1, loo ? &*loo : nullptr, cmd.level));
       w.flush();
@@ -378,6 +384,9 @@ void run_predict(const PredictCommand& given) {
 
   if ((plot_file || heatmap_file) && data.d != 1)
     throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
+  if ((plot_file || heatmap_file) && is_categorical(data.kind(0)))
+    throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": x column " + quote(data.x_names[0]) +
+                     " is categorical; the picture needs one continuous x column");
   auto choose_model = [&] {
     return from_file ? checked_model(*from_file, cmd.model, data)
                      : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
@@ -462,7 +471,7 @@ void run_predict(const PredictCommand& given) {
                 data.x_names[0],
                 data.y_name,
                 "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n),
-                data.kind(0) != ColumnKind::number};
+                is_time(data.kind(0))};
       if (model.loo_mse) {
         char loo[48];
         std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
@@ -478,7 +487,7 @@ void run_predict(const PredictCommand& given) {
       heatmap_file->write(
           [&](std::ostream& os) {
             map.write_svg(os, {data.x_names[0], "attention weights, " + bandwidth_label(model),
-                               data.kind(0) != ColumnKind::number, cmd.heatmap_scale == "log"});
+                               is_time(data.kind(0)), cmd.heatmap_scale == "log"});
           });
     });
   std::stable_partition(writes.begin(), writes.end(), [](const auto& w) { return !w.first->in_place(); });

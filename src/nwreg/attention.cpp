@@ -212,14 +212,23 @@ struct Attention::Work {
 };
 
 kernel::Keys Attention::keys() const {
-  return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data(), bounded_};
+  return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data(), bounded_, categorical_ ? cat_.data() : nullptr};
 }
 
 Attention::Attention(const Dataset& train, EngineOptions options)
     : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
   check_tolerance(options_.tolerance);
-  if (options_.leave_out > 0 && d_ != 1)
-    throw ParameterError("leave_out", "only for one x column (it leaves out the nearest keys in x order)");
+  for (std::size_t k = 0; k < d_; ++k) {
+    const ColumnKind kind = train.kind(k);
+    kinds_.push_back(is_categorical(kind) ? kind : ColumnKind::number);
+    names_.push_back(k < train.x_names.size() ? train.x_names[k] : "x" + std::to_string(k + 1));
+    levels_.push_back(is_categorical(kind) && k < train.levels.size() ? train.levels[k].size() : 0);
+    categorical_ = categorical_ || is_categorical(kind);
+  }
+  cat_.resize(d_);
+  line_ = d_ == 1 && !categorical_;
+  if (options_.leave_out > 0 && !line_)
+    throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
   if (n_ > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
   std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
@@ -247,7 +256,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   std::stable_sort(sorted.begin(), sorted.end(), less);
   std::size_t distinct = n_ == 0 ? 0 : 1;
   for (std::size_t i = 1; i < n_; ++i) distinct += !same(sorted[i - 1], sorted[i]);
-  const bool fused = d_ == 1 && options_.kernel == Kernel::gaussian && options_.method == Method::nw && w.empty();
+  const bool fused = line_ && options_.kernel == Kernel::gaussian && options_.method == Method::nw && w.empty();
   merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && !(fused && 2 * distinct > n_);
   // Merged: the keys in engine order as indices into start, each distinct key's first
   // position in `sorted`; its first row names it, and they stand in the order of those rows.
@@ -271,7 +280,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   n_ = order_.size();
   // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
   // within reach (where that pays: see set_bandwidth).
-  if (d_ >= 2 && n_ >= 2 * tree_leaf) {
+  if (d_ >= 2 && n_ >= 2 * tree_leaf && !categorical_) {
     std::vector<double> cols(n_ * d_);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
@@ -365,6 +374,17 @@ Attention::~Attention() = default;
 
 void Attention::set_bandwidth(std::vector<double> bandwidth) {
   check_bandwidth(bandwidth, d_, "--bandwidth");
+  for (std::size_t k = 0; k < d_; ++k)
+    if (is_categorical(kinds_[k])) {
+      const double top = lambda_max(options_.categorical, kinds_[k], levels_[k]);
+      const bool reach = lambda_max_inclusive(options_.categorical, kinds_[k]);
+      if (reach ? bandwidth[k] > top : bandwidth[k] >= top)
+        throw ParameterError("bandwidth", "column " + quote(names_[k]) + " is categorical: its lambda must be " +
+                                              (reach ? "<= " : "< ") + format_double(top) + " (" +
+                                              to_string(options_.categorical) + " kernel), got " +
+                                              format_double(bandwidth[k]));
+      cat_[k] = category(options_.categorical, kinds_[k], levels_[k], bandwidth[k]);
+    }
   h_ = std::move(bandwidth);
   inv_h_.clear();
   for (double v : h_) inv_h_.push_back(1 / v);
@@ -409,7 +429,7 @@ double Attention::w_of(std::size_t s) const {
 
 Attention::Block Attention::block(std::size_t exclude) const {
   if (exclude == none) return {};
-  const std::size_t k = d_ == 1 ? options_.leave_out : 0;  // keys in x order: 1-D only
+  const std::size_t k = line_ ? options_.leave_out : 0;  // keys in x order: 1-D only
   return {exclude - std::min(exclude, k), std::min(n_, exclude + k + 1)};
 }
 
@@ -529,7 +549,7 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size
 }
 
 std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin) const {
-  if (d_ == 1) return nearest_1d(q[0], exclude);
+  if (line_) return nearest_1d(q[0], exclude);
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
   const std::size_t b = tree_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
                               : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
@@ -546,9 +566,12 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const
   // lose the nearest key. Only the sign of each comparison matters, so the columns are scaled
   // by 1/h_k over the largest 1/h: no overflow at h = 1e-160. Of keys at the same distance, the
   // first as given.
-  const double top = *std::max_element(inv_h_.begin(), inv_h_.end());
+  double top = 0;
+  for (std::size_t k = 0; k < d_; ++k) top = std::max(top, cat_[k].on ? 0.0 : inv_h_[k]);
   std::vector<double> scale(d_);
   for (std::size_t k = 0; k < d_; ++k) scale[k] = inv_h_[k] / top;
+  // A categorical column's cost as a distance of equal weight (kernel_nd.h), in the same units.
+  const double unit = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? 1.0 : 2.0; }) / log2e;
   std::size_t b = exclude == 0 ? 1 : 0;
   visit_kernel(options_.kernel, [&]<class K>(K) {
     for (std::size_t i = b + 1; i < n_; ++i) {
@@ -556,6 +579,10 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const
       double delta = 0;
       for (std::size_t k = 0; k < d_; ++k) {
         const double xi = xs_[k * n_ + i], xb = xs_[k * n_ + b];
+        if (cat_[k].on) {
+          delta += unit * (cat_[k].cost(xi - q[k]) - cat_[k].cost(xb - q[k])) / (K::l1 ? top : top * top);
+          continue;
+        }
         delta += K::l1 ? kernels::l1_gap(xi, xb, q[k]) * scale[k] : kernels::gap(xi, xb, q[k], scale[k]);
       }
       if (delta < 0 || (delta == 0 && order_[i] < order_[b])) b = i;
@@ -575,7 +602,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     s.b = nearest(q, exclude, rb);
     wb = ws_.empty() ? 1.0 : ws_[s.b];
   }
-  if (d_ == 1) {
+  if (line_) {
     std::size_t lo, hi;
     window_1d(q[0], s.b, wb, lo, hi);
     w.ranges.emplace_back(lo, hi);
@@ -620,7 +647,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     const double* xb0 = key(s.b);
     if (merged_) {
       w.ranges.assign(1, {s.b, s.b + 1});
-    } else if (d_ == 1) {
+    } else if (line_) {
       std::size_t lo = s.b, hi = s.b + 1;
       while (lo > 0 && xs_[lo - 1] == xb0[0] && !ex.contains(lo - 1)) --lo;
       while (hi < n_ && xs_[hi] == xb0[0] && !ex.contains(hi)) ++hi;
@@ -748,7 +775,7 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
     });
     for (std::size_t k = 0; k < d; ++k)
       grad[k] = s.sum([&](std::size_t lo, std::size_t hi) {
-        return kernel::dlog_dot(kernel, &xs_[k * n_], lo, hi, q[k], xb[k], inv_h_[k], e, {w.a}, {w.b});
+        return kernel::dlog_dot(kernel, keys_, k, lo, hi, q, xb, inv_h_.data(), e, {w.a}, {w.b});
       });
   }
   return row;
@@ -757,7 +784,7 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
 double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const {
   // For the Gaussian measured from b (the weights' residuals sum to 0, so a constant shift
   // changes nothing, and r_i^2 - r_b^2 does not cancel).
-  return visit_kernel(options_.kernel, [&]<class K>(K) { return K::dlog(xs_[k * n_ + i], xb[k], q[k], inv_h_[k]); });
+  return kernel::dlog(options_.kernel, keys(), k, i, q, xb, inv_h_.data());
 }
 
 void Attention::equivalent(const double* q, const Span& s, const double* c, Work& w) const {
@@ -854,7 +881,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
     if (!fgt2->usable()) fgt.reset();
     if (fgtv && !fgtv->usable()) fgtv.reset();
   }
-  const std::size_t bad = for_queries(m, d_ == 1 ? 32 : 8, [&](std::size_t j, Work& w) {
+  const std::size_t bad = for_queries(m, line_ ? 32 : 8, [&](std::size_t j, Work& w) {
       const double* q = queries + j * d_;
       if (fgt && fast_row(q[0]) && std::abs(xs_[nearest_1d(q[0], none)] - q[0]) <= h_[0]) {
         const Row r = row_fgt(*fgt, q[0], none, false);
@@ -1097,8 +1124,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
           s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, inv_h_.data(), c.data(), w.a); });
           for (std::size_t kk = 0; kk < d; ++kk) {
             const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
-              return kernel::dlog_dot(options_.kernel, &xs_[kk * n_], lo, hi, q[kk], xb[kk], inv_h_[kk], w.e, {w.a},
-                                      {w.a});
+              return kernel::dlog_dot(options_.kernel, keys(), kk, lo, hi, q, xb, inv_h_.data(), w.e, {w.a}, {w.a});
             });
             dtrace[kk] = ep * (dlog_weight(q, xb, p, kk) * c[0] - t);
           }
@@ -1159,7 +1185,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * rows_ / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(rows_, 0.0);
   const std::unique_ptr<GaussTransform> fgt = residuals ? transform(n_) : nullptr;
-  const std::size_t bad = for_queries(n_, d_ == 1 ? 256 : 16, [&](std::size_t p, Work& w) {
+  const std::size_t bad = for_queries(n_, line_ ? 256 : 16, [&](std::size_t p, Work& w) {
     const double* q = key(p);
     const std::size_t lo = first(p), hi = first(p + 1);
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });

@@ -62,6 +62,7 @@
 
 #include "nwreg/dataset.h"
 #include "nwreg/kernels.h"
+#include "nwreg/levels.h"
 
 namespace nwreg {
 
@@ -70,6 +71,7 @@ class KdTree;
 class GaussTransform;
 namespace kernel {
 struct Keys;
+struct Category;
 }
 
 enum class Method { nw, local_linear };
@@ -102,6 +104,7 @@ struct EngineOptions {
   ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
   Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
   Method method = Method::nw;            //!< the estimator at each query,
+  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
   /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
   /// keys on each side in x order (one x column only), for series with correlated errors.
@@ -153,7 +156,8 @@ class Attention {
   Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options = {});
   ~Attention();
 
-  /// Throws UsageError naming --bandwidth for a bad bandwidth (see check_bandwidth).
+  /// Throws UsageError naming --bandwidth for a bad bandwidth (see check_bandwidth; a
+  /// categorical column's entry is its lambda, within its kernel's range: levels.h).
   void set_bandwidth(std::vector<double> bandwidth);
   const std::vector<double>& bandwidth() const { return h_; }
 
@@ -303,6 +307,14 @@ class Attention {
   double y_mid_ = 0;  // the middle of the values' range (over y_scale_): the fast Gauss transform's y0
   std::unique_ptr<KdTree> tree_;  // several columns, n >= 128: keys in its leaf order
   bool prune_ = false;            // the tree prunes at this bandwidth (else every key is summed)
+  // Categorical columns (levels.h): per column its kind (number for continuous ones) and
+  // number of levels, and its kernel at this bandwidth (cat_[k].on for categorical columns).
+  std::vector<ColumnKind> kinds_;
+  std::vector<std::string> names_;
+  std::vector<std::size_t> levels_;
+  std::vector<kernel::Category> cat_;
+  bool categorical_ = false;  // some column is categorical: every key is summed (no tree)
+  bool line_ = false;         // one continuous column: keys sorted by x, windows (row_1d, window_1d)
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool bounded_ = false;    // every |x| <= 4e307
   bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply

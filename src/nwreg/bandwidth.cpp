@@ -31,6 +31,14 @@ std::vector<ColumnStats> all_stats(const Dataset& data, const char* what) {
   return out;
 }
 
+// Rules of thumb know continuous columns only.
+void no_categorical(const Dataset& data, const char* rule) {
+  for (std::size_t k = 0; k < data.d; ++k)
+    if (is_categorical(data.kind(k)))
+      throw DataError(std::string(rule) + " has no lambda for categorical column " + quote(data.x_names[k]) +
+                      ": learn the bandwidth, or give each column's value in --bandwidth");
+}
+
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double a : v) m = std::max(m, std::abs(a));
@@ -123,11 +131,42 @@ bool usable(const std::vector<double>& h) {
   });
 }
 
-std::vector<double> from_theta(const std::vector<double>& theta) {
-  std::vector<double> h;
-  for (double t : theta) h.push_back(std::exp(t));
-  return h;
-}
+// The descent's coordinates: theta_k = log h_k for a continuous column; for a categorical one
+// lambda_k = top_k / (1 + e^-theta_k), which keeps lambda within (0, top_k) (levels.h).
+struct Coordinates {
+  std::vector<double> top;  // per column: lambda's largest value, or 0 (continuous)
+
+  Coordinates(const Dataset& data, CategoricalKernel kernel) {
+    for (std::size_t k = 0; k < data.d; ++k)
+      top.push_back(is_categorical(data.kind(k)) ? lambda_max(kernel, data.kind(k), data.levels.at(k).size()) : 0.0);
+  }
+  std::vector<double> h(const std::vector<double>& theta) const {
+    std::vector<double> out;
+    for (std::size_t k = 0; k < theta.size(); ++k)
+      out.push_back(top[k] > 0 ? top[k] / (1 + std::exp(-theta[k])) : std::exp(theta[k]));
+    return out;
+  }
+  std::vector<double> theta(const std::vector<double>& h) const {
+    std::vector<double> out;
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      if (top[k] == 0) {
+        out.push_back(std::log(h[k]));
+        continue;
+      }
+      const double s = std::clamp(h[k] / top[k], 1e-300, 1 - 1e-12);
+      out.push_back(std::log(s) - std::log1p(-s));
+    }
+    return out;
+  }
+  // A gradient in log h (the engine's) into one in theta: d log lambda / d theta = 1 - lambda / top.
+  void chain(const std::vector<double>& h, std::vector<double>& gradient) const {
+    for (std::size_t k = 0; k < gradient.size(); ++k)
+      if (top[k] > 0) gradient[k] *= 1 - h[k] / top[k];
+  }
+  bool categorical() const {
+    return std::any_of(top.begin(), top.end(), [](double t) { return t > 0; });
+  }
+};
 
 }  // namespace
 
@@ -258,27 +297,27 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
 
 namespace {
 
-FitResult descend(const FitOptions& opt, const std::vector<double>& h, Objective& obj,
+FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::vector<double>& h, Objective& obj,
                   const std::function<void(const Epoch&)>& on_epoch) {
   FitResult res;
-  std::vector<double> theta;
-  for (double v : h) theta.push_back(std::log(v));
   auto eval = [&](const std::vector<double>& t) {
-    const auto trial_h = from_theta(t);
+    const auto trial_h = coords.h(t);
     if (!usable(trial_h)) {
       LooResult r;
       r.mse = std::numeric_limits<double>::infinity();
       return r;
     }
-    return obj.at(trial_h, true);
+    LooResult r = obj.at(trial_h, true);
+    coords.chain(trial_h, r.gradient);
+    return r;
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
-    Epoch e{epoch, from_theta(t), loss, {}};
+    Epoch e{epoch, coords.h(t), loss, {}};
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
   };
-  const Descent dsc = line_search(theta, opt, eval, record);
-  res.bandwidth = from_theta(dsc.theta);
+  const Descent dsc = line_search(coords.theta(h), opt, eval, record);
+  res.bandwidth = coords.h(dsc.theta);
   res.criterion = obj.mean(dsc.loss);
   res.converged = dsc.converged;
   res.stop_reason = dsc.stop_reason;
@@ -356,6 +395,7 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
 }
 
 std::vector<double> silverman_bandwidth(const Dataset& data) {
+  no_categorical(data, "Silverman's rule");
   std::vector<double> h;
   for (const auto& s : all_stats(data, "Silverman's rule")) {
     const double spread = s.iqr > 0 ? std::min(s.sd, s.iqr / 1.34) : s.sd;
@@ -365,6 +405,7 @@ std::vector<double> silverman_bandwidth(const Dataset& data) {
 }
 
 std::vector<double> scott_bandwidth(const Dataset& data) {
+  no_categorical(data, "Scott's rule");
   std::vector<double> h;
   const double p = -1.0 / (4.0 + static_cast<double>(data.d));
   for (const auto& s : all_stats(data, "Scott's rule"))
@@ -396,10 +437,10 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   if (neighbours && *neighbours < few) why = g3(*neighbours) + " effective neighbours";
   // One column: a bandwidth below the spacing of x leaves each point to itself. (With several,
   // a narrow column can be an exact match on purpose while the others smooth.)
-  if (data.d == 1 && !fit.bandwidth.empty()) {
+  if (data.d == 1 && !fit.bandwidth.empty() && !is_categorical(data.kind(0))) {
     const double spacing = typical_spacing(data, 0);
     // A time column's figures in time units: "h = 1 h is below the typical spacing of "day", 1 d".
-    const auto show = data.kind(0) == ColumnKind::number ? g3 : format_duration;
+    const auto show = is_time(data.kind(0)) ? format_duration : g3;
     if (fit.bandwidth[0] < spacing)
       why += (why.empty() ? "" : "; ") + std::string("h = ") + show(fit.bandwidth[0]) +
              " is below the typical spacing of " + quote(data.x_names[0]) + ", " + show(spacing);
@@ -424,7 +465,7 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
 
 SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
   SeriesCheck out;
-  if (data.d != 1 || !data.weight.empty() || data.n < 40) return out;
+  if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
   const std::size_t n = data.n;
   std::vector<std::size_t> order(n);  // rows in x order
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -520,6 +561,9 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   check_fit_options(options);
   if (data.n < 2)
     throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
+  const Coordinates coords(data, options.engine.categorical);
+  if (coords.categorical() && options.optimizer == Optimizer::sgd)
+    throw UsageError("--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)");
   Objective obj(data, options);
   std::vector<double> start;
   std::vector<std::vector<double>> more;  // further start points (several columns)
@@ -534,7 +578,11 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     double best = std::numeric_limits<double>::infinity();
     const auto scales = scan_scales(data);
     for (std::size_t i = 0; i < scales.size(); ++i) {
-      const auto h = scaled(stats, scales[i]);
+      auto h = scaled(stats, scales[i]);
+      // A categorical column's lambda follows the scale: small where the continuous columns
+      // are narrow, towards its largest (the column ignored) where they are wide.
+      for (std::size_t k = 0; k < data.d; ++k)
+        if (coords.top[k] > 0) h[k] = coords.top[k] * scales[i] / (1 + scales[i]);
       const double loss = usable(h) ? obj.at(h, false).mse : std::numeric_limits<double>::infinity();
       if (options.on_scan) options.on_scan(i + 1, scales.size(), h, loss);
       if (loss < best) {
@@ -555,7 +603,8 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     if (data.d > 1)
       for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5)}) {
         std::vector<double> h = start;
-        for (double& v : h) v *= f;
+        for (std::size_t k = 0; k < data.d; ++k)
+          if (coords.top[k] == 0) h[k] *= f;
         more.push_back(h);
       }
   }
@@ -563,10 +612,10 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   const bool sgd_run = options.optimizer == Optimizer::sgd;
   obj.use_rows(sgd_run ? 0 : options.descent_rows);
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
-                          : descend(options, start, obj, on_epoch);
+                          : descend(options, coords, start, obj, on_epoch);
   for (const auto& h : more) {
     if (!usable(h) || !std::isfinite(obj.at(h, false).mse)) continue;
-    FitResult other = descend(options, h, obj, on_epoch);
+    FitResult other = descend(options, coords, h, obj, on_epoch);
     if (other.criterion < res.criterion) res = std::move(other);
   }
   res.descent_rows = obj.rows();

@@ -1,4 +1,5 @@
 #include "nwreg/csv.h"
+#include "nwreg/levels.h"
 
 // No reader thread: a process that cannot start one (a low pids limit) must still read its input.
 #define CSV_IO_NO_THREAD
@@ -429,7 +430,17 @@ double CsvReader::parse_instant_field(std::size_t column, std::string_view field
   return *t;
 }
 
-bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds) {
+bool CsvReader::missing(std::size_t column, std::string_view field) {
+  if (options_.na == NaPolicy::skip) {
+    if (skipped_++ == 0) first_skipped_ = line_;
+    return false;
+  }
+  throw InputError(source_, line_, column_label(column),
+                   (field.empty() ? std::string("missing value (empty field)") : "missing value " + quote(field)) +
+                       "; give --na skip to drop rows with missing values");
+}
+
+bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds, Labels* labels) {
   if (fields_.size() != column_count_) {
     std::string why;
     for (std::string_view f : fields_)
@@ -439,6 +450,16 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
   }
   for (std::size_t c = 0; c < columns.size(); ++c) {
     std::string_view field = fields_[columns[c]];
+    if (kinds && (*kinds)[c] && is_categorical(*(*kinds)[c])) {
+      if (is_missing(field)) return missing(columns[c], field);
+      LabelMap& map = labels->at(c);
+      const auto v = map.code(field);
+      if (!v)
+        throw InputError(source_, line_, column_label(columns[c]),
+                         "level " + quote(field) + " was not seen in training (its levels: " + map.known()->list() + ")");
+      out[c] = *v;
+      continue;
+    }
     if (kinds && (*kinds)[c] != ColumnKind::number && !is_missing(field)) {
       std::optional<ColumnKind>& kind = (*kinds)[c];
       if (kind || looks_like_instant(field)) {
@@ -464,16 +485,7 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
       out[c] = *v;
       continue;
     }
-    if (is_missing(field)) {
-      if (options_.na == NaPolicy::skip) {
-        if (skipped_++ == 0) first_skipped_ = line_;
-        return false;
-      }
-      throw InputError(source_, line_, column_label(columns[c]),
-                       (field.empty() ? std::string("missing value (empty field)")
-                                      : "missing value " + quote(field)) +
-                           "; give --na skip to drop rows with missing values");
-    }
+    if (is_missing(field)) return missing(columns[c], field);
     throw InputError(source_, line_, column_label(columns[c]), describe(why, fields_[columns[c]]) + hint(fields_[columns[c]]));
   }
   return true;
@@ -499,20 +511,20 @@ std::string CsvReader::separator_hint(std::string_view field) const {
   return "";
 }
 
-bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out, Kinds* kinds) {
+bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* out, Kinds* kinds, Labels* labels) {
   for (;;) {
     if (!pending_ && !next_row()) return false;
     pending_ = false;
-    if (parse_row(columns, out, kinds)) return true;
+    if (parse_row(columns, out, kinds, labels)) return true;
   }
 }
 
 std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns, Kinds* kinds,
-                                                         TextColumns* text) {
+                                                         TextColumns* text, Labels* labels) {
   std::vector<std::vector<double>> out(columns.size());
   std::vector<double> row(columns.size());
   if (text) text->values.assign(text->columns.size(), {});
-  while (next_numeric(columns, row.data(), kinds)) {
+  while (next_numeric(columns, row.data(), kinds, labels)) {
     for (std::size_t c = 0; c < columns.size(); ++c) out[c].push_back(row[c]);
     if (text)
       for (std::size_t c = 0; c < text->columns.size(); ++c) text->values[c].emplace_back(fields_[text->columns[c]]);

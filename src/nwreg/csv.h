@@ -21,6 +21,8 @@ class LineReader;
 
 namespace nwreg {
 
+class LabelMap;
+
 enum class HeaderMode {
   detect,   //!< the first row is a header unless every field parses as a number
   present,  //!< the first row is a header
@@ -107,7 +109,11 @@ class CsvReader {
   /// only; date or time takes ISO 8601 stamps only, as seconds since the epoch (a date-time in
   /// a date column makes it time); nullopt is decided by the column's first value that is not
   /// missing, and then fixed. A number column is refused a stamp and a stamp column a number.
+  /// ColumnKind::unordered or ordered reads labels: each field's value is its code in the
+  /// column's LabelMap (labels, one per chosen column; levels.h), and a label the map does not
+  /// know is an InputError naming it.
   using Kinds = std::vector<std::optional<ColumnKind>>;
+  using Labels = std::vector<LabelMap>;
 
   /// Columns kept as text, row by row, alongside those read as numbers (--keep): values[c][i]
   /// is column columns[c] of the i-th row read (rows dropped for missing values left out).
@@ -121,11 +127,12 @@ class CsvReader {
   /// is not a finite number (or a time stamp, as `kinds` allow) or a row with the wrong number
   /// of fields, and for a file with no data rows.
   std::vector<std::vector<double>> read_numeric(const std::vector<std::size_t>& columns, Kinds* kinds = nullptr,
-                                                TextColumns* text = nullptr);
+                                                TextColumns* text = nullptr, Labels* labels = nullptr);
 
   /// Reads the next data row's chosen columns into out[0..columns.size()); false at the end.
   /// Same checks as read_numeric, except that no rows at all is not an error.
-  bool next_numeric(const std::vector<std::size_t>& columns, double* out, Kinds* kinds = nullptr);
+  bool next_numeric(const std::vector<std::size_t>& columns, double* out, Kinds* kinds = nullptr,
+                    Labels* labels = nullptr);
 
   /// The fields of the row last read by next_numeric or read_numeric's rows (quotes removed),
   /// valid until the next read: for columns copied to the output as text.
@@ -139,7 +146,8 @@ class CsvReader {
   void start();
   bool next_row();  // fills fields_ and line_; false at end of input
   char* next_line();  // the next physical line, without its line end; nullptr at the end
-  bool parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds);  // false: skipped
+  bool parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds, Labels* labels);  // false: skipped
+  bool missing(std::size_t column, std::string_view field);  // skips the row (false) or throws
   double parse_instant_field(std::size_t column, std::string_view field, std::optional<ColumnKind>& kind) const;
   std::string hint(std::string_view field) const;  // what a field that is not a number may mean
   std::string separator_hint(std::string_view field) const;  // another delimiter in a field

@@ -48,6 +48,31 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
         idx.begin() + static_cast<std::ptrdiff_t>(i))
       throw UsageError("-x: column " + reader.column_label(idx[i]) + " is named twice");
 
+  // Categorical x columns, and the order of their levels where given.
+  std::vector<ColumnKind> label_kind(idx.size(), ColumnKind::number);
+  std::vector<std::vector<std::string>> order(idx.size());
+  auto x_column = [&](const std::string& spec, const char* option) {
+    const std::size_t c = reader.resolve(spec, option);
+    const auto it = std::find(idx.begin(), idx.end(), c);
+    if (it == idx.end())
+      throw UsageError(std::string(option) + ": column " + reader.column_label(c) + " is not an x column (-x)");
+    return static_cast<std::size_t>(it - idx.begin());
+  };
+  for (const auto& [specs, kind] : {std::pair{&columns.unordered, ColumnKind::unordered},
+                                    std::pair{&columns.ordered, ColumnKind::ordered}})
+    for (const auto& spec : *specs) {
+      const std::size_t k = x_column(spec, kind == ColumnKind::ordered ? "--ordered" : "--categorical");
+      if (label_kind[k] != ColumnKind::number && label_kind[k] != kind)
+        throw UsageError("--ordered: column " + reader.column_label(idx[k]) + " is also given to --categorical");
+      label_kind[k] = kind;
+    }
+  for (const auto& [spec, labels] : columns.levels) {
+    const std::size_t k = x_column(spec, "--levels");
+    if (label_kind[k] == ColumnKind::number)
+      throw UsageError("--levels: column " + reader.column_label(idx[k]) + " is not categorical; give it to --ordered or --categorical");
+    order[k] = labels;
+  }
+
   std::size_t w_idx = 0;
   if (!columns.weight.empty()) {
     w_idx = reader.resolve(columns.weight, "--sample-weight");
@@ -69,11 +94,22 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   }
   idx.push_back(y_idx);
   CsvReader::Kinds kinds(idx.size(), ColumnKind::number);  // y and the weights: numbers
-  for (std::size_t k = 0; k < data.d; ++k) kinds[k] = std::nullopt;  // x: numbers or time, by the first value
+  for (std::size_t k = 0; k < data.d; ++k)  // x: labels, or numbers or time by the first value
+    kinds[k] = label_kind[k] == ColumnKind::number ? std::nullopt : std::optional(label_kind[k]);
   CsvReader::TextColumns text = kept_columns(reader, columns.keep, data.kept_names);
-  auto cols = reader.read_numeric(idx, &kinds, &text);
+  CsvReader::Labels labels(idx.size());
+  auto cols = reader.read_numeric(idx, &kinds, &text, &labels);
   data.kept = std::move(text.values);
   for (std::size_t k = 0; k < data.d; ++k) data.x_kind.push_back(kinds[k].value_or(ColumnKind::number));
+  if (std::any_of(label_kind.begin(), label_kind.end(), [](ColumnKind k) { return is_categorical(k); })) {
+    data.levels.resize(data.d);
+    for (std::size_t k = 0; k < data.d; ++k) {
+      if (!is_categorical(label_kind[k])) continue;
+      std::vector<double> value;
+      data.levels[k] = make_levels(labels[k].seen(), label_kind[k], order[k], data.x_names[k], value);
+      for (double& v : cols[k]) v = value[static_cast<std::size_t>(v)];
+    }
+  }
   data.n = cols.back().size();
   data.y = std::move(cols.back());
   cols.pop_back();
@@ -101,8 +137,23 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
 CsvReader::Kinds query_kinds(const Dataset& train) {
   CsvReader::Kinds kinds;
   for (std::size_t k = 0; k < train.d; ++k)
-    kinds.push_back(train.kind(k) == ColumnKind::number ? ColumnKind::number : ColumnKind::date);  // stamps only
+    kinds.push_back(is_time(train.kind(k)) ? ColumnKind::date : train.kind(k));  // stamps only, labels, numbers
   return kinds;
+}
+
+CsvReader::Labels query_labels(const Dataset& train) {
+  CsvReader::Labels labels;
+  for (std::size_t k = 0; k < train.d; ++k)
+    labels.emplace_back(is_categorical(train.kind(k)) ? &train.levels.at(k) : nullptr);
+  return labels;
+}
+
+std::pair<std::string, std::vector<std::string>> parse_levels(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--levels: expected COLUMN=level,level,... (the levels in order), got " + quote(text));
+  auto labels = parse_column_list(text.substr(eq + 1), "--levels");
+  return {parse_column_list(text.substr(0, eq), "--levels").at(0), std::move(labels)};
 }
 
 CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<std::string>& keep,
@@ -129,7 +180,8 @@ std::vector<double> read_queries(CsvReader& reader, const Dataset& train, std::v
                                  CsvReader::TextColumns* text) {
   const std::vector<std::size_t> idx = query_columns(reader, train);
   CsvReader::Kinds read = query_kinds(train);
-  auto cols = reader.read_numeric(idx, &read, text);
+  CsvReader::Labels labels = query_labels(train);
+  auto cols = reader.read_numeric(idx, &read, text, &labels);
   if (kinds) {
     kinds->clear();
     for (std::size_t k = 0; k < train.d; ++k) kinds->push_back(read[k].value_or(train.kind(k)));

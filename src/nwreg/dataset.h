@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nwreg/csv.h"
+#include "nwreg/levels.h"
 
 namespace nwreg {
 
@@ -16,7 +17,8 @@ struct Dataset {
   std::vector<double> x;               //!< n x d, row-major
   std::vector<double> y;               //!< n targets
   std::vector<std::string> x_names;    //!< d column names ("x" when the file has no header)
-  std::vector<ColumnKind> x_kind;      //!< d kinds: numbers, or ISO dates/times read as seconds
+  std::vector<ColumnKind> x_kind;      //!< d kinds: numbers, ISO dates/times read as seconds, or categorical
+  std::vector<Levels> levels;          //!< d entries (empty for continuous columns), or none at all
   std::string y_name;                  //!< target column name ("y" when the file has no header)
   std::string source;                  //!< file name as given, or "<stdin>"
   std::vector<double> weight;          //!< n sample weights >= 0 (--sample-weight); empty = all 1
@@ -37,16 +39,26 @@ struct ColumnChoice {
   std::size_t y_position = 1;       //!< the default y (0-based; R's row names shift both by one)
   std::string weight;               //!< sample-weight column (--sample-weight); empty = none
   std::vector<std::string> keep;    //!< columns kept as text for the output (--keep)
+  std::vector<std::string> unordered;  //!< x columns of unordered labels (--categorical)
+  std::vector<std::string> ordered;    //!< x columns of ordered labels (--ordered)
+  /// A categorical column's levels in order (--levels COL=a,b,c): column, labels.
+  std::vector<std::pair<std::string, std::vector<std::string>>> levels;
 };
+
+/// Parses one --levels value, `COLUMN=label,label,...` (blanks around each trimmed). Throws
+/// UsageError naming --levels.
+std::pair<std::string, std::vector<std::string>> parse_levels(const std::string& text);
 
 /// Splits a column list given to -x: names or 1-based indices separated by commas, blanks
 /// around each trimmed ("lstat, rm" or "1,2"). Throws UsageError naming `option` for an empty
 /// name.
 std::vector<std::string> parse_column_list(const std::string& text, const std::string& option);
 
-/// Reads a training set. An x column whose first value is an ISO 8601 date or date-time is read
-/// as time (seconds since the epoch; see timestamp.h), else as numbers; y and sample weights are
-/// numbers. Throws UsageError for a column that does not exist (naming -x, -y or
+/// Reads a training set. An x column named categorical (ColumnChoice::unordered, ordered) is
+/// read as labels (levels.h); else one whose first value is an ISO 8601 date or date-time is
+/// read as time (seconds since the epoch; see timestamp.h), else as numbers; y and sample
+/// weights are numbers. A categorical or --levels column that is not an x column is a
+/// UsageError. Throws UsageError for a column that does not exist (naming -x, -y or
 /// --sample-weight) and InputError for bad content (a negative sample weight included).
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns);
 
@@ -74,6 +86,8 @@ CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<s
 /// How the query reader is to read `train`'s x columns: numbers as numbers, dates and times as
 /// time stamps only (a date column's queries may be date-times; a number is refused).
 CsvReader::Kinds query_kinds(const Dataset& train);
+/// The label maps the query reader reads `train`'s categorical columns with: their levels only.
+CsvReader::Labels query_labels(const Dataset& train);
 
 /// The columns read_queries reads: each x column by name when the query file names it, else the
 /// query file's first columns (after a row-names column). Throws InputError when there are too

@@ -88,6 +88,8 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
   m.leave_out = engine.leave_out;
   m.x_columns = data.x_names;
   m.x_kinds = data.x_kind;
+  m.levels = data.levels;
+  m.categorical = engine.categorical;
   m.y_column = data.y_name;
   m.sample_weight = data.weight_name;
   m.n = data.n;

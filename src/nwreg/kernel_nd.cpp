@@ -32,6 +32,7 @@ struct FastGaussian {
   FastGaussian(const Keys& keys, const double* q, const double* xb, const double* inv_h) {
     if (!keys.bounded || keys.d > 8) return;
     for (std::size_t k = 0; k < keys.d; ++k) {
+      if (keys.category(k)) continue;
       D[k] = xb[k] - q[k];
       K2[k] = -0.5 * kernels::log2e * inv_h[k] * inv_h[k];
       if (!(std::abs(q[k]) <= 4e307) || !std::isnormal(K2[k])) return;  // no inf * 0
@@ -54,14 +55,20 @@ template <class K>
     for (std::size_t k = 0; k < keys.d; ++k) {
       const double* x = keys.column(k) + a;
       const double qk = q[k], ih = inv_h[k];
-      for (std::size_t i = 0; i < m; ++i) out[i] *= K::value((x[i] - qk) * ih);
+      if (const Category* c = keys.category(k))
+        for (std::size_t i = 0; i < m; ++i) out[i] *= std::exp2(-c->cost(x[i] - qk));
+      else
+        for (std::size_t i = 0; i < m; ++i) out[i] *= K::value((x[i] - qk) * ih);
     }
   } else {
     std::fill_n(out, m, 0.0);
     for (std::size_t k = 0; k < keys.d; ++k) {
       const double* x = keys.column(k) + a;
       const double qk = q[k], bk = xb[k], ih = inv_h[k];
-      if (std::is_same_v<K, kernels::Gaussian> && fast.on) {
+      if (const Category* c = keys.category(k)) {
+        const double cb = c->cost(bk - qk);  // b is nearest counting this cost: no exponent > 0
+        for (std::size_t i = 0; i < m; ++i) out[i] += cb - c->cost(x[i] - qk);
+      } else if (std::is_same_v<K, kernels::Gaussian> && fast.on) {
         const double D = fast.D[k], K2 = fast.K2[k];
         for (std::size_t i = 0; i < m; ++i) out[i] += (x[i] - bk) * ((x[i] - qk) + D) * K2;
       } else {
@@ -93,7 +100,10 @@ template <class K, bool HasY, bool Grad, bool Moments>
           double g[block];
           const double* x = keys.column(k) + a;
           const double qk = q[k], bk = xb[k], ih = inv_h[k];
-          for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * K::dlog(x[i], bk, qk, ih) : 0.0;
+          if (const Category* c = keys.category(k))
+            for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * c->gain * c->steps(x[i] - qk) : 0.0;
+          else
+            for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * K::dlog(x[i], bk, qk, ih) : 0.0;
           sums.t[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i]; });
           sums.v[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i] * (y[i] - yb); });
         }
@@ -108,7 +118,10 @@ template <class K, bool HasY, bool Grad, bool Moments>
           const double* x = keys.column(k) + a;
           double* z = sums.z + (k + 1) * block;
           const double qk = q[k], ih = inv_h[k];
-          for (std::size_t i = 0; i < m; ++i) z[i] = out[i] != 0 ? (x[i] - qk) * ih : 0.0;
+          if (keys.category(k))  // not in the line
+            std::fill_n(z, m, 0.0);
+          else
+            for (std::size_t i = 0; i < m; ++i) z[i] = out[i] != 0 ? (x[i] - qk) * ih : 0.0;
         }
         for (std::size_t c = 0; c < p; ++c) {
           const double* zc = sums.z + c * block;
@@ -139,6 +152,11 @@ template <class K>
     for (std::size_t k = 0; k < keys.d; ++k) {
       const double* x = keys.column(k) + a;
       const double qk = q[k], ih = inv_h[k];
+      if (const Category* c = keys.category(k)) {
+        const double unit = (K::l1 ? 1 : 2) / kernels::log2e;  // a distance of equal weight
+        for (std::size_t i = 0; i < m; ++i) r[i] += unit * c->cost(x[i] - qk);
+        continue;
+      }
       for (std::size_t i = 0; i < m; ++i) {
         const double z = (x[i] - qk) * ih;
         r[i] += K::l1 ? std::abs(z) : z * z;
@@ -216,11 +234,22 @@ double dot(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b) 
 }
 
 NWREG_CLONES
-double dlog_dot(Kernel kernel, const double* xk, std::size_t lo, std::size_t hi, double qk, double xbk, double inv_hk,
-                const double* e, Factor a, Factor b) {
+double dlog_dot(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
+                const double* xb, const double* inv_h, const double* e, Factor a, Factor b) {
+  const double* xk = keys.column(k);
+  const double qk = q[k], xbk = xb[k], inv_hk = inv_h[k];
+  if (const Category* c = keys.category(k))
+    return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE { return c->gain * c->steps(xk[i] - qk); });
   return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
     return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE { return K::dlog(xk[i], xbk, qk, inv_hk); });
   });
+}
+
+double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const double* q, const double* xb,
+            const double* inv_h) {
+  const double xi = keys.column(k)[i];
+  if (const Category* c = keys.category(k)) return c->gain * c->steps(xi - q[k]);
+  return visit_kernel(kernel, [&]<class K>(K) { return K::dlog(xi, xb[k], q[k], inv_h[k]); });
 }
 
 NWREG_CLONES
@@ -228,6 +257,7 @@ void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, c
             double* out) {
   std::fill(out + lo, out + hi, c[0]);
   for (std::size_t k = 0; k < keys.d; ++k) {
+    if (keys.category(k)) continue;  // not in the line
     const double* x = keys.column(k);
     const double qk = q[k], ck = c[k + 1] * inv_h[k];
     for (std::size_t i = lo; i < hi; ++i) out[i] += ck * (x[i] - qk);

@@ -6,11 +6,25 @@
 /// do not depend on the instruction set or the number of threads. Each function is compiled
 /// for x86-64-v4, v3 and baseline and picks one at run time.
 
+#include <cmath>
 #include <cstddef>
 
 #include "nwreg/kernels.h"
 
 namespace nwreg::kernel {
+
+/// A categorical column's kernel (levels.h): a key at level distance delta = |x_i - q| weighs
+/// 2^-cost relative to a key at the query's level, cost = 0 at delta = 0, else
+/// base + step * s, s = delta (ordered) or 1; its d log weight / d log lambda is gain * s there
+/// (0 at delta = 0). Such a column takes no part in a local fit's line (z = 0) and its entry of
+/// inv_h is unused. In the nearest-key distances its cost counts as the continuous kernel's
+/// distance of equal weight.
+struct Category {
+  bool on = false, ordered = false;
+  double base = 0, step = 0, gain = 0;
+  double steps(double delta) const { return delta == 0 ? 0.0 : ordered ? std::abs(delta) : 1.0; }
+  double cost(double delta) const { return delta == 0 ? 0.0 : base + step * steps(delta); }
+};
 
 /// Keys by column, and their sample weights (nullptr: all 1).
 struct Keys {
@@ -18,7 +32,9 @@ struct Keys {
   std::size_t stride = 0, d = 0;
   const double* w = nullptr;
   bool bounded = false;  //!< every |x| <= 4e307: the Gaussian's terms need no guards (kernel1d.h)
+  const Category* cat = nullptr;  //!< d entries, a categorical column's `on` set; nullptr: none
   const double* column(std::size_t k) const { return x + k * stride; }
+  const Category* category(std::size_t k) const { return cat && cat[k].on ? &cat[k] : nullptr; }
 };
 
 /// A per-key factor (v_i - shift) * scale; 1 for every key when v is nullptr.
@@ -62,9 +78,13 @@ std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t
 double dot(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b = {});
 
 /// sum over i in [lo, hi) with e_i != 0 of e_i dlog_i a_i b_i, dlog_i = d log e_i / d log h_k
-/// of column k (xk its keys, qk, xbk the query's and key b's coordinates).
-double dlog_dot(Kernel kernel, const double* xk, std::size_t lo, std::size_t hi, double qk, double xbk, double inv_hk,
-                const double* e, Factor a, Factor b = {});
+/// of column k (q, xb the query's and key b's coordinates).
+double dlog_dot(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
+                const double* xb, const double* inv_h, const double* e, Factor a, Factor b = {});
+
+/// d log e_i / d log h_k of key i (as dlog_dot weighs it).
+double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const double* q, const double* xb,
+            const double* inv_h);
 
 /// out[i] = c[0] + sum_k c[k+1] z_ik, z_ik = (x_ik - q_k) / h_k, for i in [lo, hi): a local
 /// linear fit's value at each key.

@@ -17,13 +17,15 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("method", to_string(m.method));
   if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
-  const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return k != ColumnKind::number; });
+  const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
+  const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
   if (any_time) {
-    Json readable = Json::array();  // "6 h" for a time column, null for a number column
+    Json readable = Json::array();  // "6 h" for a time column, null for others
     for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
-      readable.push_back(column_kind(m, k) == ColumnKind::number ? Json(nullptr) : Json(format_duration(m.bandwidth[k])));
+      readable.push_back(is_time(column_kind(m, k)) ? Json(format_duration(m.bandwidth[k])) : Json(nullptr));
     w.field("bandwidth_readable", readable);
   }
+  if (any_categorical) w.field("categorical_kernel", to_string(m.categorical));
   if (m.metric.rank) {
     Json rows = Json::array();
     const std::size_t d = m.x_columns.size();
@@ -34,10 +36,25 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   }
   w.field("bandwidth_source", m.bandwidth_source);
   w.field("x_columns", m.x_columns);
-  if (any_time) {
+  if (any_time || any_categorical) {
     Json kinds = Json::array();
     for (std::size_t k = 0; k < m.x_columns.size(); ++k) kinds.push_back(to_string(column_kind(m, k)));
     w.field("x_kinds", kinds);
+  }
+  if (any_categorical) {
+    // Each categorical column's levels in order: labels, or numbers for an ordered column of
+    // numbers (whose values are the numbers); null for the other columns.
+    Json levels = Json::array();
+    for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+      if (k >= m.levels.size() || !is_categorical(column_kind(m, k))) {
+        levels.push_back(nullptr);
+      } else if (m.levels[k].numeric) {
+        levels.push_back(m.levels[k].values);
+      } else {
+        levels.push_back(m.levels[k].labels);
+      }
+    }
+    w.field("levels", levels);
   }
   w.field("y_column", m.y_column);
   if (!m.sample_weight.empty()) w.field("sample_weight", m.sample_weight);
@@ -142,10 +159,35 @@ Model read_model(std::istream& in, const std::string& source) {
     if (j.contains("x_kinds")) {
       for (const auto& kind : j.at("x_kinds").get<std::vector<std::string>>()) {
         const auto k = parse_column_kind(kind);
-        if (!k) throw bad("\"x_kinds\": unknown kind " + quote(kind) + " (known: number, date, time)");
+        if (!k) throw bad("\"x_kinds\": unknown kind " + quote(kind) + " (known: number, date, time, unordered, ordered)");
         m.x_kinds.push_back(*k);
       }
       if (m.x_kinds.size() != m.x_columns.size()) throw bad("\"x_kinds\" needs one kind per x column");
+    }
+    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) {
+      m.categorical = parse_categorical_kernel(j.value("categorical_kernel", "aitchison-aitken"));
+      const Json& levels = j.at("levels");
+      if (!levels.is_array() || levels.size() != m.x_columns.size()) throw bad("\"levels\" needs one entry per x column");
+      m.levels.resize(m.x_columns.size());
+      for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+        if (!is_categorical(m.x_kinds[k])) continue;
+        Levels& lv = m.levels[k];
+        const Json& list = levels[k];
+        if (!list.is_array() || list.empty()) throw bad("\"levels\": each categorical column needs a list of its levels");
+        lv.numeric = m.x_kinds[k] == ColumnKind::ordered && list[0].is_number();
+        for (const Json& v : list) {
+          if (lv.numeric) {
+            lv.values.push_back(v.get<double>());
+            lv.labels.push_back(format_double(lv.values.back()));
+          } else {
+            lv.labels.push_back(v.get<std::string>());
+            lv.values.push_back(static_cast<double>(lv.values.size()));
+          }
+        }
+        if (!std::is_sorted(lv.values.begin(), lv.values.end()) ||
+            std::adjacent_find(lv.values.begin(), lv.values.end()) != lv.values.end())
+          throw bad("\"levels\": an ordered column's numbers must increase");
+      }
     }
     m.sample_weight = j.value("sample_weight", "");
     if (j.contains("metric")) {
@@ -177,6 +219,11 @@ Model read_model(std::istream& in, const std::string& source) {
     throw bad("\"bandwidth\" needs one value per x column");
   try {
     check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
+    for (std::size_t k = 0; k < m.levels.size(); ++k)
+      if (is_categorical(column_kind(m, k)) &&
+          m.bandwidth[k] > lambda_max(m.categorical, column_kind(m, k), m.levels[k].size()))
+        throw UsageError("\"bandwidth\": x column " + quote(m.x_columns[k]) + " is categorical: its lambda must be at most " +
+                         format_double(lambda_max(m.categorical, column_kind(m, k), m.levels[k].size())));
     if (m.metric.rank) check_metric(m.metric, m.x_columns.size(), "metric");
   } catch (const UsageError& e) {
     throw bad(e.what());

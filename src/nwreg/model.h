@@ -29,7 +29,9 @@ struct Model {
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
   std::vector<std::string> x_columns;   //!< training x column names
-  std::vector<ColumnKind> x_kinds;      //!< per x column: numbers, dates or times; empty = all numbers
+  std::vector<ColumnKind> x_kinds;      //!< per x column: numbers, dates, times or categorical; empty = all numbers
+  std::vector<Levels> levels;           //!< per x column its levels (categorical), else empty; none at all = no such column
+  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels
   std::string y_column;                 //!< training y column name
   std::string sample_weight;            //!< the sample-weight column's name; empty = none
   std::size_t n = 0;                    //!< training rows

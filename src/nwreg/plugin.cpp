@@ -334,6 +334,8 @@ double plugin_bandwidth(const Dataset& data, Kernel kernel) {
   if (data.d != 1)
     throw DataError("the plug-in bandwidth is for one x column, got " + std::to_string(data.d));
   if (!data.weight.empty()) throw DataError("the plug-in bandwidth does not take sample weights");
+  if (is_categorical(data.kind(0)))
+    throw DataError("the plug-in bandwidth has no lambda for categorical column " + quote(data.x_names[0]));
   return plugin_bandwidth(data.x, data.y).bandwidth * canonical_ratio(kernel);
 }
 

@@ -59,13 +59,15 @@ const char* to_string(ColumnKind kind) {
   switch (kind) {
     case ColumnKind::date: return "date";
     case ColumnKind::time: return "time";
+    case ColumnKind::unordered: return "unordered";
+    case ColumnKind::ordered: return "ordered";
     case ColumnKind::number: break;
   }
   return "number";
 }
 
 std::optional<ColumnKind> parse_column_kind(std::string_view text) {
-  for (ColumnKind k : {ColumnKind::number, ColumnKind::date, ColumnKind::time})
+  for (ColumnKind k : {ColumnKind::number, ColumnKind::date, ColumnKind::time, ColumnKind::unordered, ColumnKind::ordered})
     if (text == to_string(k)) return k;
   return std::nullopt;
 }

@@ -19,11 +19,16 @@ enum class ColumnKind {
   number,  //!< plain numbers (epoch seconds included)
   date,    //!< ISO dates only (2024-03-01), read as midnight UTC
   time,    //!< ISO date-times (or dates and date-times mixed)
+  unordered,  //!< categorical labels with no order (--categorical); x holds each level's value
+  ordered,    //!< categorical labels in an order (--ordered); x holds each level's value
 };
 
-/// "number", "date", "time"; and back (nullopt for anything else).
+/// "number", "date", "time", "unordered", "ordered"; and back (nullopt for anything else).
 const char* to_string(ColumnKind kind);
 std::optional<ColumnKind> parse_column_kind(std::string_view text);
+/// Whether a column holds time stamps (date or time), or categorical labels.
+inline bool is_time(ColumnKind kind) { return kind == ColumnKind::date || kind == ColumnKind::time; }
+inline bool is_categorical(ColumnKind kind) { return kind == ColumnKind::unordered || kind == ColumnKind::ordered; }
 
 /// Whether a field starts like an ISO date (four digits, '-', two digits, '-'): it is then read
 /// as a time stamp, or refused as one, never as a number.

@@ -79,6 +79,7 @@ class PredictionWriter {
     std::vector<ColumnKind> kinds;    //!< how each x is written (empty = numbers); a date column
                                       //!< writes whole days as dates, other instants as date-times
     std::vector<std::string> values;  //!< value column names
+    std::vector<Levels> levels;       //!< categorical columns' levels, written as labels (empty = none)
   };
   /// `header` = false leaves out the CSV/TSV header (for shards after the first); JSON always
   /// has its fields.

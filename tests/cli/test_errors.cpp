@@ -72,7 +72,7 @@ TEST_CASE("errors: the catalogue, one input each") {
     spit(s / name, text);
     return (s / name).string();
   };
-  const std::string syn = data("synthetic.csv"), mc = data("mcycle.csv");
+  const std::string syn = data("synthetic.csv"), mc = data("mcycle.csv"), bw = data("birthwt.csv");
   const std::string model_other = (s / "other.json").string();
   REQUIRE(run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "-o", model_other}).exit_code == 0);
   const std::string base =
@@ -226,7 +226,58 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", "-", "--model", file("tm.json", base + R"("bandwidth":[1],"x_kinds":["time"]})")}, "x,y\n1,2\n", 1,
        (s / "tm.json").string() + ": fitted on x column \"x\" of times, but <stdin> holds numbers there"},
       {{"predict", syn, "--model", file("tk.json", base + R"("bandwidth":[1],"x_kinds":["epoch"]})")}, "", 1,
-       (s / "tk.json").string() + ": not a usable nwreg model: \"x_kinds\": unknown kind \"epoch\" (known: number, date, time)"},
+       (s / "tk.json").string() + ": not a usable nwreg model: \"x_kinds\": unknown kind \"epoch\" (known: number, date, time, "
+       "unordered, ordered)"},
+      // categorical columns
+      {{"predict", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "0.3", "--grid-n", "5"}, "", 2,
+       "--grid: x column \"race\" is categorical, with no points between its levels; give --query FILE with the levels "
+       "wanted"},
+      {{"predict", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "0.3", "--plot", (s / "p.svg").string()},
+       "", 2, "--plot: x column \"race\" is categorical; the picture needs one continuous x column"},
+      {{"fit", bw, "-x", "lwt", "-y", "bwt", "--categorical", "race"}, "", 2,
+       "--categorical: column \"race\" is not an x column (-x)"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--ordered", "race"}, "", 2,
+       "--ordered: column \"race\" is also given to --categorical"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--levels", "lwt=a,b"}, "", 2,
+       "--levels: column \"lwt\" is not categorical; give it to --ordered or --categorical"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--levels", "race"}, "", 2,
+       "--levels: expected COLUMN=level,level,... (the levels in order), got \"race\""},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--levels", "race=white,black,white"}, "", 2,
+       "--levels: column \"race\": level \"white\" is listed twice"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--levels", "race=white,black"}, "", 2,
+       "--levels: column \"race\" holds \"other\", which is not among the levels listed"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--categorical-kernel", "foo"}, "", 2,
+       "--categorical-kernel: unknown kernel \"foo\" (known: aitchison-aitken, li-racine)"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "-b", "20,0.7"}, "", 2,
+       "--bandwidth: column \"race\" is categorical: its lambda must be <= 0.6666666666666666 (aitchison-aitken kernel), "
+       "got 0.7"},
+      {{"fit", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "plugin"}, "", 1,
+       "the plug-in bandwidth has no lambda for categorical column \"race\""},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "-b", "silverman"}, "", 1,
+       "Silverman's rule has no lambda for categorical column \"race\": learn the bandwidth, or give each column's "
+       "value in --bandwidth"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--optimizer", "sgd", "--init", "20,0.3"}, "",
+       2, "--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)"},
+      {{"fit", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "--leave-out", "2"}, "", 2,
+       "--leave-out: only for one continuous x column (it leaves out the nearest keys in x order)"},
+      {{"predict", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "-b", "20,0.3", "--query",
+        file("qr.csv", "lwt,race\n120,white\n130,asian\n")},
+       "", 1,
+       (s / "qr.csv").string() + ":3: column \"race\": level \"asian\" was not seen in training (its levels: \"black\", "
+       "\"other\", \"white\")"},
+      {{"predict", syn, "--model", file("tl.json", base + R"("bandwidth":[0.3],"x_kinds":["unordered"],"levels":[]})")},
+       "", 1, (s / "tl.json").string() + ": not a usable nwreg model: \"levels\" needs one entry per x column"},
+      {{"predict", syn, "--model", file("te.json", base + R"("bandwidth":[0.3],"x_kinds":["unordered"],"levels":[[]]})")},
+       "", 1,
+       (s / "te.json").string() + ": not a usable nwreg model: \"levels\": each categorical column needs a list of its levels"},
+      {{"predict", syn, "--model", file("to.json", base + R"("bandwidth":[0.3],"x_kinds":["ordered"],"levels":[[3,1]]})")},
+       "", 1,
+       (s / "to.json").string() + ": not a usable nwreg model: \"levels\": an ordered column's numbers must increase"},
+      {{"predict", syn, "--model",
+        file("tb.json", base + R"("bandwidth":[0.9],"x_kinds":["unordered"],"levels":[["a","b"]]})")},
+       "", 1,
+       (s / "tb.json").string() + ": not a usable nwreg model: \"bandwidth\": x column \"x\" is categorical: its lambda "
+       "must be at most 0.5"},
       {{"predict", syn, "--model", file("tn.json", base + R"("bandwidth":[1],"x_kinds":[]})")}, "", 1,
        (s / "tn.json").string() + ": not a usable nwreg model: \"x_kinds\" needs one kind per x column"},
       // bandwidth and learning options

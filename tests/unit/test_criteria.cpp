@@ -237,7 +237,7 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
   two.leave_out = 1;
   Dataset boston = testing::mcycle_or_boston("boston");
   CHECK_THROWS_WITH_AS(Attention(boston, {1.0, 1.0}, two),
-                       "only for one x column (it leaves out the nearest keys in x order)", UsageError);
+                       "only for one continuous x column (it leaves out the nearest keys in x order)", UsageError);
 }
 
 TEST_CASE("leave-block-out and --min-neighbours keep an AR(1) series from being interpolated") {
