@@ -377,10 +377,9 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   for (std::size_t k = 0; k < d_; ++k)
     if (is_categorical(kinds_[k])) {
       const double top = lambda_max(options_.categorical, kinds_[k], levels_[k]);
-      const bool reach = lambda_max_inclusive(options_.categorical, kinds_[k]);
-      if (reach ? bandwidth[k] > top : bandwidth[k] >= top)
-        throw ParameterError("bandwidth", "column " + quote(names_[k]) + " is categorical: its lambda must be " +
-                                              (reach ? "<= " : "< ") + format_double(top) + " (" +
+      if (bandwidth[k] > top)
+        throw ParameterError("bandwidth", "column " + quote(names_[k]) + " is categorical: its lambda must be <= " +
+                                              format_double(top) + " (" +
                                               to_string(options_.categorical) + " kernel), got " +
                                               format_double(bandwidth[k]));
       cat_[k] = category(options_.categorical, kinds_[k], levels_[k], bandwidth[k]);

@@ -131,8 +131,9 @@ bool usable(const std::vector<double>& h) {
   });
 }
 
-// The descent's coordinates: theta_k = log h_k for a continuous column; for a categorical one
-// lambda_k = top_k / (1 + e^-theta_k), which keeps lambda within (0, top_k) (levels.h).
+// The descent's coordinates: theta_k = log h_k, and for a categorical column lambda_k =
+// min(e^theta_k, top_k), its kernel's range (levels.h): at the top, a gradient that points
+// beyond it counts as 0 (projected descent), so that a column best ignored converges there.
 struct Coordinates {
   std::vector<double> top;  // per column: lambda's largest value, or 0 (continuous)
 
@@ -143,25 +144,18 @@ struct Coordinates {
   std::vector<double> h(const std::vector<double>& theta) const {
     std::vector<double> out;
     for (std::size_t k = 0; k < theta.size(); ++k)
-      out.push_back(top[k] > 0 ? top[k] / (1 + std::exp(-theta[k])) : std::exp(theta[k]));
+      out.push_back(top[k] > 0 ? std::min(std::exp(theta[k]), top[k]) : std::exp(theta[k]));
     return out;
   }
   std::vector<double> theta(const std::vector<double>& h) const {
     std::vector<double> out;
-    for (std::size_t k = 0; k < h.size(); ++k) {
-      if (top[k] == 0) {
-        out.push_back(std::log(h[k]));
-        continue;
-      }
-      const double s = std::clamp(h[k] / top[k], 1e-300, 1 - 1e-12);
-      out.push_back(std::log(s) - std::log1p(-s));
-    }
+    for (double v : h) out.push_back(std::log(v));
     return out;
   }
-  // A gradient in log h (the engine's) into one in theta: d log lambda / d theta = 1 - lambda / top.
-  void chain(const std::vector<double>& h, std::vector<double>& gradient) const {
+  // The engine's gradient in log h, projected: 0 where lambda is at its top and would rise.
+  void project(const std::vector<double>& h, std::vector<double>& gradient) const {
     for (std::size_t k = 0; k < gradient.size(); ++k)
-      if (top[k] > 0) gradient[k] *= 1 - h[k] / top[k];
+      if (top[k] > 0 && h[k] >= top[k] && gradient[k] < 0) gradient[k] = 0;
   }
   bool categorical() const {
     return std::any_of(top.begin(), top.end(), [](double t) { return t > 0; });
@@ -308,7 +302,7 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
       return r;
     }
     LooResult r = obj.at(trial_h, true);
-    coords.chain(trial_h, r.gradient);
+    coords.project(trial_h, r.gradient);
     return r;
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
@@ -580,7 +574,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     for (std::size_t i = 0; i < scales.size(); ++i) {
       auto h = scaled(stats, scales[i]);
       // A categorical column's lambda follows the scale: small where the continuous columns
-      // are narrow, towards its largest (the column ignored) where they are wide.
+      // are narrow, towards its largest (the levels weighed most alike) where they are wide.
       for (std::size_t k = 0; k < data.d; ++k)
         if (coords.top[k] > 0) h[k] = coords.top[k] * scales[i] / (1 + scales[i]);
       const double loss = usable(h) ? obj.at(h, false).mse : std::numeric_limits<double>::infinity();

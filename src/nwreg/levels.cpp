@@ -109,10 +109,6 @@ double lambda_max(CategoricalKernel kernel, ColumnKind kind, std::size_t levels)
   return 1;
 }
 
-bool lambda_max_inclusive(CategoricalKernel kernel, ColumnKind kind) {
-  return !(kernel == CategoricalKernel::aitchison_aitken && kind == ColumnKind::ordered);
-}
-
 kernel::Category category(CategoricalKernel kernel, ColumnKind kind, std::size_t levels, double lambda) {
   kernel::Category c;
   c.on = true;
@@ -128,7 +124,7 @@ kernel::Category category(CategoricalKernel kernel, ColumnKind kind, std::size_t
     c.step = -(std::log2(lambda) - std::log2(static_cast<double>(levels - 1)) - std::log2(1 - lambda));
     c.gain = 1 / (1 - lambda);
   }
-  c.step = std::max(c.step, 0.0);  // lambda at its largest: rounding must not favour other levels
+  c.step = std::max(c.step, 0.0);  // lambda at its top: rounding must not favour other levels
   return c;
 }
 

@@ -10,7 +10,8 @@
 ///   Aitchison-Aitken (unordered, c levels):  1 - lambda at delta = 0, else lambda / (c - 1);
 ///                                            0 < lambda <= (c - 1) / c
 ///   Wang-van Ryzin (ordered):                1 - lambda at delta = 0, else (1 - lambda) / 2 lambda^delta;
-///                                            0 < lambda < 1
+///                                            0 < lambda <= 1 (at 1, the limit of the ratios:
+///                                            another level weighs 1/2 at any distance)
 ///   Li-Racine (--categorical-kernel li-racine): 1 at delta = 0, else lambda (unordered) or
 ///                                            lambda^delta (ordered); 0 < lambda <= 1
 ///
@@ -84,8 +85,6 @@ CategoricalKernel parse_categorical_kernel(const std::string& name);
 /// The largest lambda a column's kernel takes (see above); a column of one level takes any
 /// lambda up to 1 (its keys all match).
 double lambda_max(CategoricalKernel kernel, ColumnKind kind, std::size_t levels);
-/// Whether lambda may be reached: Wang-van Ryzin's 1 gives every key weight 0.
-bool lambda_max_inclusive(CategoricalKernel kernel, ColumnKind kind);
 /// The column's kernel at lambda for the engine's loops (kernel_nd.h); lambda within its range.
 kernel::Category category(CategoricalKernel kernel, ColumnKind kind, std::size_t levels, double lambda);
 

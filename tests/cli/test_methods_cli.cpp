@@ -142,3 +142,62 @@ TEST_CASE("methods cli: out of reach is an error or the nearest key, local-linea
   CHECK(sum == doctest::Approx(1).epsilon(1e-12));
   CHECK(lowest < 0);
 }
+
+TEST_CASE("methods cli: categorical columns read labels, write them back, and travel in the model file") {
+  Scratch s;
+  const std::string model = (s / "m.json").string();
+  const std::vector<std::string> cols{"-x", "lwt,race,ftv", "-y", "bwt", "--categorical", "race", "--ordered", "ftv"};
+  std::vector<std::string> args{"fit", data("birthwt.csv")};
+  args.insert(args.end(), cols.begin(), cols.end());
+  args.insert(args.end(), {"-b", "20,0.3,0.5", "-o", model});
+  Result fit = run_nwreg(args);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(lines(fit.out)[1] == "x_kinds: number unordered ordered");
+  CHECK(lines(fit.out)[2] == "categorical_kernel: aitchison-aitken");
+  const Json m = Json::parse(slurp(model));
+  CHECK(m["x_kinds"] == Json::parse(R"(["number","unordered","ordered"])"));
+  CHECK(m["levels"] == Json::parse(R"([null,["black","other","white"],[0,1,2,3,4,6]])"));
+  // Queries by label, answered the same from the model as from the options, labels written back
+  // (a JSON string; a CSV field quoted where it must be).
+  const std::string q = (s / "q.csv").string();
+  spit(q, "lwt,race,ftv\n120,white,0\n150,\"black\",2.0\n");
+  Result a = run_nwreg({"predict", data("birthwt.csv"), "--model", model, "--query", q});
+  std::vector<std::string> b_args{"predict", data("birthwt.csv")};
+  b_args.insert(b_args.end(), cols.begin(), cols.end());
+  b_args.insert(b_args.end(), {"-b", "20,0.3,0.5", "--query", q});
+  Result b = run_nwreg(b_args);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+  const auto l = lines(a.out);
+  REQUIRE(l.size() == 3);
+  CHECK(l[0] == "lwt,race,ftv,prediction");
+  CHECK(fields(l[1])[1] == "white");
+  CHECK(fields(l[2])[1] == "black");
+  CHECK(fields(l[2])[2] == "2");
+  Result j = run_nwreg({"predict", data("birthwt.csv"), "--model", model, "--query", q, "--format", "jsonl"});
+  CHECK(Json::parse(lines(j.out)[0])["race"] == "white");
+  CHECK(Json::parse(lines(j.out)[1])["ftv"] == 2);
+  // A level never seen in training names the file, line, column and the levels there are.
+  spit(q, "lwt,race,ftv\n120,asian,0\n");
+  Result bad = run_nwreg({"predict", data("birthwt.csv"), "--model", model, "--query", q});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err == "nwreg: error: " + q + ":2: column \"race\": level \"asian\" was not seen in training (its levels: "
+                                          "\"black\", \"other\", \"white\")\n");
+  // --levels fixes the order (and so the codes) of text levels; the model keeps it.
+  const std::string lm = (s / "l.json").string();
+  REQUIRE(run_nwreg({"fit", data("birthwt.csv"), "-x", "race", "-y", "bwt", "--ordered", "race", "--levels",
+                     "race=white,other,black,asian", "-b", "0.4", "-o", lm})
+              .exit_code == 0);
+  CHECK(Json::parse(slurp(lm))["levels"] == Json::parse(R"([["white","other","black","asian"]])"));
+  CHECK(run_nwreg({"predict", data("birthwt.csv"), "--model", lm}).exit_code == 0);
+}
+
+TEST_CASE("methods cli: a factor alone is learned, and its lambda reported") {
+  Result r = run_nwreg({"fit", data("birthwt.csv"), "-x", "race", "-y", "bwt", "--categorical", "race"});
+  REQUIRE(r.exit_code == 0);
+  const auto l = lines(r.out);
+  const double lambda = std::stod(l[0].substr(11));
+  CHECK(lambda > 0);
+  CHECK(lambda <= 2.0 / 3);
+  CHECK(l[1] == "x_kinds: unordered");
+}
