@@ -44,6 +44,7 @@ struct PredictCommand {
   std::string heatmap_scale = "linear";  //!< --heatmap-scale linear|log
   std::vector<std::string> keep;  //!< --keep: columns copied from the query (or training) rows
   bool se = false;               //!< --se: add se, lower, upper columns
+  bool derivative = false;       //!< --derivative: add the slope d_<x> per continuous x column (and d_<x>_se)
   double level = 0.95;           //!< --level of the band
 };
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);

@@ -32,7 +32,7 @@ std::string option_name(const std::string& parameter) {
       {"shard", "--shard"},         {"rank", "--rank"},
       {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
       {"levels", "--levels"},       {"categorical_kernel", "--categorical-kernel"},
-      {"categorical", "--categorical"}};
+      {"categorical", "--categorical"}, {"derivative", "--derivative"}};
   for (const auto& [p, option] : names)
     if (parameter == p) return option;
   return parameter;  // one the table lacks: its own name rather than a wrong option

@@ -148,14 +148,27 @@ std::string bandwidth_label(const Model& model) {
   return label;
 }
 
+// The x columns that get a slope (--derivative): the continuous ones.
+std::vector<std::size_t> slope_columns(const Model& model) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < model.x_columns.size(); ++k)
+    if (!is_categorical(column_kind(model, k))) out.push_back(k);
+  return out;
+}
+
 // The output's columns: kept, x, then the values (the observed y first for fitted values, the
 // prediction, with --se its standard error and band, and for fitted values the residual).
 PredictionWriter::Columns output_columns(const Model& model, const std::vector<std::string>& kept, bool se,
-                                         bool fitted, std::vector<ColumnKind> kinds) {
+                                         bool fitted, std::vector<ColumnKind> kinds, bool derivative) {
   PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}, model.levels};
   if (fitted) c.values.push_back(model.y_column);
   c.values.push_back("prediction");
   if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
+  if (derivative) {
+    for (std::size_t k : slope_columns(model)) c.values.push_back("d_" + model.x_columns[k]);
+    if (se)
+      for (std::size_t k : slope_columns(model)) c.values.push_back("d_" + model.x_columns[k] + "_se");
+  }
   if (fitted) c.values.push_back("residual");
   // Every name once, so JSON keys and CSV headers stay unambiguous: a later repeat gets ".1",
   // ".2", ... (as pandas names repeated columns), kept columns giving way to the others.
@@ -176,28 +189,38 @@ PredictionWriter::Columns output_columns(const Model& model, const std::vector<s
 struct Block {
   std::vector<double> pred;
   std::optional<Band> band;
+  std::optional<Fitted::Slopes> slopes;  // --derivative: m x d
 };
-Block answer(const Fitted& fitted, const double* q, std::size_t m, const LooDetail* loo, double level) {
+Block answer(const Fitted& fitted, const double* q, std::size_t m, const LooDetail* loo, double level,
+             bool derivative) {
   Block b;
   b.pred.resize(m);
   if (loo) b.band = fitted.predict_band(q, m, level, *loo, b.pred.data());
   else fitted.predict(q, m, b.pred.data());
+  if (derivative) b.slopes = fitted.slopes(q, m, loo);
   return b;
 }
 
+
 // Writes block `b`, rows [from, from + m) of `rows`.
-void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size_t from, const Block& b) {
+void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size_t from, const Block& b,
+                 const std::vector<std::size_t>& slope_cols) {
   std::vector<std::string_view> kept(rows.kept.size());
-  double v[6];
+  std::vector<double> v;
   for (std::size_t i = 0; i < b.pred.size(); ++i) {
     const std::size_t r = from + i;
     for (std::size_t c = 0; c < kept.size(); ++c) kept[c] = rows.kept[c][r];
-    std::size_t n = 0;
-    if (rows.y) v[n++] = (*rows.y)[r];
-    v[n++] = b.pred[i];
-    if (b.band) v[n++] = b.band->se[i], v[n++] = b.band->lower[i], v[n++] = b.band->upper[i];
-    if (rows.y) v[n++] = (*rows.y)[r] - b.pred[i];
-    w.row(kept.data(), rows.x.data() + r * d, v);
+    v.clear();
+    if (rows.y) v.push_back((*rows.y)[r]);
+    v.push_back(b.pred[i]);
+    if (b.band) v.insert(v.end(), {b.band->se[i], b.band->lower[i], b.band->upper[i]});
+    if (b.slopes) {
+      for (std::size_t k : slope_cols) v.push_back(b.slopes->slope[i * d + k]);
+      if (!b.slopes->se.empty())
+        for (std::size_t k : slope_cols) v.push_back(b.slopes->se[i * d + k]);
+    }
+    if (rows.y) v.push_back((*rows.y)[r] - b.pred[i]);
+    w.row(kept.data(), rows.x.data() + r * d, v.data());
   }
 }
 
@@ -224,11 +247,12 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
   out.write([&](std::ostream& os) {
-    PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind));  // a date column: whole days as dates
+    PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind, cmd.derivative));  // a date column: whole days as dates
     w.flush();  // the header at once
     while (reader.next_numeric(columns, row.x.data(), &kinds, &labels)) {
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
-      write_block(w, row, data.d, 0, answer(fitted, row.x.data(), 1, loo ? &*loo : nullptr, cmd.level));
+      write_block(w, row, data.d, 0, answer(fitted, row.x.data(), 1, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
+                  slope_columns(model));
       w.flush();
     }
     w.finish();
@@ -288,6 +312,9 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                 "Add pointwise standard errors and a confidence band: columns se, lower, upper (see README, "
                 "\"Standard errors\")");
   sub->add_option("--level", cmd.level, "Confidence level of the --se band")->capture_default_str();
+  sub->add_flag("--derivative", cmd.derivative,
+                "Add the slope df/dx of each continuous x column (d_<x>; per second for time), with --se its "
+                "standard error (d_<x>_se): NW's analytic derivative, local linear's fitted slope");
   sub->add_option("--max-weights", cmd.max_weights,
                   "Refuse a --weights matrix of more entries than this (m queries x n keys)")
       ->capture_default_str();
@@ -418,7 +445,9 @@ void run_predict(const PredictCommand& given) {
     loo = fitted.loo_residuals();
     task = "predicting";
   }
-  const PredictionWriter::Columns columns = output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds);
+  const PredictionWriter::Columns columns =
+      output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds, cmd.derivative);
+  const std::vector<std::size_t> slope_cols = slope_columns(model);
 
   // Only predictions: written in blocks as they are computed (a reader of the pipe sees the
   // first rows at once), blocks growing from 256 rows so the threads stay busy.
@@ -430,7 +459,8 @@ void run_predict(const PredictCommand& given) {
       for (std::size_t size = 256; done < m; size = std::min<std::size_t>(size * 2, 65536)) {
         const std::size_t count = std::min(size, m - done);
         write_block(w, rows, data.d, first + done,
-                    answer(fitted, q + done * data.d, count, loo ? &*loo : nullptr, cmd.level));
+                    answer(fitted, q + done * data.d, count, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
+                    slope_cols);
         w.flush();
         done += count;
       }
@@ -439,7 +469,7 @@ void run_predict(const PredictCommand& given) {
     out.commit();
     return;
   }
-  const Block all = answer(fitted, q, m, loo ? &*loo : nullptr, cmd.level);
+  const Block all = answer(fitted, q, m, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
 
   // Every output is written before any is committed, files before standard output: a failure
   // anywhere (a full disk) leaves every file as it was and, where it can, stdout untouched.
@@ -456,7 +486,7 @@ void run_predict(const PredictCommand& given) {
   writes.emplace_back(&out, [&] {
     out.write([&](std::ostream& os) {
       PredictionWriter w(os, format, model, columns, header);
-      write_block(w, rows, data.d, first, all);
+      write_block(w, rows, data.d, first, all, slope_cols);
       w.finish();
     });
   });

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "nwreg/errors.h"
 #include "nwreg/gauss_transform.h"
@@ -936,6 +937,66 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         sum_w2[j] = nw ? w2 / (s.s0 * s.s0) : w2;
       }
       return true;
+  });
+  if (bad != none) throw_out_of_reach(queries + bad * d_, bad, false);
+}
+
+void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
+  const std::size_t d = d_, p = d_ + 1;
+  const std::size_t bad = for_queries(m, 8, [&](std::size_t j, Work& w) {
+    const double* q = queries + j * d;
+    double* slope = out + j * d;
+    double* l2 = sum_l2 ? sum_l2 + j * d : nullptr;
+    std::fill(slope, slope + d, 0.0);
+    if (l2) std::fill(l2, l2 + d, 0.0);
+    const Span s = gather(q, none, w);
+    std::vector<double> c(p);
+    const Row row = reduce(q, s, w, nullptr, c.data());
+    if (!row.reached) return false;
+    if (s.fallback) return true;
+    const kernel::Keys k = keys();
+    const double yb = ys_[s.b], fc = row.f - yb;
+    std::vector<double> beta(p), ck(p), unit(p);
+    std::optional<SmallSystem> sys;
+    if (options_.method == Method::local_linear) {
+      sys.emplace(p);
+      sys->reset();
+      for (std::size_t a = 0; a < p; ++a)
+        for (std::size_t b = 0; b <= a; ++b) sys->s(a, b) = sys->s(b, a) = w.S[a * p + b];
+      sys->factor();
+      sys->solve(w.tz.data(), beta.data());
+    }
+    for (std::size_t kk = 0; kk < d; ++kk) {
+      if (cat_[kk].on) continue;
+      if (sys) {
+        // f(x) = yb + beta^T z, z_k = (x_k - q_k) / h_k: the slope is beta_k / h_k, and its
+        // weights l_i = e_i (c_k^T z_i) / h_k with c_k = S^-1 e_k.
+        slope[kk] = beta[kk + 1] * inv_h_[kk] * y_scale_;
+        if (!l2) continue;
+        std::fill(unit.begin(), unit.end(), 0.0);
+        unit[kk + 1] = 1;
+        sys->solve(unit.data(), ck.data());
+        s.each([&](std::size_t lo, std::size_t hi) {
+          kernel::linear(k, lo, hi, q, inv_h_.data(), ck.data(), w.a);
+          for (std::size_t i = lo; i < hi; ++i) w.b[i] = w.e[i] != 0 ? w.e[i] * w.a[i] * inv_h_[kk] : 0.0;
+        });
+      } else {
+        // df/dq = sum_i e'_i (y_i - f) / s0, e'_i = de_i/dq; its weights (e'_i - e_i B / s0) / s0,
+        // B = sum_i e'_i.
+        double A = 0, B = 0;
+        s.each([&](std::size_t lo, std::size_t hi) {
+          kernel::slope_weights(options_.kernel, k, kk, lo, hi, q, inv_h_.data(), w.e, w.a);
+          for (std::size_t i = lo; i < hi; ++i) A += w.a[i] * (ys_[i] - yb), B += w.a[i];
+        });
+        slope[kk] = (A - fc * B) / s.s0 * y_scale_;
+        if (!l2) continue;
+        s.each([&](std::size_t lo, std::size_t hi) {
+          for (std::size_t i = lo; i < hi; ++i) w.b[i] = (w.a[i] - w.e[i] * (B / s.s0)) / s.s0;
+        });
+      }
+      l2[kk] = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.b); });
+    }
+    return true;
   });
   if (bad != none) throw_out_of_reach(queries + bad * d_, bad, false);
 }

@@ -110,4 +110,23 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   return band;
 }
 
+Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* loo) const {
+  if (map_) throw ParameterError("derivative", "not with a learned metric (--metric full): its slopes are along A's rows");
+  const std::size_t d = map_ ? 0 : engine_.bandwidth().size();
+  Slopes out;
+  out.slope.resize(m * d);
+  if (!loo) {
+    engine_.slopes(q, m, out.slope.data());
+    return out;
+  }
+  std::vector<double> l2(m * d), r2, f(m), sigma2(m);
+  engine_.slopes(q, m, out.slope.data(), l2.data());
+  for (double r : loo->residual) r2.push_back(r * r);
+  engine_.predict_detail(q, m, r2, f.data(), nullptr, sigma2.data());
+  out.se.resize(m * d);
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::sqrt(sigma2[j] * l2[j * d + k]);
+  return out;
+}
+
 }  // namespace nwreg

@@ -49,6 +49,13 @@ class Fitted {
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()
   /// (or loo_detail()).
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
+  /// The slopes df/dq_k at m queries (m x d, row-major; Attention::slopes) and, with `loo`,
+  /// their standard errors se_k(q)^2 = sigma^2(q) sum_i l_ik(q)^2 (sigma^2 as in Band). Throws
+  /// UsageError for a model with a learned metric.
+  struct Slopes {
+    std::vector<double> slope, se;  //!< m x d each (se empty without loo)
+  };
+  Slopes slopes(const double* q, std::size_t m, const LooDetail* loo) const;
 
  private:
   std::vector<double> mapped(const double* q, std::size_t m) const;

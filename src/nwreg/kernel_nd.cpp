@@ -253,6 +253,16 @@ double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const
 }
 
 NWREG_CLONES
+void slope_weights(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
+                   const double* inv_h, const double* e, double* out) {
+  const double* x = keys.column(k);
+  const double qk = q[k], ih = inv_h[k];
+  visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih) : 0.0;
+  });
+}
+
+NWREG_CLONES
 void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* inv_h, const double* c,
             double* out) {
   std::fill(out + lo, out + hi, c[0]);

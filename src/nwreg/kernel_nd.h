@@ -86,6 +86,11 @@ double dlog_dot(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, 
 double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const double* q, const double* xb,
             const double* inv_h);
 
+/// out[i] = d e_i / d q_k = e_i d log e_i / d q_k for i in [lo, hi) (0 where e_i = 0): how each
+/// key's weight moves with the query's continuous column k.
+void slope_weights(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
+                   const double* inv_h, const double* e, double* out);
+
 /// out[i] = c[0] + sum_k c[k+1] z_ik, z_ik = (x_ik - q_k) / h_k, for i in [lo, hi): a local
 /// linear fit's value at each key.
 void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* inv_h, const double* c,

@@ -9,6 +9,8 @@
 /// - dlog: d log e_i / d log h_k, up to a constant per query and column (the engine uses it
 ///   only in sums with weighted residuals that add up to 0, where a constant cancels).
 ///   0 outside a compact kernel's support.
+/// - dq: d log e_i / d q_k, the slope of a key's log weight as the query moves (0 outside a
+///   compact kernel's support, and for Laplace at the key itself).
 /// - its reach: the radius around q beyond which every key's weight relative to b is below
 ///   e^-T (exponential kernels), or its support (compact kernels).
 /// - floor = K(1): every key within one bandwidth of q weighs at least this, relative to b.
@@ -60,6 +62,7 @@ struct Gaussian {  // exp(-u^2 / 2)
   static constexpr double roughness = 0.28209479177387814, mu2 = 1;  // 1 / (2 sqrt(pi))
   [[gnu::always_inline]] static double term(double xi, double xb, double q, double inv_h) { return -0.5 * log2e * gap(xi, xb, q, inv_h); }
   [[gnu::always_inline]] static double dlog(double xi, double xb, double q, double inv_h) { return gap(xi, xb, q, inv_h); }
+  [[gnu::always_inline]] static double dq(double xi, double q, double inv_h) { return (xi - q) * inv_h * inv_h; }
   /// Keys beyond this distance from q weigh below e^-T relative to b (at distance db).
   [[gnu::always_inline]] static double reach(double db, double h, double T) { return std::hypot(db, std::sqrt(2 * T) * h); }
   /// The same in several columns, in the norm's units: keys farther than this weigh below
@@ -79,6 +82,7 @@ struct Laplace {  // exp(-|u|)
     return -log2e * (l1_gap(xi, xb, q) * inv_h);  // scaled first: the gap may be near DBL_MAX
   }
   [[gnu::always_inline]] static double dlog(double xi, double, double q, double inv_h) { return std::abs(xi - q) * inv_h; }
+  [[gnu::always_inline]] static double dq(double xi, double q, double inv_h) { return xi > q ? inv_h : xi < q ? -inv_h : 0.0; }
   [[gnu::always_inline]] static double reach(double db, double h, double T) { return db + T * h; }
   static double bound(double rb, double T) { return rb + T; }
 };
@@ -99,6 +103,10 @@ struct Epanechnikov {  // 1 - u^2 on |u| < 1
     const double a = std::abs(xi - q) * inv_h;
     return a < 1 ? 2 * a * a / (1 - a * a) : 0.0;
   }
+  [[gnu::always_inline]] static double dq(double xi, double q, double inv_h) {
+    const double u = (xi - q) * inv_h;
+    return std::abs(u) < 1 ? 2 * u * inv_h / (1 - u * u) : 0.0;
+  }
 };
 
 struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
@@ -118,6 +126,10 @@ struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
     const double a = std::abs(xi - q) * inv_h;
     return a < 1 ? 9 * a * a * a / (1 - a * a * a) : 0.0;
   }
+  [[gnu::always_inline]] static double dq(double xi, double q, double inv_h) {
+    const double u = (xi - q) * inv_h, a = std::abs(u);
+    return a < 1 ? 9 * u * a * inv_h / (1 - a * a * a) : 0.0;
+  }
 };
 
 struct Uniform {  // 1 on |u| <= 1
@@ -130,6 +142,7 @@ struct Uniform {  // 1 on |u| <= 1
   static constexpr double roughness = 0.5, mu2 = 1.0 / 3;  // of 1/2 on [-1, 1]
   [[gnu::always_inline]] static double value(double u) { return std::abs(u) <= 1 ? 1.0 : 0.0; }
   [[gnu::always_inline]] static double dlog(double, double, double, double) { return 0; }  // flat inside its support
+  [[gnu::always_inline]] static double dq(double, double, double) { return 0; }
 };
 
 }  // namespace kernels

@@ -228,6 +228,8 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model", file("tk.json", base + R"("bandwidth":[1],"x_kinds":["epoch"]})")}, "", 1,
        (s / "tk.json").string() + ": not a usable nwreg model: \"x_kinds\": unknown kind \"epoch\" (known: number, date, time, "
        "unordered, ordered)"},
+      {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--derivative"}, "", 2,
+       "--derivative: not with a learned metric (--metric full): its slopes are along A's rows"},
       // categorical columns
       {{"predict", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "0.3", "--grid-n", "5"}, "", 2,
        "--grid: x column \"race\" is categorical, with no points between its levels; give --query FILE with the levels "
