@@ -32,7 +32,7 @@ std::string option_name(const std::string& parameter) {
       {"shard", "--shard"},         {"rank", "--rank"},
       {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
       {"levels", "--levels"},       {"categorical_kernel", "--categorical-kernel"},
-      {"categorical", "--categorical"}, {"derivative", "--derivative"}};
+      {"categorical", "--categorical"}, {"derivative", "--derivative"}, {"degree", "--degree"}};
   for (const auto& [p, option] : names)
     if (parameter == p) return option;
   return parameter;  // one the table lacks: its own name rather than a wrong option
@@ -100,6 +100,10 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   EngineOptions e{tolerance, &pool};
   e.kernel = parse_kernel(kernel);
   e.method = parse_method(method);
+  check_degree(degree);
+  if (degree_given && e.method != Method::local_polynomial)
+    throw UsageError("--degree: only with --method local-polynomial (local-linear is degree 1, nw degree 0)");
+  e.degree = degree;
   e.out_of_reach = parse_out_of_reach(out_of_reach);
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   e.categorical = parse_categorical_kernel(categorical_kernel);
@@ -114,8 +118,11 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
       ->capture_default_str();
   app.add_option("--method", o.method,
                  "nw: weighted mean (local constant); local-linear: weighted line at each query, less bias "
-                 "at the edges (its weights can be negative)")
+                 "at the edges (its weights can be negative); local-polynomial: a polynomial of --degree P")
       ->capture_default_str();
+  app.add_option("--degree", o.degree, "Degree of --method local-polynomial, 0 to 3 (1 is local-linear, 0 nw)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.degree_given = true; });
   app.add_option("--out-of-reach", o.out_of_reach,
                  "A query with no key within a compact kernel's reach: error (names it) or nearest (the "
                  "nearest key's y; of identical nearest keys, their mean)")

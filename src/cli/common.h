@@ -58,7 +58,9 @@ struct BandwidthOptions {
 /// What the engine computes, and how it runs.
 struct EngineCliOptions {
   std::string kernel = "gaussian";       //!< --kernel
-  std::string method = "nw";             //!< --method: nw | local-linear
+  std::string method = "nw";             //!< --method: nw | local-linear | local-polynomial
+  std::size_t degree = 2;                //!< --degree: local-polynomial's degree
+  bool degree_given = false;
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
   std::string categorical_kernel = "aitchison-aitken";  //!< --categorical-kernel

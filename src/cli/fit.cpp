@@ -197,6 +197,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
       << "n: " << m.n << '\n'
       << "kernel: " << to_string(m.kernel) << '\n'
       << "method: " << to_string(m.method) << '\n';
+    if (m.method == Method::local_polynomial) s << "degree: " << m.degree << '\n';
     if (!m.sample_weight.empty()) s << "sample_weight: " << m.sample_weight << '\n';
     s << "source: " << m.bandwidth_source << '\n';
     if (!m.history.empty())

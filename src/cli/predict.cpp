@@ -145,6 +145,7 @@ std::string bandwidth_label(const Model& model) {
   std::string label = h;
   if (model.kernel != Kernel::gaussian) label += ", " + to_string(model.kernel);
   if (model.method != Method::nw) label += ", " + to_string(model.method);
+  if (model.method == Method::local_polynomial) label += " " + std::to_string(model.degree);
   return label;
 }
 

@@ -121,7 +121,18 @@ constexpr Kernel all_kernels[] = {Kernel::gaussian, Kernel::laplace, Kernel::epa
 std::string to_string(Kernel kernel) {
   return visit_kernel(kernel, []<class K>(K) { return std::string(K::name); });
 }
-std::string to_string(Method method) { return method == Method::nw ? "nw" : "local-linear"; }
+std::string to_string(Method method) {
+  return method == Method::nw ? "nw" : method == Method::local_linear ? "local-linear" : "local-polynomial";
+}
+
+std::size_t method_degree(Method method, std::size_t degree) {
+  return method == Method::nw ? 0 : method == Method::local_linear ? 1 : degree;
+}
+
+void check_degree(std::size_t degree) {
+  if (degree > max_degree)
+    throw ParameterError("degree", "must be between 0 and " + std::to_string(max_degree) + ", got " + std::to_string(degree));
+}
 std::string to_string(OutOfReach policy) { return policy == OutOfReach::error ? "error" : "nearest"; }
 
 Kernel parse_kernel(const std::string& name) {
@@ -136,7 +147,8 @@ Kernel parse_kernel(const std::string& name) {
 Method parse_method(const std::string& name) {
   if (name == "nw") return Method::nw;
   if (name == "local-linear") return Method::local_linear;
-  throw ParameterError("method", "unknown method " + quote(name) + " (known: nw, local-linear)");
+  if (name == "local-polynomial") return Method::local_polynomial;
+  throw ParameterError("method", "unknown method " + quote(name) + " (known: nw, local-linear, local-polynomial)");
 }
 
 OutOfReach parse_out_of_reach(const std::string& name) {
@@ -203,9 +215,9 @@ struct Attention::Span {
 // NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik; local
 // linear's moments S and tz (kernel::Targets) and their scratch z.
 struct Attention::Work {
-  Work(std::size_t n, std::size_t d)
-      : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S((d + 1) * (d + 1)), tz(d + 1),
-        z((d + 1) * kernel::block) {}
+  Work(std::size_t n, std::size_t d, std::size_t p)
+      : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
+        z(p * kernel::block) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
   std::vector<double> t, v, S, tz, z;
@@ -213,7 +225,8 @@ struct Attention::Work {
 };
 
 kernel::Keys Attention::keys() const {
-  return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data(), bounded_, categorical_ ? cat_.data() : nullptr};
+  return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data(), bounded_, categorical_ ? cat_.data() : nullptr,
+          design_.get()};
 }
 
 Attention::Attention(const Dataset& train, EngineOptions options)
@@ -257,7 +270,12 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   std::stable_sort(sorted.begin(), sorted.end(), less);
   std::size_t distinct = n_ == 0 ? 0 : 1;
   for (std::size_t i = 1; i < n_; ++i) distinct += !same(sorted[i - 1], sorted[i]);
-  const bool fused = line_ && options_.kernel == Kernel::gaussian && options_.method == Method::nw && w.empty();
+  check_degree(options_.degree);
+  local_ = method_degree(options_.method, options_.degree) > 0;
+  if (method_degree(options_.method, options_.degree) > 1)
+    design_ = std::make_unique<kernel::Design>(kernel::make_design(d_, options_.degree));
+  p_ = design_ ? design_->p : d_ + 1;
+  const bool fused = line_ && options_.kernel == Kernel::gaussian && !local_ && w.empty();
   merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && !(fused && 2 * distinct > n_);
   // Merged: the keys in engine order as indices into start, each distinct key's first
   // position in `sorted`; its first row names it, and they stand in the order of those rows.
@@ -618,7 +636,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   const double* xb = key(s.b);
   // The values, and NW's gradient terms or local linear's moments, in the same sweep.
   kernel::Targets sums{ys_.data(), ys_[s.b], &s.s1};
-  if (options_.method == Method::local_linear) {
+  if (local_) {
     std::fill(w.S.begin(), w.S.end(), 0.0);
     std::fill(w.tz.begin(), w.tz.end(), 0.0);
     sums.S = w.S.data();
@@ -676,7 +694,7 @@ void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
   const double rw = rest_w_[slot], rdy = rest_dy_[slot];
   s.s0 += rw;
   s.s1 += rdy;
-  if (options_.method == Method::local_linear) {  // z = (1, 0, ..., 0) at distance 0
+  if (local_) {  // z = (1, 0, ..., 0) at distance 0
     w.S[0] += rw;
     w.tz[0] += rdy;
   }
@@ -739,12 +757,12 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
     row.reached = false;
     return row;
   }
-  if (options_.method == Method::nw || s.fallback) {
+  if (!local_ || s.fallback) {
     // f = y_b + s1 / s0; df/dlog h_k = sum_i a_i (y_i - f) dlog_ik = (v_k - (f - y_b) t_k) / s0.
     const double fc = s.s1 / s.s0;
     row.f = yb + fc;
     if (c) {  // NW as a local fit with no slopes
-      std::fill(c, c + d + 1, 0.0);
+      std::fill(c, c + p_, 0.0);
       c[0] = 1 / s.s0;
     }
     if (grad)
@@ -753,7 +771,7 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
   }
   // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h), from
   // the moments gather summed.
-  const std::size_t p = d + 1;
+  const std::size_t p = p_;
   SmallSystem sys(p);
   sys.reset();
   std::vector<double> beta(p), cc(p), e1(p, 0.0);
@@ -824,7 +842,7 @@ std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& bo
   // Each chunk gets its own rows of work; returns the first query for which body failed (none).
   std::atomic<std::size_t> done{0}, first_bad{none};
   parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
-    Work w(n_, d_);
+    Work w(n_, d_, p_);
     for (std::size_t j = a; j < z; ++j) {
       if (!body(j, w)) lower_to(first_bad, j);
     }
@@ -922,7 +940,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         return true;
       }
       const Span s = gather(q, none, w);
-      std::vector<double> c(d_ + 1);
+      std::vector<double> c(p_);
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;
       out[j] = r.f * y_scale_;
@@ -931,7 +949,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         smooth[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {ve.data()}); }) / s.s0;
       if (sum_w2) {
         // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
-        const bool nw = options_.method == Method::nw || s.fallback;
+        const bool nw = !local_ || s.fallback;
         if (!nw) equivalent(q, s, c.data(), w);
         const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.e); });
         sum_w2[j] = nw ? w2 / (s.s0 * s.s0) : w2;
@@ -942,7 +960,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
 }
 
 void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
-  const std::size_t d = d_, p = d_ + 1;
+  const std::size_t d = d_, p = p_;
   const std::size_t bad = for_queries(m, 8, [&](std::size_t j, Work& w) {
     const double* q = queries + j * d;
     double* slope = out + j * d;
@@ -958,7 +976,7 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
     const double yb = ys_[s.b], fc = row.f - yb;
     std::vector<double> beta(p), ck(p), unit(p);
     std::optional<SmallSystem> sys;
-    if (options_.method == Method::local_linear) {
+    if (local_) {
       sys.emplace(p);
       sys->reset();
       for (std::size_t a = 0; a < p; ++a)
@@ -1010,9 +1028,9 @@ void Attention::weights(const double* queries, std::size_t m,
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      Work work(n_, d_);
+      Work work(n_, d_, p_);
       double* const e = work.e;
-      std::vector<double> c(d_ + 1);
+      std::vector<double> c(p_);
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * n_in_;
         const double* q = queries + (start + r) * d_;
@@ -1102,7 +1120,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<char> reached(cnt, 1);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : n_, d_);
+    Work w(simple_ ? 0 : n_, d_, p_);
     Rest cache;
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
@@ -1152,8 +1170,8 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : n_, d_);
-    std::vector<double> g(d), c(d + 1), dtrace(d);  // of the last key reduced
+    Work w(simple_ ? 0 : n_, d_, p_);
+    std::vector<double> g(d), c(p_), dtrace(d);  // of the last key reduced
     std::size_t last = none;
     Row fit;
     double ep = 0;  // e_p: the key's own unnormalised weight
@@ -1255,7 +1273,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
       return true;
     }
     Rest cache;
-    std::vector<double> c(d_ + 1);
+    std::vector<double> c(p_);
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
     // weight in it is w c_0), as a prefix and a suffix, each kept scaled (weights 1e-200
     // apart would underflow their squares).
@@ -1307,9 +1325,9 @@ bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::si
   if (p == std::numeric_limits<std::uint32_t>::max() || rows_ < 2 + 2 * options_.leave_out) return false;
   const std::vector<std::size_t> row{j};
   const Slot at = slots(&row).front();
-  Work w(n_, d_);
+  Work w(n_, d_, p_);
   Span s;
-  std::vector<double> cc(d_ + 1);
+  std::vector<double> cc(p_);
   const Row r = weights_row(at, w, s, cc.data());
   if (!r.reached) return false;
   // a[t] = a_jt (y_t - f) per row t over the keys' slots (a merged key's rows their shares;

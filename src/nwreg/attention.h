@@ -17,6 +17,8 @@
 /// key within h on every column) is "out of reach": an error, or the nearest key's value
 /// (OutOfReach). Keys with sample weight 0 take no part at all.
 ///
+/// --method local-polynomial --degree P fits a weighted polynomial of degree P in z instead
+/// (every monomial up to P; P = 1 is local linear, P = 0 NW), its value at q the prediction.
 /// --method local-linear fits a weighted line at each query (the weights e_i above) and
 /// predicts its value at q; the prediction is still sum_i l_i y_i, with the equivalent-kernel
 /// weights l_i = e_i c^T z_i, z_i = (1, (x_i - q) / h), c = (sum_j e_j z_j z_j^T)^-1 (1, 0..0):
@@ -74,7 +76,7 @@ struct Keys;
 struct Category;
 }
 
-enum class Method { nw, local_linear };
+enum class Method { nw, local_linear, local_polynomial };
 /// What a query with no key in reach of a compact kernel gets.
 enum class OutOfReach {
   error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
@@ -84,6 +86,11 @@ enum class OutOfReach {
 
 std::string to_string(Method method);
 std::string to_string(OutOfReach policy);
+/// The degree of a method's local polynomial: NW 0, local linear 1, local polynomial `degree`.
+std::size_t method_degree(Method method, std::size_t degree);
+/// Throws UsageError naming --degree unless degree <= max_degree.
+inline constexpr std::size_t max_degree = 3;
+void check_degree(std::size_t degree);
 /// Throw UsageError naming --method or --out-of-reach for an unknown name.
 Method parse_method(const std::string& name);
 OutOfReach parse_out_of_reach(const std::string& name);
@@ -104,6 +111,7 @@ struct EngineOptions {
   ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
   Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
   Method method = Method::nw;            //!< the estimator at each query,
+  std::size_t degree = 2;                //!< local_polynomial's degree (0 to max_degree)
   CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
   /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
@@ -323,6 +331,11 @@ class Attention {
   std::vector<kernel::Category> cat_;
   bool categorical_ = false;  // some column is categorical: every key is summed (no tree)
   bool line_ = false;         // one continuous column: keys sorted by x, windows (row_1d, window_1d)
+  // A local fit (local linear or polynomial): its design (kernel_nd.h) and number of rows p_
+  // (NW: p_ = d + 1 all the same, for the c vectors of equivalent weights).
+  bool local_ = false;
+  std::unique_ptr<kernel::Design> design_;
+  std::size_t p_ = 0;
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool bounded_ = false;    // every |x| <= 4e307
   bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply

@@ -12,6 +12,7 @@ namespace {
 EngineOptions with_model(EngineOptions e, const Model& m) {
   e.kernel = m.kernel;
   e.method = m.method;
+  e.degree = m.degree;
   e.leave_out = m.leave_out;
   return e;
 }

@@ -85,6 +85,7 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
   Model m;
   m.kernel = engine.kernel;
   m.method = engine.method;
+  m.degree = engine.degree;
   m.leave_out = engine.leave_out;
   m.x_columns = data.x_names;
   m.x_kinds = data.x_kind;

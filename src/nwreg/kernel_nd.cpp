@@ -112,7 +112,7 @@ template <class K, bool HasY, bool Grad, bool Moments>
         // z rows: 1, then (x_k - q_k) / h_k, set to 0 where e = 0 (where z may overflow: no
         // inf * 0 in the sums, which then need no guards); S_cr += sum e z_c z_r,
         // tz_c += sum e z_c (y - yb).
-        const std::size_t p = keys.d + 1;
+        const std::size_t p = keys.p();
         std::fill_n(sums.z, m, 1.0);
         for (std::size_t k = 0; k < keys.d; ++k) {
           const double* x = keys.column(k) + a;
@@ -122,6 +122,12 @@ template <class K, bool HasY, bool Grad, bool Moments>
             std::fill_n(z, m, 0.0);
           else
             for (std::size_t i = 0; i < m; ++i) z[i] = out[i] != 0 ? (x[i] - qk) * ih : 0.0;
+        }
+        for (std::size_t r = keys.d + 1; r < p; ++r) {  // higher monomials
+          const double* a = sums.z + keys.design->parent[r] * block;
+          const double* b = sums.z + (keys.design->col[r] + 1) * block;
+          double* z = sums.z + r * block;
+          for (std::size_t i = 0; i < m; ++i) z[i] = a[i] * b[i];
         }
         for (std::size_t c = 0; c < p; ++c) {
           const double* zc = sums.z + c * block;
@@ -272,6 +278,39 @@ void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, c
     const double qk = q[k], ck = c[k + 1] * inv_h[k];
     for (std::size_t i = lo; i < hi; ++i) out[i] += ck * (x[i] - qk);
   }
+  const std::size_t p = keys.p();
+  if (p == keys.d + 1) return;
+  // Higher monomials, a key at a time: each row from its parent (rows come after their parents).
+  std::vector<double> z(p);
+  for (std::size_t i = lo; i < hi; ++i) {
+    z[0] = 1;
+    for (std::size_t k = 0; k < keys.d; ++k) z[k + 1] = keys.category(k) ? 0.0 : (keys.column(k)[i] - q[k]) * inv_h[k];
+    double v = 0;
+    for (std::size_t r = keys.d + 1; r < p; ++r) {
+      z[r] = z[keys.design->parent[r]] * z[keys.design->col[r] + 1];
+      v += c[r] * z[r];
+    }
+    out[i] += v;
+  }
+}
+
+Design make_design(std::size_t d, std::size_t degree) {
+  Design g;
+  std::vector<std::uint32_t> last;  // each row's largest column (monomials in nondecreasing column order)
+  g.parent.push_back(0), g.col.push_back(0), last.push_back(0);
+  std::size_t from = 0, to = 1;  // the rows of the previous degree
+  for (std::size_t deg = 1; deg <= degree; ++deg) {
+    for (std::size_t r = from; r < to; ++r)
+      for (std::size_t k = deg == 1 ? 0 : last[r]; k < d; ++k) {
+        g.parent.push_back(static_cast<std::uint32_t>(r));
+        g.col.push_back(static_cast<std::uint32_t>(k));
+        last.push_back(static_cast<std::uint32_t>(k));
+      }
+    from = to;
+    to = g.parent.size();
+  }
+  g.p = g.parent.size();
+  return g;
 }
 
 }  // namespace nwreg::kernel

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "nwreg/kernels.h"
 
@@ -26,6 +28,15 @@ struct Category {
   double cost(double delta) const { return delta == 0 ? 0.0 : base + step * steps(delta); }
 };
 
+/// A local polynomial's design over z_k = (x_k - q_k) / h_k: row 0 is 1, rows 1..d the z_k,
+/// each later row r the product of row parent[r] and z_{col[r]}: every monomial up to the
+/// degree once (degree 1: local linear's (1, z)).
+struct Design {
+  std::size_t p = 0;
+  std::vector<std::uint32_t> parent, col;
+};
+Design make_design(std::size_t d, std::size_t degree);
+
 /// Keys by column, and their sample weights (nullptr: all 1).
 struct Keys {
   const double* x = nullptr;
@@ -33,7 +44,9 @@ struct Keys {
   const double* w = nullptr;
   bool bounded = false;  //!< every |x| <= 4e307: the Gaussian's terms need no guards (kernel1d.h)
   const Category* cat = nullptr;  //!< d entries, a categorical column's `on` set; nullptr: none
+  const Design* design = nullptr; //!< a local fit's design; nullptr: local linear's (p = d + 1)
   const double* column(std::size_t k) const { return x + k * stride; }
+  std::size_t p() const { return design ? design->p : d + 1; }
   const Category* category(std::size_t k) const { return cat && cat[k].on ? &cat[k] : nullptr; }
 };
 
@@ -48,9 +61,9 @@ inline constexpr std::size_t block = 256;
 
 /// What fill adds up besides the weights: with y, *s1 += sum e_i (y_i - yb); with t and v
 /// too (d entries each), t_k += sum e_i dlog_ik and v_k += sum e_i (y_i - yb) dlog_ik, dlog_ik
-/// = d log e_i / d log h_k (kernels.h); or with S, tz and z, a local linear fit's moments over
-/// z_i = (1, (x_i - q) / h): S[c * (d + 1) + r] += sum e_i z_ic z_ir for r <= c (the lower
-/// triangle), tz[c] += sum e_i z_ic (y_i - yb); z is scratch for (d + 1) * block values.
+/// = d log e_i / d log h_k (kernels.h); or with S, tz and z, a local fit's moments over its
+/// design's rows z_i (Keys::design; p = Keys::p()): S[c * p + r] += sum e_i z_ic z_ir for r <= c
+/// (the lower triangle), tz[c] += sum e_i z_ic (y_i - yb); z is scratch for p * block values.
 struct Targets {
   const double* y = nullptr;
   double yb = 0;
@@ -91,8 +104,8 @@ double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const
 void slope_weights(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
                    const double* inv_h, const double* e, double* out);
 
-/// out[i] = c[0] + sum_k c[k+1] z_ik, z_ik = (x_ik - q_k) / h_k, for i in [lo, hi): a local
-/// linear fit's value at each key.
+/// out[i] = sum_r c[r] z_ir over the design's rows (local linear: c[0] + sum_k c[k+1] z_ik,
+/// z_ik = (x_ik - q_k) / h_k), for i in [lo, hi): a local fit's value at each key.
 void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* inv_h, const double* c,
             double* out);
 

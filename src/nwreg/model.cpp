@@ -15,6 +15,7 @@ using Json = nlohmann::ordered_json;
 void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("kernel", to_string(m.kernel));
   w.field("method", to_string(m.method));
+  if (m.method == Method::local_polynomial) w.field("degree", m.degree);
   if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
   const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
@@ -149,6 +150,11 @@ Model read_model(std::istream& in, const std::string& source) {
   try {
     m.kernel = parse_kernel(j.at("kernel").get<std::string>());
     m.method = parse_method(j.value("method", "nw"));
+    if (m.method == Method::local_polynomial) {
+      if (!j.at("degree").is_number_unsigned()) throw bad("\"degree\" must be a whole number");
+      m.degree = j.at("degree").get<std::size_t>();
+      check_degree(m.degree);
+    }
     if (j.contains("leave_out")) {
       if (!j.at("leave_out").is_number_unsigned()) throw bad("\"leave_out\" must be a whole number of keys");
       m.leave_out = j.at("leave_out").get<std::size_t>();

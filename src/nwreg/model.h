@@ -24,6 +24,7 @@ inline constexpr int max_model_depth = 32;
 struct Model {
   Kernel kernel = Kernel::gaussian;
   Method method = Method::nw;
+  std::size_t degree = 2;               //!< Method::local_polynomial's degree
   std::size_t leave_out = 0;            //!< leave-block-out: keys left out on each side (0 = leave one out)
   std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
