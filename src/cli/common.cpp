@@ -278,6 +278,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   const BandwidthSpec spec = parse_bandwidth_spec(o.bandwidth, "--bandwidth");
   plan.kind = spec.kind;
   plan.fixed = spec.values;
+  plan.knn = spec.knn;
   plan.fixed_timed = spec.timed;
 
   FitOptions& f = plan.fit;

@@ -198,6 +198,7 @@ struct Attention::Span {
   std::size_t b = 0;
   double s0 = 0, s1 = 0;
   bool fallback = false;
+  const double* inv_h = nullptr;  // this query's 1 / h (EngineOptions::knn: its own)
   // sum of f(lo, hi) over the ranges, in order; f(lo, hi) for each range.
   template <class F>
   double sum(const F& f) const {
@@ -217,10 +218,10 @@ struct Attention::Span {
 struct Attention::Work {
   Work(std::size_t n, std::size_t d, std::size_t p)
       : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
-        z(p * kernel::block) {}
+        z(p * kernel::block), inv_h(d) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
-  std::vector<double> t, v, S, tz, z;
+  std::vector<double> t, v, S, tz, z, inv_h;
   std::vector<Range> ranges;
 };
 
@@ -240,7 +241,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     categorical_ = categorical_ || is_categorical(kind);
   }
   cat_.resize(d_);
-  line_ = d_ == 1 && !categorical_;
+  line_ = d_ == 1 && !categorical_ && options_.knn == 0;  // knn: each query its own bandwidth, every key summed
   if (options_.leave_out > 0 && !line_)
     throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
   if (n_ > std::numeric_limits<std::uint32_t>::max())
@@ -276,7 +277,8 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     design_ = std::make_unique<kernel::Design>(kernel::make_design(d_, options_.degree));
   p_ = design_ ? design_->p : d_ + 1;
   const bool fused = line_ && options_.kernel == Kernel::gaussian && !local_ && w.empty();
-  merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && !(fused && 2 * distinct > n_);
+  merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && options_.knn == 0 &&
+            !(fused && 2 * distinct > n_);
   // Merged: the keys in engine order as indices into start, each distinct key's first
   // position in `sorted`; its first row names it, and they stand in the order of those rows.
   std::vector<std::uint32_t> start, key;
@@ -299,7 +301,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   n_ = order_.size();
   // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
   // within reach (where that pays: see set_bandwidth).
-  if (d_ >= 2 && n_ >= 2 * tree_leaf && !categorical_) {
+  if (d_ >= 2 && n_ >= 2 * tree_leaf && !categorical_ && options_.knn == 0) {
     std::vector<double> cols(n_ * d_);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
@@ -566,28 +568,28 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size
   return row;
 }
 
-std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin) const {
+std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const {
   if (line_) return nearest_1d(q[0], exclude);
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
-  const std::size_t b = tree_ ? tree_->nearest(q, inv_h_.data(), norm, exclude, rmin)
-                              : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h_.data(), rmin);
+  const std::size_t b = tree_ ? tree_->nearest(q, inv_h, norm, exclude, rmin)
+                              : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h, rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
   // exact in their factored form (kernels.h), only measured from a key a hair farther away.
   if (rmin * static_cast<double>(d_ + 3) < 0x1p58) return b;
-  return nearest_exact(q, exclude);
+  return nearest_exact(q, exclude, inv_h);
 }
 
-std::size_t Attention::nearest_exact(const double* q, std::size_t exclude) const {
+std::size_t Attention::nearest_exact(const double* q, std::size_t exclude, const double* inv_h) const {
   // The nearest key by an exact comparison of scaled distances (see kernels::gap); L1 for
   // Laplace. Only for queries so far away, or bandwidths so small, that the plain distances
   // lose the nearest key. Only the sign of each comparison matters, so the columns are scaled
   // by 1/h_k over the largest 1/h: no overflow at h = 1e-160. Of keys at the same distance, the
   // first as given.
   double top = 0;
-  for (std::size_t k = 0; k < d_; ++k) top = std::max(top, cat_[k].on ? 0.0 : inv_h_[k]);
+  for (std::size_t k = 0; k < d_; ++k) top = std::max(top, cat_[k].on ? 0.0 : inv_h[k]);
   std::vector<double> scale(d_);
-  for (std::size_t k = 0; k < d_; ++k) scale[k] = inv_h_[k] / top;
+  for (std::size_t k = 0; k < d_; ++k) scale[k] = inv_h[k] / top;
   // A categorical column's cost as a distance of equal weight (kernel_nd.h), in the same units.
   const double unit = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? 1.0 : 2.0; }) / log2e;
   std::size_t b = exclude == 0 ? 1 : 0;
@@ -613,11 +615,17 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   Span s;
   s.ranges = &w.ranges;
   w.ranges.clear();
+  s.inv_h = inv_h_.data();
+  if (options_.knn) {
+    const double scale = knn_scale(q, exclude, w);
+    for (std::size_t k = 0; k < d_; ++k) w.inv_h[k] = cat_[k].on ? inv_h_[k] : inv_h_[k] / scale;
+    s.inv_h = w.inv_h.data();
+  }
   double rb = 0, wb = rest;
   if (rest > 0) {
     s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
   } else {
-    s.b = nearest(q, exclude, rb);
+    s.b = nearest(q, exclude, rb, s.inv_h);
     wb = ws_.empty() ? 1.0 : ws_[s.b];
   }
   if (line_) {
@@ -653,9 +661,9 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   const Block ex = block(exclude);
   s.each([&](std::size_t lo, std::size_t hi) {
     const std::size_t a = std::clamp(ex.lo, lo, hi), z = std::clamp(ex.hi, lo, hi);
-    if (lo < a) s.s0 += kernel::fill(options_.kernel, k, lo, a, q, xb, inv_h_.data(), w.e, sums);
+    if (lo < a) s.s0 += kernel::fill(options_.kernel, k, lo, a, q, xb, s.inv_h, w.e, sums);
     std::fill(w.e + a, w.e + z, 0.0);
-    if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, inv_h_.data(), w.e, sums);
+    if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, s.inv_h, w.e, sums);
   });
   if (s.s0 == 0 && rest == 0 && options_.out_of_reach == OutOfReach::nearest) {
     // All the weight on the nearest key, shared by sample weight with the keys identical to it
@@ -688,6 +696,32 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     s.fallback = true;
   }
   return s;
+}
+
+double Attention::knn_scale(const double* q, std::size_t exclude, Work& w) const {
+  // Each key's distance from q in bandwidths, in the kernel's norm, into w.a; the K-th smallest.
+  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (i == exclude) continue;
+    double r = 0;
+    for (std::size_t k = 0; k < d_; ++k) {
+      if (cat_[k].on) continue;
+      const double z = std::abs(xs_[k * n_ + i] - q[k]) * inv_h_[k];
+      r = norm == Norm::l2 ? r + z * z : norm == Norm::l1 ? r + z : std::max(r, z);
+    }
+    w.a[m++] = norm == Norm::l2 ? std::sqrt(r) : r;
+  }
+  const std::size_t k = std::min(options_.knn, m) - 1;
+  std::nth_element(w.a, w.a + k, w.a + m);
+  double s = w.a[k];
+  if (!(s > 0)) {  // K keys at q itself: the nearest key beyond them
+    s = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < m; ++i)
+      if (w.a[i] > 0) s = std::min(s, w.a[i]);
+  }
+  // Every key at q (or distances that overflow): any positive scale gives q their mean.
+  return std::isfinite(s) && s > 0 ? s : 1.0;
 }
 
 void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
@@ -787,13 +821,13 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
     // df/dlog h_k = c^T sum_i (de_i/dlog h_k) z_i r_i, r_i the local fit's residual.
     const kernel::Keys keys_ = keys();
     s.each([&](std::size_t lo, std::size_t hi) {
-      kernel::linear(keys_, lo, hi, q, inv_h_.data(), beta.data(), w.a);
+      kernel::linear(keys_, lo, hi, q, s.inv_h, beta.data(), w.a);
       for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ys_[i] - yb) - w.a[i];
-      kernel::linear(keys_, lo, hi, q, inv_h_.data(), cc.data(), w.b);
+      kernel::linear(keys_, lo, hi, q, s.inv_h, cc.data(), w.b);
     });
     for (std::size_t k = 0; k < d; ++k)
       grad[k] = s.sum([&](std::size_t lo, std::size_t hi) {
-        return kernel::dlog_dot(kernel, keys_, k, lo, hi, q, xb, inv_h_.data(), e, {w.a}, {w.b});
+        return kernel::dlog_dot(kernel, keys_, k, lo, hi, q, xb, s.inv_h, e, {w.a}, {w.b});
       });
   }
   return row;
@@ -807,7 +841,7 @@ double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, 
 
 void Attention::equivalent(const double* q, const Span& s, const double* c, Work& w) const {
   s.each([&](std::size_t lo, std::size_t hi) {
-    kernel::linear(keys(), lo, hi, q, inv_h_.data(), c, w.a);
+    kernel::linear(keys(), lo, hi, q, s.inv_h, c, w.a);
     for (std::size_t i = lo; i < hi; ++i) w.e[i] = w.e[i] != 0 ? w.e[i] * w.a[i] : 0.0;
   });
 }
@@ -989,21 +1023,21 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
       if (sys) {
         // f(x) = yb + beta^T z, z_k = (x_k - q_k) / h_k: the slope is beta_k / h_k, and its
         // weights l_i = e_i (c_k^T z_i) / h_k with c_k = S^-1 e_k.
-        slope[kk] = beta[kk + 1] * inv_h_[kk] * y_scale_;
+        slope[kk] = beta[kk + 1] * s.inv_h[kk] * y_scale_;
         if (!l2) continue;
         std::fill(unit.begin(), unit.end(), 0.0);
         unit[kk + 1] = 1;
         sys->solve(unit.data(), ck.data());
         s.each([&](std::size_t lo, std::size_t hi) {
-          kernel::linear(k, lo, hi, q, inv_h_.data(), ck.data(), w.a);
-          for (std::size_t i = lo; i < hi; ++i) w.b[i] = w.e[i] != 0 ? w.e[i] * w.a[i] * inv_h_[kk] : 0.0;
+          kernel::linear(k, lo, hi, q, s.inv_h, ck.data(), w.a);
+          for (std::size_t i = lo; i < hi; ++i) w.b[i] = w.e[i] != 0 ? w.e[i] * w.a[i] * s.inv_h[kk] : 0.0;
         });
       } else {
         // df/dq = sum_i e'_i (y_i - f) / s0, e'_i = de_i/dq; its weights (e'_i - e_i B / s0) / s0,
         // B = sum_i e'_i.
         double A = 0, B = 0;
         s.each([&](std::size_t lo, std::size_t hi) {
-          kernel::slope_weights(options_.kernel, k, kk, lo, hi, q, inv_h_.data(), w.e, w.a);
+          kernel::slope_weights(options_.kernel, k, kk, lo, hi, q, s.inv_h, w.e, w.a);
           for (std::size_t i = lo; i < hi; ++i) A += w.a[i] * (ys_[i] - yb), B += w.a[i];
         });
         slope[kk] = (A - fc * B) / s.s0 * y_scale_;
@@ -1199,10 +1233,10 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
           // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
           // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
           const double* xb = key(s.b);
-          s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, inv_h_.data(), c.data(), w.a); });
+          s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, s.inv_h, c.data(), w.a); });
           for (std::size_t kk = 0; kk < d; ++kk) {
             const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
-              return kernel::dlog_dot(options_.kernel, keys(), kk, lo, hi, q, xb, inv_h_.data(), w.e, {w.a}, {w.a});
+              return kernel::dlog_dot(options_.kernel, keys(), kk, lo, hi, q, xb, s.inv_h, w.e, {w.a}, {w.a});
             });
             dtrace[kk] = ep * (dlog_weight(q, xb, p, kk) * c[0] - t);
           }

@@ -123,6 +123,11 @@ struct EngineOptions {
   /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
   /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
   bool transform = true;
+  /// Nearest-neighbour bandwidths: with knn = K, each query's bandwidths are h_k s(q), s(q) the
+  /// distance from q to its K-th nearest key in the space scaled by h (the continuous columns,
+  /// in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate); a
+  /// leave-one-out row's K-th nearest other key. 0 = fixed bandwidths. Keys are not merged.
+  std::size_t knn = 0;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -286,11 +291,11 @@ class Attention {
   Row weights_row(const double* q, Work& w, Span& s, double* c) const;
   Row weights_row(const Slot& at, Work& w, Span& s, double* c) const;
   // The key nearest q (not exclude) and its distance in bandwidths (d > 1; see KdTree).
-  std::size_t nearest(const double* q, std::size_t exclude, double& rmin) const;
+  std::size_t nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const;
   // How far (in the kernel's norm) keys can matter around a query whose nearest key, of
   // weight wb, lies at rb.
   double reach_bound(double wb, double rb) const;
-  std::size_t nearest_exact(const double* q, std::size_t exclude) const;
+  std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
   void window_1d(double q, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;
@@ -336,6 +341,9 @@ class Attention {
   bool local_ = false;
   std::unique_ptr<kernel::Design> design_;
   std::size_t p_ = 0;
+  // The query's scale s(q) for EngineOptions::knn (kth distance, not `exclude`), from the
+  // continuous columns; w.inv_h = inv_h_ / s(q).
+  double knn_scale(const double* q, std::size_t exclude, Work& w) const;
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool bounded_ = false;    // every |x| <= 4e307
   bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply

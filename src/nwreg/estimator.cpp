@@ -13,6 +13,7 @@ EngineOptions with_model(EngineOptions e, const Model& m) {
   e.kernel = m.kernel;
   e.method = m.method;
   e.degree = m.degree;
+  e.knn = m.knn;
   e.leave_out = m.leave_out;
   return e;
 }

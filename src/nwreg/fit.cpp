@@ -72,6 +72,67 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   m.stop_reason = mf.stop_reason;
 }
 
+// Nearest-neighbour bandwidths: the space the distances are measured in (one continuous column
+// alone: x itself; else the learned bandwidths, lambdas included), then K, given or the one of
+// a grid that minimises the criterion.
+void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
+  std::size_t continuous = 0;
+  for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
+  if (continuous == 0) throw DataError("knn bandwidths need a continuous x column; every x column is categorical");
+  if (data.n < 3) throw DataError("knn bandwidths need at least 3 training rows, got " + std::to_string(data.n));
+  const bool compact = visit_kernel(engine.kernel, []<class K>(K) { return K::compact; });
+  const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
+  if (plan.knn > most || (compact && plan.knn == 1))
+    throw ParameterError("bandwidth", "knn:" + std::to_string(plan.knn) + " needs K between " + (compact ? "2" : "1") +
+                                          " and the training rows less one (" + std::to_string(most) + ")" +
+                                          (compact && plan.knn == 1 ? ": a compact kernel gives the K-th key weight 0" : ""));
+  if (continuous == 1 && data.d == 1) {
+    m.bandwidth = {1.0};
+  } else {
+    FitResult ignored;
+    learn(m, ignored, data, plan, engine, events);
+  }
+  m.history.clear();
+  m.loo_mse.reset();
+  m.criterion.reset();
+  m.criterion_value.reset();
+  m.bandwidth_source = "knn";
+  if (plan.knn) {
+    m.knn = engine.knn = plan.knn;
+    return;
+  }
+  // K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
+  std::vector<std::size_t> grid;
+  for (double k = compact ? 2 : 1; k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
+    grid.push_back(static_cast<std::size_t>(k));
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    EngineOptions e = engine;
+    e.knn = grid[i];
+    e.progress = nullptr;
+    const Attention a(data, m.bandwidth, e);
+    const auto rows = a.spread_rows(2000);
+    double value;
+    if (plan.fit.criterion == Criterion::loo) {
+      const LooResult r = a.loo(false, &rows);
+      value = r.out_of_reach ? std::numeric_limits<double>::infinity() : r.mse;
+    } else {
+      value = criterion_value(plan.fit.criterion, a.insample(false, &rows), static_cast<double>(data.n), false).mse;
+    }
+    if (events.on_scan) events.on_scan(i + 1, grid.size(), {static_cast<double>(grid[i])}, value);
+    if (value < best) best = value, m.knn = grid[i];
+  }
+  if (!std::isfinite(best)) throw DataError("no K of the knn grid gives every training row a key in reach");
+  engine.knn = m.knn;
+  m.criterion = plan.fit.criterion;
+  const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
+  const LooResult loo = a.loo(false);
+  if (!loo.out_of_reach) m.loo_mse = loo.mse;
+  m.criterion_value = plan.fit.criterion == Criterion::loo
+                          ? loo.mse
+                          : criterion_value(plan.fit.criterion, a.insample(false), static_cast<double>(data.n), false).mse;
+}
+
 }  // namespace
 
 Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events) {
@@ -112,6 +173,9 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
     case Kind::plugin:
       m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
       m.bandwidth_source = "plugin";
+      break;
+    case Kind::knn:
+      choose_knn(m, data, plan, engine, events);
       break;
     case Kind::fixed:
       m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;

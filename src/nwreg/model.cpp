@@ -18,6 +18,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   if (m.method == Method::local_polynomial) w.field("degree", m.degree);
   if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
+  if (m.knn) w.field("knn", m.knn);
   const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
   const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
   if (any_time) {
@@ -160,6 +161,11 @@ Model read_model(std::istream& in, const std::string& source) {
       m.leave_out = j.at("leave_out").get<std::size_t>();
     }
     m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
+    if (j.contains("knn")) {
+      if (!j.at("knn").is_number_unsigned() || j.at("knn").get<std::size_t>() == 0)
+        throw bad("\"knn\" must be a whole number of neighbours >= 1");
+      m.knn = j.at("knn").get<std::size_t>();
+    }
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
     if (j.contains("x_kinds")) {

@@ -236,6 +236,19 @@ TEST_CASE("errors: the catalogue, one input each") {
        "unordered, ordered)"},
       {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--derivative"}, "", 2,
        "--derivative: not with a learned metric (--metric full): its slopes are along A's rows"},
+      // nearest-neighbour bandwidths
+      {{"fit", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "knn:5"}, "", 1,
+       "knn bandwidths need a continuous x column; every x column is categorical"},
+      {{"fit", "-", "-b", "knn:1"}, "x,y\n1,2\n2,3\n", 1, "knn bandwidths need at least 3 training rows, got 2"},
+      {{"fit", syn, "--kernel", "epanechnikov", "-b", "knn:1"}, "", 2,
+       "--bandwidth: knn:1 needs K between 2 and the training rows less one (49): a compact kernel gives the K-th key "
+       "weight 0"},
+      {{"fit", "-", "--kernel", "epanechnikov", "-b", "knn:auto"}, "x,y\n0,1\n1,2\n2,3\n", 1,
+       "no K of the knn grid gives every training row a key in reach"},
+      {{"fit", syn, "-b", "knn:0"}, "", 2,
+       "--bandwidth: knn:K takes a whole number of neighbours K >= 1, or auto; got \"knn:0\""},
+      {{"predict", syn, "--model", file("tq.json", base + R"("bandwidth":[1],"knn":0})")}, "", 1,
+       (s / "tq.json").string() + ": not a usable nwreg model: \"knn\" must be a whole number of neighbours >= 1"},
       // categorical columns
       {{"predict", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "0.3", "--grid-n", "5"}, "", 2,
        "--grid: x column \"race\" is categorical, with no points between its levels; give --query FILE with the levels "

@@ -201,3 +201,20 @@ TEST_CASE("methods cli: a factor alone is learned, and its lambda reported") {
   CHECK(lambda <= 2.0 / 3);
   CHECK(l[1] == "x_kinds: unordered");
 }
+
+TEST_CASE("methods cli: knn bandwidths travel in the model file and give the same predictions") {
+  Scratch s;
+  const std::string model = (s / "k.json").string();
+  Result fit = run_nwreg({"fit", data("mcycle.csv"), "-b", "knn:9", "--method", "local-linear", "-o", model});
+  REQUIRE(fit.exit_code == 0);
+  CHECK(lines(fit.out)[1] == "knn: 9");
+  const Json m = Json::parse(slurp(model));
+  CHECK(m["knn"] == 9);
+  CHECK(m["bandwidth_source"] == "knn");
+  Result a = run_nwreg({"predict", data("mcycle.csv"), "--model", model, "--grid", "5:55:10", "--se", "--derivative"});
+  Result b = run_nwreg({"predict", data("mcycle.csv"), "-b", "knn:9", "--method", "local-linear", "--grid", "5:55:10",
+                        "--se", "--derivative"});
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+  CHECK(lines(a.out)[0] == "times,prediction,se,lower,upper,d_times,d_times_se");
+}

@@ -1,0 +1,105 @@
+// Nearest-neighbour bandwidths (EngineOptions::knn, --bandwidth knn:K): predictions and the
+// leave-one-out error against a brute-force loop, one column and two, NW and local linear.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "helpers.h"
+#include "nwreg/attention.h"
+#include "nwreg/errors.h"
+#include "nwreg/fit.h"
+
+using namespace nwreg;
+
+namespace {
+
+Dataset load(const std::string& file, const std::vector<std::string>& x, const std::string& y) {
+  CsvReader r(testing::source_path("data/" + file), CsvOptions{});
+  ColumnChoice c;
+  c.x = x;
+  c.y = y;
+  return read_dataset(r, c);
+}
+
+// The Gaussian NW or local linear (one column) estimate at q with h_k = base_k s, s the distance
+// (L2, in units of base) to the K-th nearest training row other than `skip`.
+double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, const double* q, Method method,
+             std::size_t skip = static_cast<std::size_t>(-1)) {
+  std::vector<double> dist;
+  for (std::size_t i = 0; i < d.n; ++i) {
+    if (i == skip) continue;
+    double r = 0;
+    for (std::size_t k = 0; k < d.d; ++k) r += std::pow((d.row(i)[k] - q[k]) / base[k], 2);
+    dist.push_back(std::sqrt(r));
+  }
+  std::nth_element(dist.begin(), dist.begin() + static_cast<std::ptrdiff_t>(K - 1), dist.end());
+  double s = dist[K - 1];
+  if (s == 0) {  // K rows at q itself: the nearest row beyond them
+    s = INFINITY;
+    for (double v : dist)
+      if (v > 0) s = std::min(s, v);
+  }
+  long double s0 = 0, s1 = 0, sx = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < d.n; ++i) {
+    if (i == skip) continue;
+    double r = 0;
+    for (std::size_t k = 0; k < d.d; ++k) r += std::pow((d.row(i)[k] - q[k]) / (base[k] * s), 2);
+    const long double w = std::exp(-0.5L * r), dx = d.row(i)[0] - q[0];
+    s0 += w, s1 += w * d.y[i], sx += w * dx, sxx += w * dx * dx, sxy += w * dx * d.y[i];
+  }
+  if (method == Method::nw) return static_cast<double>(s1 / s0);
+  return static_cast<double>((sxx * s1 - sx * sxy) / (s0 * sxx - sx * sx));
+}
+
+}  // namespace
+
+TEST_CASE("knn bandwidths: predictions and LOO error equal a brute-force loop") {
+  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");  // tied times: duplicates count as neighbours
+  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  for (Method method : {Method::nw, Method::local_linear}) {
+    for (const Dataset* d : {&mcycle, &boston}) {
+      if (method == Method::local_linear && d->d > 1) continue;  // the brute force is one-column
+      const std::vector<double> base = d->d == 1 ? std::vector<double>{1.0} : std::vector<double>{2.0, 0.4};
+      for (std::size_t K : {1, 7, 40}) {
+        EngineOptions o;
+        o.method = method;
+        o.knn = K;
+        const Attention e(*d, base, o);
+        CAPTURE(to_string(method));
+        CAPTURE(d->d);
+        CAPTURE(K);
+        for (std::size_t i = 0; i < d->n; i += 17) {
+          const double* q = d->row(i);
+          double f;
+          e.predict(q, 1, &f);
+          CHECK(f == doctest::Approx(brute(*d, base, K, q, method)).epsilon(1e-10));
+        }
+        long double sse = 0;
+        for (std::size_t i = 0; i < d->n; ++i) {
+          const double r = d->y[i] - brute(*d, base, K, d->row(i), method, i);
+          sse += r * r;
+        }
+        CHECK(e.loo(false).mse == doctest::Approx(static_cast<double>(sse / d->n)).epsilon(1e-10));
+      }
+    }
+  }
+}
+
+TEST_CASE("knn bandwidths: knn:auto picks the grid's lowest LOO error, and K is checked") {
+  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
+  FitPlan plan;
+  plan.kind = BandwidthSpec::Kind::knn;
+  const Model m = fit_model(mcycle, plan, {});
+  REQUIRE(m.knn >= 1);
+  CHECK(m.bandwidth_source == "knn");
+  for (std::size_t K : {m.knn + 1, m.knn > 1 ? m.knn - 1 : m.knn + 2}) {
+    EngineOptions o;
+    o.knn = K;
+    CHECK(Attention(mcycle, {1.0}, o).loo(false).mse >= *m.loo_mse);
+  }
+  plan.knn = mcycle.n;
+  CHECK_THROWS_WITH_AS(fit_model(mcycle, plan, {}),
+                       "knn:133 needs K between 1 and the training rows less one (132)", ParameterError);
+}
