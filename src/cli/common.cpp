@@ -279,6 +279,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   plan.kind = spec.kind;
   plan.fixed = spec.values;
   plan.knn = spec.knn;
+  plan.adaptive = spec.adaptive;
   plan.fixed_timed = spec.timed;
 
   FitOptions& f = plan.fit;

@@ -176,6 +176,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     std::ostream& s = out.stream();
     s << "bandwidth: " << join(m.bandwidth) << '\n';
     if (m.knn) s << "knn: " << m.knn << '\n';
+    if (m.adaptive) s << "adaptive: " << m.adaptive << '\n';
     if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); })) {
       // Time columns' bandwidths (seconds) in a unit people read: "bandwidth_readable: 6 h".
       s << "bandwidth_readable:";

@@ -226,8 +226,15 @@ struct Attention::Work {
 };
 
 kernel::Keys Attention::keys() const {
-  return {xs_.data(), n_, d_, ws_.empty() ? nullptr : ws_.data(), bounded_, categorical_ ? cat_.data() : nullptr,
-          design_.get()};
+  return {xs_.data(),
+          n_,
+          d_,
+          ws_.empty() ? nullptr : ws_.data(),
+          bounded_,
+          categorical_ ? cat_.data() : nullptr,
+          design_.get(),
+          inv_s_.empty() ? nullptr : inv_s_.data(),
+          lognorm_.empty() ? nullptr : lognorm_.data()};
 }
 
 Attention::Attention(const Dataset& train, EngineOptions options)
@@ -241,7 +248,10 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     categorical_ = categorical_ || is_categorical(kind);
   }
   cat_.resize(d_);
-  line_ = d_ == 1 && !categorical_ && options_.knn == 0;  // knn: each query its own bandwidth, every key summed
+  // knn and adaptive: bandwidths per query or per key, every key summed.
+  if (options_.knn && options_.adaptive) throw ParameterError("bandwidth", "knn and adaptive bandwidths exclude each other");
+  const bool neighbours = options_.knn || options_.adaptive;
+  line_ = d_ == 1 && !categorical_ && !neighbours;
   if (options_.leave_out > 0 && !line_)
     throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
   if (n_ > std::numeric_limits<std::uint32_t>::max())
@@ -277,7 +287,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     design_ = std::make_unique<kernel::Design>(kernel::make_design(d_, options_.degree));
   p_ = design_ ? design_->p : d_ + 1;
   const bool fused = line_ && options_.kernel == Kernel::gaussian && !local_ && w.empty();
-  merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && options_.knn == 0 &&
+  merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && !neighbours &&
             !(fused && 2 * distinct > n_);
   // Merged: the keys in engine order as indices into start, each distinct key's first
   // position in `sorted`; its first row names it, and they stand in the order of those rows.
@@ -301,7 +311,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   n_ = order_.size();
   // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
   // within reach (where that pays: see set_bandwidth).
-  if (d_ >= 2 && n_ >= 2 * tree_leaf && !categorical_ && options_.knn == 0) {
+  if (d_ >= 2 && n_ >= 2 * tree_leaf && !categorical_ && !neighbours) {
     std::vector<double> cols(n_ * d_);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
@@ -409,6 +419,7 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   inv_h_.clear();
   for (double v : h_) inv_h_.push_back(1 / v);
   if (d_ == 1) K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
+  if (options_.adaptive) adaptive_scales();
   if (!tree_) return;
   // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
   // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
@@ -576,7 +587,7 @@ std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmi
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
   // exact in their factored form (kernels.h), only measured from a key a hair farther away.
-  if (rmin * static_cast<double>(d_ + 3) < 0x1p58) return b;
+  if (rmin * static_cast<double>(d_ + 3) < 0x1p58 || !inv_s_.empty()) return b;  // (adaptive: no exact form)
   return nearest_exact(q, exclude, inv_h);
 }
 
@@ -617,7 +628,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   w.ranges.clear();
   s.inv_h = inv_h_.data();
   if (options_.knn) {
-    const double scale = knn_scale(q, exclude, w);
+    const double scale = knn_scale(q, exclude, w, options_.knn);
     for (std::size_t k = 0; k < d_; ++k) w.inv_h[k] = cat_[k].on ? inv_h_[k] : inv_h_[k] / scale;
     s.inv_h = w.inv_h.data();
   }
@@ -644,6 +655,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   const double* xb = key(s.b);
   // The values, and NW's gradient terms or local linear's moments, in the same sweep.
   kernel::Targets sums{ys_.data(), ys_[s.b], &s.s1};
+  if (!inv_s_.empty()) sums.ref = kernel::log2_weight(options_.kernel, k, s.b, q, s.inv_h);
   if (local_) {
     std::fill(w.S.begin(), w.S.end(), 0.0);
     std::fill(w.tz.begin(), w.tz.end(), 0.0);
@@ -698,7 +710,22 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   return s;
 }
 
-double Attention::knn_scale(const double* q, std::size_t exclude, Work& w) const {
+void Attention::adaptive_scales() {
+  inv_s_.assign(n_, 1.0);
+  lognorm_.assign(n_, 0.0);
+  std::size_t continuous = 0;
+  for (std::size_t k = 0; k < d_; ++k) continuous += !cat_[k].on;
+  parallel_for(options_.pool, n_, 64, [&](std::size_t a, std::size_t z) {
+    Work w(n_, d_, p_);
+    for (std::size_t i = a; i < z; ++i) {
+      const double s = knn_scale(key(i), i, w, options_.adaptive);
+      inv_s_[i] = 1 / s;
+      lognorm_[i] = -static_cast<double>(continuous) * std::log2(s);
+    }
+  });
+}
+
+double Attention::knn_scale(const double* q, std::size_t exclude, Work& w, std::size_t K) const {
   // Each key's distance from q in bandwidths, in the kernel's norm, into w.a; the K-th smallest.
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
   std::size_t m = 0;
@@ -712,7 +739,7 @@ double Attention::knn_scale(const double* q, std::size_t exclude, Work& w) const
     }
     w.a[m++] = norm == Norm::l2 ? std::sqrt(r) : r;
   }
-  const std::size_t k = std::min(options_.knn, m) - 1;
+  const std::size_t k = std::min(K, m) - 1;
   std::nth_element(w.a, w.a + k, w.a + m);
   double s = w.a[k];
   if (!(s > 0)) {  // K keys at q itself: the nearest key beyond them

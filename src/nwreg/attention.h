@@ -128,6 +128,10 @@ struct EngineOptions {
   /// in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate); a
   /// leave-one-out row's K-th nearest other key. 0 = fixed bandwidths. Keys are not merged.
   std::size_t knn = 0;
+  /// Adaptive bandwidths: with adaptive = K, key i's bandwidths are h_k s_i, s_i the distance
+  /// (as for knn) from key i to its K-th nearest other key, and its weight is divided by
+  /// s_i^d (d its continuous columns), as R np's adaptive_nn. 0 = fixed. Not with knn.
+  std::size_t adaptive = 0;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -341,9 +345,13 @@ class Attention {
   bool local_ = false;
   std::unique_ptr<kernel::Design> design_;
   std::size_t p_ = 0;
-  // The query's scale s(q) for EngineOptions::knn (kth distance, not `exclude`), from the
-  // continuous columns; w.inv_h = inv_h_ / s(q).
-  double knn_scale(const double* q, std::size_t exclude, Work& w) const;
+  // The distance from q to its K-th nearest key other than `exclude` (EngineOptions::knn: the
+  // query's scale s(q), w.inv_h = inv_h_ / s(q); adaptive: a key's), in bandwidths, over the
+  // continuous columns in the kernel's norm; the nearest positive one where K keys lie at q.
+  double knn_scale(const double* q, std::size_t exclude, Work& w, std::size_t K) const;
+  // EngineOptions::adaptive: each key's 1 / s_i and log2(1 / s_i^d), set with the bandwidth.
+  std::vector<double> inv_s_, lognorm_;
+  void adaptive_scales();
   bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
   bool bounded_ = false;    // every |x| <= 4e307
   bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply

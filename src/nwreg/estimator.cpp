@@ -14,6 +14,7 @@ EngineOptions with_model(EngineOptions e, const Model& m) {
   e.method = m.method;
   e.degree = m.degree;
   e.knn = m.knn;
+  e.adaptive = m.adaptive;
   e.leave_out = m.leave_out;
   return e;
 }

@@ -78,12 +78,14 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
 void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
   std::size_t continuous = 0;
   for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
-  if (continuous == 0) throw DataError("knn bandwidths need a continuous x column; every x column is categorical");
-  if (data.n < 3) throw DataError("knn bandwidths need at least 3 training rows, got " + std::to_string(data.n));
+  const char* what = plan.adaptive ? "adaptive" : "knn";
+  if (continuous == 0)
+    throw DataError(std::string(what) + " bandwidths need a continuous x column; every x column is categorical");
+  if (data.n < 3) throw DataError(std::string(what) + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
   const bool compact = visit_kernel(engine.kernel, []<class K>(K) { return K::compact; });
   const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
   if (plan.knn > most || (compact && plan.knn == 1))
-    throw ParameterError("bandwidth", "knn:" + std::to_string(plan.knn) + " needs K between " + (compact ? "2" : "1") +
+    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.knn)) + " needs K between " + (compact ? "2" : "1") +
                                           " and the training rows less one (" + std::to_string(most) + ")" +
                                           (compact && plan.knn == 1 ? ": a compact kernel gives the K-th key weight 0" : ""));
   if (continuous == 1 && data.d == 1) {
@@ -96,9 +98,12 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   m.loo_mse.reset();
   m.criterion.reset();
   m.criterion_value.reset();
-  m.bandwidth_source = "knn";
+  m.bandwidth_source = what;
+  // K into the model and the engine options, as knn or adaptive.
+  auto set = [&](EngineOptions& e, std::size_t k) { (plan.adaptive ? e.adaptive : e.knn) = k; };
   if (plan.knn) {
-    m.knn = engine.knn = plan.knn;
+    set(engine, plan.knn);
+    (plan.adaptive ? m.adaptive : m.knn) = plan.knn;
     return;
   }
   // K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
@@ -108,7 +113,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < grid.size(); ++i) {
     EngineOptions e = engine;
-    e.knn = grid[i];
+    set(e, grid[i]);
     e.progress = nullptr;
     const Attention a(data, m.bandwidth, e);
     const auto rows = a.spread_rows(2000);
@@ -120,10 +125,11 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
       value = criterion_value(plan.fit.criterion, a.insample(false, &rows), static_cast<double>(data.n), false).mse;
     }
     if (events.on_scan) events.on_scan(i + 1, grid.size(), {static_cast<double>(grid[i])}, value);
-    if (value < best) best = value, m.knn = grid[i];
+    if (value < best) best = value, (plan.adaptive ? m.adaptive : m.knn) = grid[i];
   }
-  if (!std::isfinite(best)) throw DataError("no K of the knn grid gives every training row a key in reach");
-  engine.knn = m.knn;
+  if (!std::isfinite(best))
+    throw DataError("no K of the " + std::string(what) + " grid gives every training row a key in reach");
+  set(engine, plan.adaptive ? m.adaptive : m.knn);
   m.criterion = plan.fit.criterion;
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);

@@ -45,8 +45,34 @@ struct FastGaussian {
 template <class K>
 [[gnu::always_inline]] inline void block_weights(const Keys& keys, std::size_t a, std::size_t m, const double* q,
                                                  const double* xb, const double* inv_h, const FastGaussian& fast,
-                                                 double* out) {
+                                                 double* out, double ref) {
   const double* w = keys.w ? keys.w + a : nullptr;
+  if (keys.inv_s) {  // adaptive: each key its own bandwidths and normalisation
+    const double* is = keys.inv_s + a;
+    const double* ln = keys.lognorm + a;
+    if constexpr (K::compact) {
+      for (std::size_t i = 0; i < m; ++i) out[i] = (w ? w[i] : 1.0) * std::exp2(ln[i]);
+    } else {
+      for (std::size_t i = 0; i < m; ++i) out[i] = ln[i] - ref;
+    }
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], ih = inv_h[k];
+      const Category* c = keys.category(k);
+      for (std::size_t i = 0; i < m; ++i) {
+        if constexpr (K::compact)
+          out[i] *= c ? std::exp2(-c->cost(x[i] - qk)) : K::value((x[i] - qk) * ih * is[i]);
+        else
+          out[i] += c ? -c->cost(x[i] - qk) : K::term(x[i], qk, qk, ih * is[i]);
+      }
+    }
+    if constexpr (!K::compact) {
+      for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
+      if (w)
+        for (std::size_t i = 0; i < m; ++i) out[i] *= w[i];
+    }
+    return;
+  }
   if constexpr (K::compact) {
     if (w)
       std::copy_n(w, m, out);
@@ -89,7 +115,7 @@ template <class K, bool HasY, bool Grad, bool Moments>
   for (std::size_t a = lo; a < hi; a += block) {
     const std::size_t m = std::min(block, hi - a);
     double* out = e + a;
-    block_weights<K>(keys, a, m, q, xb, inv_h, fast, out);
+    block_weights<K>(keys, a, m, q, xb, inv_h, fast, out, sums.ref);
     s0 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i]; });
     if constexpr (HasY) {
       const double* y = sums.y + a;
@@ -163,11 +189,21 @@ template <class K>
         for (std::size_t i = 0; i < m; ++i) r[i] += unit * c->cost(x[i] - qk);
         continue;
       }
+      if (keys.inv_s) {  // adaptive: each key's own scale
+        const double* is = keys.inv_s + a;
+        for (std::size_t i = 0; i < m; ++i) {
+          const double z = (x[i] - qk) * ih * is[i];
+          r[i] += K::l1 ? std::abs(z) : z * z;
+        }
+        continue;
+      }
       for (std::size_t i = 0; i < m; ++i) {
         const double z = (x[i] - qk) * ih;
         r[i] += K::l1 ? std::abs(z) : z * z;
       }
     }
+    if (keys.inv_s && !K::compact)  // and its normalisation, as a distance of equal weight
+      for (std::size_t i = 0; i < m; ++i) r[i] -= (K::l1 ? 1 : 2) / kernels::log2e * keys.lognorm[a + i];
     if (skip >= a && skip < a + m) r[skip - a] = inf;
     double mins[lanes];
     std::fill_n(mins, lanes, inf);
@@ -264,7 +300,22 @@ void slope_weights(Kernel kernel, const Keys& keys, std::size_t k, std::size_t l
   const double* x = keys.column(k);
   const double qk = q[k], ih = inv_h[k];
   visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
-    for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih) : 0.0;
+    if (keys.inv_s)
+      for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih * keys.inv_s[i]) : 0.0;
+    else
+      for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih) : 0.0;
+  });
+}
+
+double log2_weight(Kernel kernel, const Keys& keys, std::size_t i, const double* q, const double* inv_h) {
+  return visit_kernel(kernel, [&]<class K>(K) {
+    double t = keys.lognorm ? keys.lognorm[i] : 0.0;
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double x = keys.column(k)[i];
+      if (const Category* c = keys.category(k)) t -= c->cost(x - q[k]);
+      else if constexpr (!K::compact) t += K::term(x, q[k], q[k], inv_h[k] * (keys.inv_s ? keys.inv_s[i] : 1.0));
+    }
+    return t;
   });
 }
 

@@ -45,6 +45,11 @@ struct Keys {
   bool bounded = false;  //!< every |x| <= 4e307: the Gaussian's terms need no guards (kernel1d.h)
   const Category* cat = nullptr;  //!< d entries, a categorical column's `on` set; nullptr: none
   const Design* design = nullptr; //!< a local fit's design; nullptr: local linear's (p = d + 1)
+  /// Adaptive bandwidths: key i's continuous columns scaled by inv_s[i] more (its bandwidths
+  /// h_k s_i) and its weight by 2^lognorm[i] (1 / s_i^d, d its continuous columns). Weights are
+  /// then measured from key b's absolute log2 weight (Targets::ref), not in the factored form.
+  const double* inv_s = nullptr;
+  const double* lognorm = nullptr;
   const double* column(std::size_t k) const { return x + k * stride; }
   std::size_t p() const { return design ? design->p : d + 1; }
   const Category* category(std::size_t k) const { return cat && cat[k].on ? &cat[k] : nullptr; }
@@ -70,7 +75,11 @@ struct Targets {
   double* s1 = nullptr;
   double *t = nullptr, *v = nullptr;
   double *S = nullptr, *tz = nullptr, *z = nullptr;
+  double ref = 0;  //!< Keys::inv_s: key b's log2 weight (log2_weight), which every weight is measured from
 };
+
+/// Key i's log2 weight at q, not relative to any key (Keys::inv_s; exponential kernels).
+double log2_weight(Kernel kernel, const Keys& keys, std::size_t i, const double* q, const double* inv_h);
 
 /// e[i] = s_i * kernel weight of key i relative to key b (at xb; see kernels.h) for i in
 /// [lo, hi); returns their sum, and makes the sums `sums` asks for in the same sweep.

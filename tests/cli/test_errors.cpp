@@ -53,6 +53,7 @@ const std::map<std::string, std::string> exempt = {
     {"the plug-in bandwidth does not take sample weights", "the CLI refuses it first (--bandwidth plugin: not with --sample-weight)"},
     {" only with the line search on the mean loss (the d2l run minimises the LOO error)",
      "the CLI refuses the combination first, naming --optimizer and --loss"},
+    {"knn and adaptive bandwidths exclude each other", "--bandwidth takes one of them, and model files are checked first"},
     {" with no other key in reach; give --loo-rows 0",
      "needs a descent on a sample of rows to shrink a compact kernel past a row outside the sample"},
 };
@@ -249,6 +250,10 @@ TEST_CASE("errors: the catalogue, one input each") {
        "--bandwidth: knn:K takes a whole number of neighbours K >= 1, or auto; got \"knn:0\""},
       {{"predict", syn, "--model", file("tq.json", base + R"("bandwidth":[1],"knn":0})")}, "", 1,
        (s / "tq.json").string() + ": not a usable nwreg model: \"knn\" must be a whole number of neighbours >= 1"},
+      {{"predict", syn, "--model", file("tr.json", base + R"("bandwidth":[1],"knn":2,"adaptive":3})")}, "", 1,
+       (s / "tr.json").string() + ": not a usable nwreg model: \"knn\" and \"adaptive\" exclude each other"},
+      {{"fit", syn, "-b", "adaptive:x"}, "", 2,
+       "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},
       // categorical columns
       {{"predict", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "0.3", "--grid-n", "5"}, "", 2,
        "--grid: x column \"race\" is categorical, with no points between its levels; give --query FILE with the levels "

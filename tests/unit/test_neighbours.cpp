@@ -103,3 +103,65 @@ TEST_CASE("knn bandwidths: knn:auto picks the grid's lowest LOO error, and K is 
   CHECK_THROWS_WITH_AS(fit_model(mcycle, plan, {}),
                        "knn:133 needs K between 1 and the training rows less one (132)", ParameterError);
 }
+
+namespace {
+
+// Adaptive: key i weighs exp(-r_i^2 / (2 s_i^2)) / s_i^d, s_i the distance from row i to its K-th
+// nearest other row (the nearest positive one where K rows lie at x_i), in units of base.
+double brute_adaptive(const Dataset& d, const std::vector<double>& base, std::size_t K, const double* q,
+                      Kernel kernel, std::size_t skip = static_cast<std::size_t>(-1)) {
+  auto dist = [&](const double* a, const double* b) {
+    double r = 0;
+    for (std::size_t k = 0; k < d.d; ++k)
+      r += kernel == Kernel::laplace ? std::abs((a[k] - b[k]) / base[k]) : std::pow((a[k] - b[k]) / base[k], 2);
+    return kernel == Kernel::laplace ? r : std::sqrt(r);
+  };
+  long double s0 = 0, s1 = 0;
+  for (std::size_t i = 0; i < d.n; ++i) {
+    if (i == skip) continue;
+    std::vector<double> others;
+    for (std::size_t j = 0; j < d.n; ++j)
+      if (j != i) others.push_back(dist(d.row(i), d.row(j)));
+    std::sort(others.begin(), others.end());
+    double s = others[K - 1];
+    if (s == 0) s = *std::upper_bound(others.begin(), others.end(), 0.0);
+    const double r = dist(d.row(i), q) / s;
+    const long double w = (kernel == Kernel::laplace ? std::exp(-r) : std::exp(-0.5 * r * r)) / std::pow(s, d.d);
+    s0 += w, s1 += w * d.y[i];
+  }
+  return static_cast<double>(s1 / s0);
+}
+
+}  // namespace
+
+TEST_CASE("adaptive bandwidths: predictions and LOO error equal a brute-force loop") {
+  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
+  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  for (Kernel kernel : {Kernel::gaussian, Kernel::laplace}) {
+    for (const Dataset* d : {&mcycle, &boston}) {
+      const std::vector<double> base = d->d == 1 ? std::vector<double>{1.0} : std::vector<double>{2.0, 0.4};
+      for (std::size_t K : {1, 9}) {
+        EngineOptions o;
+        o.kernel = kernel;
+        o.adaptive = K;
+        const Attention e(*d, base, o);
+        CAPTURE(to_string(kernel));
+        CAPTURE(d->d);
+        CAPTURE(K);
+        for (std::size_t i = 0; i < d->n; i += 23) {
+          const double q[2] = {d->row(i)[0] + 0.37, d->d > 1 ? d->row(i)[1] - 0.05 : 0.0};
+          double f;
+          e.predict(q, 1, &f);
+          CHECK(f == doctest::Approx(brute_adaptive(*d, base, K, q, kernel)).epsilon(1e-10));
+        }
+        if (d->n > 200) continue;  // the brute-force LOO is cubic
+        long double sse = 0;
+        for (std::size_t i = 0; i < d->n; ++i) {
+          const double r = d->y[i] - brute_adaptive(*d, base, K, d->row(i), kernel, i);
+          sse += r * r;
+        }
+        CHECK(e.loo(false).mse == doctest::Approx(static_cast<double>(sse / d->n)).epsilon(1e-10));
+      }
+    }
+  }
+}
