@@ -5,7 +5,7 @@
 //
 // --quick skips the largest sizes; --full-check also runs a full-data descent at n = 1e5 to
 // compare the sampled descent's LOO error with it; --only runs one table (predict, direct,
-// pruned, learn, columns, ties, csv). Data: the seeds' function
+// pruned, learn, columns, ties, csv, features). Data: the seeds' function
 // y = 2 sin x + x^0.8 + N(0, 0.5^2), x uniform on [0, 5), fixed seed.
 
 #include <algorithm>
@@ -375,12 +375,55 @@ void ties_table(bool quick, unsigned cores) {
   }
 }
 
+// Categorical columns, slopes, local polynomials and neighbour bandwidths: one LOO pass (and
+// predictions with and without slopes) against the fixed-bandwidth NW pass on the same data.
+void features_table(bool quick, unsigned cores) {
+  const std::size_t n = quick ? 2000 : 10000;
+  ThreadPool pool(cores);
+  EngineOptions base(default_tolerance, &pool);
+  std::printf("\n## Categorical columns, slopes, local polynomials, neighbour bandwidths: n = %zu, %u threads\n\n", n,
+              cores);
+  std::printf("| case | LOO pass | against |  ratio |\n|---|---|---|---|\n");
+  auto loo = [](const Attention& e) { return median_time(3, [&] { e.loo(false); }); };
+  {  // x and a factor of 4 levels (y shifts by level): against x and a second continuous column
+    Dataset d = uniform(n, 2);
+    Dataset c = d;
+    c.x_kind = {ColumnKind::number, ColumnKind::unordered};
+    c.levels.resize(2);
+    c.levels[1] = {{"a", "b", "c", "d"}, {0, 1, 2, 3}, false};
+    for (std::size_t i = 0; i < n; ++i) c.x[2 * i + 1] = std::floor(c.x[2 * i + 1] * 4 / 5);
+    const double t = loo(Attention(c, {0.3, 0.2}, base)), t2 = loo(Attention(d, {0.3, 0.5}, base));
+    std::printf("| x + factor (4 levels), NW | %.4f s | 2 continuous columns %.4f s | %.2f |\n", t, t2, t / t2);
+  }
+  const Dataset one = seeds(n);
+  const double fixed = loo(Attention(one, {0.1}, base));
+  for (std::size_t degree : {1, 2, 3}) {
+    EngineOptions o = base;
+    o.method = Method::local_polynomial;
+    o.degree = degree;
+    const double t = loo(Attention(one, {0.1}, o));
+    std::printf("| local polynomial, degree %zu | %.4f s | 1-D NW %.4f s | %.1f |\n", degree, t, fixed, t / fixed);
+  }
+  for (const char* kind : {"knn:20", "adaptive:20"}) {
+    EngineOptions o = base;
+    (kind[0] == 'k' ? o.knn : o.adaptive) = 20;
+    const double t = loo(Attention(one, {1.0}, o));
+    std::printf("| %s, NW | %.4f s | 1-D NW %.4f s | %.1f |\n", kind, t, fixed, t / fixed);
+  }
+  const Attention e(one, {0.1}, base);
+  const auto q = grid(n);
+  std::vector<double> out(n), slope(n), l2(n);
+  const double tp = median_time(3, [&] { e.predict(q.data(), n, out.data()); });
+  const double ts = median_time(3, [&] { e.slopes(q.data(), n, slope.data(), l2.data()); });
+  std::printf("| slopes with squared weights, %zu queries | %.4f s | predict %.4f s | %.1f |\n", n, ts, tp, ts / tp);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, full_check = false;
   std::string only;
-  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv"};
+  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv", "features"};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -391,7 +434,7 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv]\n");
+                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv|features]\n");
       return 2;
     }
   }
@@ -405,5 +448,6 @@ int main(int argc, char** argv) {
   if (run("columns")) columns_table(quick, cores);
   if (run("ties")) ties_table(quick, cores);
   if (run("csv")) csv_table(quick);
+  if (run("features")) features_table(quick, cores);
   return 0;
 }
