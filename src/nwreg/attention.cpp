@@ -550,7 +550,7 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
 
 std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
   // Worth building (O(n p)) for many rows over many keys, on the fused path without
-  // left-out blocks; each row still chooses between it and its window (row_fgt).
+  // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row_fgt).
   if (!options_.transform || !fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || n_ < 8192)
     return nullptr;
   auto t = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0], options_.tolerance, y_mid_, rows,

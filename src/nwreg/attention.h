@@ -41,6 +41,11 @@
 /// Gaussian NW sums without sample weights in one column run fused (kernel1d.h). Queries run
 /// in parallel; each result is summed in a fixed order, whatever the number of threads.
 ///
+/// Categorical columns (levels.h) multiply each key's weight by their kernel's factor, measured
+/// like a distance (the nearest key counts it), and stay out of a local fit's polynomial.
+/// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive).
+/// Both, and categorical columns, sum every key for each query (no windows, tree or transform).
+///
 /// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
 /// their sample weights W and its value their weighted mean ybar, which gives every prediction
 /// as the separate keys would (up to rounding) at the cost of one evaluation. A row's
