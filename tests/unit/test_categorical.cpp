@@ -212,6 +212,34 @@ TEST_CASE("categorical columns: the LOO gradient in log lambda matches finite di
   }
 }
 
+TEST_CASE("categorical columns: the in-sample criteria's gradients in log lambda match finite differences") {
+  const Dataset d = load(categorical_sets()[1]);
+  const std::vector<double> h = {3.0, 20.0, 0.3, 0.2, 0.5};
+  for (Method method : {Method::nw, Method::local_linear}) {
+    EngineOptions o;
+    o.method = method;
+    const InSample s = Attention(d, h, o).insample(true);
+    for (std::size_t k = 2; k < 5; ++k) {
+      const double eps = 1e-5;
+      auto at = [&](double t) {
+        std::vector<double> hh = h;
+        hh[k] *= std::exp(t);
+        return Attention(d, hh, o).insample(false);
+      };
+      const InSample up = at(eps), dn = at(-eps);
+      CAPTURE(to_string(method));
+      CAPTURE(k);
+      CHECK(s.d_mse[k] == doctest::Approx((up.mse - dn.mse) / (2 * eps)).epsilon(1e-5).scale(1e-8 * s.mse));
+      CHECK(s.d_trace[k] == doctest::Approx((up.trace - dn.trace) / (2 * eps)).epsilon(1e-5).scale(1e-8 * s.trace));
+    }
+  }
+  FitOptions f;
+  f.criterion = Criterion::aicc;
+  const FitResult r = fit_bandwidth(d, f);  // learned by AICc: lambdas within their ranges
+  for (std::size_t k = 2; k < 5; ++k)
+    CHECK(r.bandwidth[k] <= lambda_max(CategoricalKernel::aitchison_aitken, d.kind(k), d.levels[k].size()));
+}
+
 TEST_CASE("categorical columns: lambda out of its kernel's range is refused, naming the column") {
   const Dataset d = load(categorical_sets()[0]);
   CHECK_THROWS_WITH_AS(Attention(d, {20.0, 0.7}),
