@@ -60,6 +60,14 @@ inline nwreg::Dataset bundled(const std::string& file, const std::string& x, con
   return nwreg::read_dataset(r, c);
 }
 
+/// Numbers separated by blanks ("1.5 2"), as golden files list a point or a bandwidth vector.
+inline std::vector<double> number_list(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<double> v;
+  for (std::string w; in >> w;) v.push_back(std::stod(w));
+  return v;
+}
+
 /// mcycle (times -> accel) or Boston (lstat, rm -> medv), read with nwreg's reader.
 inline nwreg::Dataset mcycle_or_boston(const std::string& set) {
   const bool mc = set == "mcycle";

@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <sstream>
 
 #include "helpers.h"
 #include "nwreg/attention.h"
@@ -14,21 +13,6 @@
 using namespace nwreg;
 
 namespace {
-
-std::vector<double> numbers(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> v;
-  for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
-
-Dataset load(const std::string& file, const std::vector<std::string>& x, const std::string& y) {
-  CsvReader r(testing::source_path("data/" + file), CsvOptions{});
-  ColumnChoice c;
-  c.x = x;
-  c.y = y;
-  return read_dataset(r, c);
-}
 
 // The estimate at q with column k moved by t.
 double at(const Attention& e, std::vector<double> q, std::size_t k, double t) {
@@ -42,16 +26,16 @@ double at(const Attention& e, std::vector<double> q, std::size_t k, double t) {
 
 TEST_CASE("slopes: local linear's equal statsmodels KernelReg ll marginal effects") {
   const auto g = testing::read_golden("tests/golden/derivative.csv");
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
+  const Dataset boston = testing::mcycle_or_boston("boston");
   EngineOptions o;
   o.method = Method::local_linear;
   std::size_t checked = 0;
   for (std::size_t i = 0; i < g.at("set").size(); ++i) {
     const Dataset& d = g.at("set")[i] == "mcycle" ? mcycle : boston;
-    const Attention e(d, numbers(g.at("bandwidth")[i]), o);
-    const auto q = numbers(g.at("query")[i]);
-    const auto want = numbers(g.at("slope")[i]);
+    const Attention e(d, testing::number_list(g.at("bandwidth")[i]), o);
+    const auto q = testing::number_list(g.at("query")[i]);
+    const auto want = testing::number_list(g.at("slope")[i]);
     double f;
     std::vector<double> slope(d.d);
     e.predict(q.data(), 1, &f);
@@ -66,8 +50,8 @@ TEST_CASE("slopes: local linear's equal statsmodels KernelReg ll marginal effect
 }
 
 TEST_CASE("slopes: NW's analytic derivative equals a central difference, for every kernel") {
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");  // tied times: merged keys
+  const Dataset boston = testing::mcycle_or_boston("boston");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");  // tied times: merged keys
   for (Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube}) {
     {
       const Method method = Method::nw;  // local linear's slope is its fitted line's, not the estimate's
@@ -101,7 +85,7 @@ TEST_CASE("slopes: NW's analytic derivative equals a central difference, for eve
 }
 
 TEST_CASE("slopes: their weights are NW's central difference of the attention rows, local linear's a WLS fit's") {
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
   Dataset weighted = mcycle;
   for (std::size_t i = 0; i < weighted.n; ++i) weighted.weight.push_back(1 + (i % 3));
   for (Method method : {Method::nw, Method::local_linear}) {

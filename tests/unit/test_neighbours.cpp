@@ -15,14 +15,6 @@ using namespace nwreg;
 
 namespace {
 
-Dataset load(const std::string& file, const std::vector<std::string>& x, const std::string& y) {
-  CsvReader r(testing::source_path("data/" + file), CsvOptions{});
-  ColumnChoice c;
-  c.x = x;
-  c.y = y;
-  return read_dataset(r, c);
-}
-
 // The Gaussian NW or local linear (one column) estimate at q with h_k = base_k s, s the distance
 // (L2, in units of base) to the K-th nearest training row other than `skip`.
 double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, const double* q, Method method,
@@ -56,8 +48,8 @@ double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, c
 }  // namespace
 
 TEST_CASE("knn bandwidths: predictions and LOO error equal a brute-force loop") {
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");  // tied times: duplicates count as neighbours
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");  // tied times: duplicates count as neighbours
+  const Dataset boston = testing::mcycle_or_boston("boston");
   for (Method method : {Method::nw, Method::local_linear}) {
     for (const Dataset* d : {&mcycle, &boston}) {
       if (method == Method::local_linear && d->d > 1) continue;  // the brute force is one-column
@@ -88,7 +80,7 @@ TEST_CASE("knn bandwidths: predictions and LOO error equal a brute-force loop") 
 }
 
 TEST_CASE("knn bandwidths: knn:auto picks the grid's lowest LOO error, and K is checked") {
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
   FitPlan plan;
   plan.kind = BandwidthSpec::Kind::knn;
   const Model m = fit_model(mcycle, plan, {});
@@ -135,8 +127,8 @@ double brute_adaptive(const Dataset& d, const std::vector<double>& base, std::si
 }  // namespace
 
 TEST_CASE("adaptive bandwidths: predictions and LOO error equal a brute-force loop") {
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
+  const Dataset boston = testing::mcycle_or_boston("boston");
   for (Kernel kernel : {Kernel::gaussian, Kernel::laplace}) {
     for (const Dataset* d : {&mcycle, &boston}) {
       const std::vector<double> base = d->d == 1 ? std::vector<double>{1.0} : std::vector<double>{2.0, 0.4};

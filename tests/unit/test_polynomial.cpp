@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <sstream>
 
 #include "helpers.h"
 #include "nwreg/attention.h"
@@ -15,22 +14,6 @@
 using namespace nwreg;
 
 namespace {
-
-std::vector<double> numbers(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> v;
-  for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
-
-Dataset load(const std::string& file, const std::vector<std::string>& x, const std::string& y) {
-  CsvReader r(testing::source_path("data/" + file), CsvOptions{});
-  ColumnChoice c;
-  c.x = x;
-  c.y = y;
-  return read_dataset(r, c);
-}
-
 EngineOptions polynomial(std::size_t degree) {
   EngineOptions o;
   o.method = Method::local_polynomial;
@@ -42,12 +25,12 @@ EngineOptions polynomial(std::size_t degree) {
 
 TEST_CASE("local polynomial: predictions, slopes and LOO error equal a weighted least squares fit") {
   const auto g = testing::read_golden("tests/golden/polynomial.csv");
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
+  const Dataset boston = testing::mcycle_or_boston("boston");
   std::size_t predictions = 0, loos = 0;
   for (std::size_t i = 0; i < g.at("set").size(); ++i) {
     const Dataset& d = g.at("set")[i] == "mcycle" ? mcycle : boston;
-    const Attention e(d, numbers(g.at("bandwidth")[i]), polynomial(std::stoul(g.at("degree")[i])));
+    const Attention e(d, testing::number_list(g.at("bandwidth")[i]), polynomial(std::stoul(g.at("degree")[i])));
     const double want = std::stod(g.at("value")[i]);
     CAPTURE(g.at("set")[i]);
     CAPTURE(g.at("degree")[i]);
@@ -57,14 +40,14 @@ TEST_CASE("local polynomial: predictions, slopes and LOO error equal a weighted 
       ++loos;
       continue;
     }
-    const auto q = numbers(g.at("query")[i]);
+    const auto q = testing::number_list(g.at("query")[i]);
     CAPTURE(g.at("query")[i]);
     double f;
     std::vector<double> slope(d.d);
     e.predict(q.data(), 1, &f);
     e.slopes(q.data(), 1, slope.data());
     CHECK(f == doctest::Approx(want).epsilon(1e-9).scale(1e-12));
-    const auto ws = numbers(g.at("slope")[i]);
+    const auto ws = testing::number_list(g.at("slope")[i]);
     for (std::size_t k = 0; k < d.d; ++k) CHECK(slope[k] == doctest::Approx(ws[k]).epsilon(1e-9).scale(1e-12));
     ++predictions;
   }
@@ -73,7 +56,7 @@ TEST_CASE("local polynomial: predictions, slopes and LOO error equal a weighted 
 }
 
 TEST_CASE("local polynomial: degree 1 is local linear, degree 0 is NW, and its attention rows reproduce it") {
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  const Dataset boston = testing::mcycle_or_boston("boston");
   const std::vector<double> h = {3.0, 0.8};
   EngineOptions ll;
   ll.method = Method::local_linear;
@@ -92,7 +75,7 @@ TEST_CASE("local polynomial: degree 1 is local linear, degree 0 is NW, and its a
 }
 
 TEST_CASE("local polynomial: the LOO gradient and the in-sample criteria's gradients match finite differences") {
-  const Dataset boston = load("boston.csv", {"lstat", "rm"}, "medv");
+  const Dataset boston = testing::mcycle_or_boston("boston");
   const std::vector<double> h = {3.0, 0.8};
   for (std::size_t degree : {2, 3}) {
     const LooResult r = Attention(boston, h, polynomial(degree)).loo(true);
@@ -116,7 +99,7 @@ TEST_CASE("local polynomial: the LOO gradient and the in-sample criteria's gradi
 
 TEST_CASE("local polynomial: close to KernSmooth's binned locpoly, fit and slope") {
   const auto g = testing::read_golden("tests/golden/locpoly.csv");
-  const Dataset mcycle = load("mcycle.csv", {"times"}, "accel");
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
   double worst_fit = 0, worst_slope = 0;
   for (std::size_t i = 0; i < g.at("degree").size(); ++i) {
     const Attention e(mcycle, {2.0}, polynomial(std::stoul(g.at("degree")[i])));
