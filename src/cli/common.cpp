@@ -100,10 +100,11 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   EngineOptions e{tolerance, &pool};
   e.kernel = parse_kernel(kernel);
   e.method = parse_method(method);
-  check_degree(degree);
+  if (degree < 0) throw ParameterError("degree", "must be between 0 and " + std::to_string(max_degree) + ", got " + std::to_string(degree));
+  check_degree(static_cast<std::size_t>(degree));
   if (degree_given && e.method != Method::local_polynomial)
     throw UsageError("--degree: only with --method local-polynomial (local-linear is degree 1, nw degree 0)");
-  e.degree = degree;
+  e.degree = static_cast<std::size_t>(degree);
   e.out_of_reach = parse_out_of_reach(out_of_reach);
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   e.categorical = parse_categorical_kernel(categorical_kernel);
@@ -134,7 +135,8 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
       ->capture_default_str();
   app.add_option("--categorical-kernel", o.categorical_kernel,
                  "Kernels of --categorical / --ordered columns: aitchison-aitken (with Wang-van Ryzin for ordered "
-                 "ones, as statsmodels and R np) or li-racine; lambda is the weight of another level, 0 < lambda")
+                 "ones, as statsmodels and R np) or li-racine; each column's lambda (in --bandwidth) sets how much "
+                 "other levels weigh (see README, \"Categorical columns\")")
       ->capture_default_str();
 }
 
@@ -265,7 +267,13 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
       (kind == ColumnKind::ordered ? c.ordered : c.unordered).push_back(spec);
       if (k < model->levels.size() && !model->levels[k].numeric) c.levels.emplace_back(spec, model->levels[k].labels);
     }
-  Dataset data = read_dataset(reader, c);
+  Dataset data;
+  try {
+    data = read_dataset(reader, c);
+  } catch (const ParameterError& e) {  // the model's levels, not --levels, do not fit the data
+    if (!model || e.parameter() != "levels" || !o.levels.empty()) throw;
+    throw InputError(model_path, 0, "", "fitted on other levels than " + escape_excerpt(reader.source(), 200) + " holds: " + e.what());
+  }
   report_skipped(reader, "training row", log);
   return data;
 }

@@ -59,7 +59,7 @@ struct BandwidthOptions {
 struct EngineCliOptions {
   std::string kernel = "gaussian";       //!< --kernel
   std::string method = "nw";             //!< --method: nw | local-linear | local-polynomial
-  std::size_t degree = 2;                //!< --degree: local-polynomial's degree
+  long long degree = 2;                  //!< --degree: local-polynomial's degree (checked: 0 to max_degree)
   bool degree_given = false;
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation

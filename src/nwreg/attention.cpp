@@ -218,10 +218,10 @@ struct Attention::Span {
 struct Attention::Work {
   Work(std::size_t n, std::size_t d, std::size_t p)
       : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
-        z(p * kernel::block), inv_h(d) {}
+        z(p * kernel::block), inv_h(d), qc(d) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
-  std::vector<double> t, v, S, tz, z, inv_h;
+  std::vector<double> t, v, S, tz, z, inv_h, qc;
   std::vector<Range> ranges;
 };
 
@@ -252,6 +252,8 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   if (options_.knn && options_.adaptive) throw ParameterError("bandwidth", "knn and adaptive bandwidths exclude each other");
   const bool neighbours = options_.knn || options_.adaptive;
   line_ = d_ == 1 && !categorical_ && !neighbours;
+  if (options_.leave_out > 0 && neighbours)
+    throw ParameterError("leave_out", "not with knn or adaptive bandwidths");
   if (options_.leave_out > 0 && !line_)
     throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
   if (n_ > std::numeric_limits<std::uint32_t>::max())
@@ -311,11 +313,15 @@ Attention::Attention(const Dataset& train, EngineOptions options)
   n_ = order_.size();
   // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
   // within reach (where that pays: see set_bandwidth).
-  if (d_ >= 2 && n_ >= 2 * tree_leaf && !categorical_ && !neighbours) {
-    std::vector<double> cols(n_ * d_);
+  // With categorical columns the tree splits on the continuous ones only.
+  for (std::size_t k = 0; k < d_; ++k)
+    if (!is_categorical(kinds_[k])) cont_.push_back(k);
+  if (d_ >= 2 && !cont_.empty() && n_ >= 2 * tree_leaf && !neighbours) {
+    const std::size_t dc = cont_.size();
+    std::vector<double> cols(n_ * dc);
     for (std::size_t i = 0; i < n_; ++i)
-      for (std::size_t k = 0; k < d_; ++k) cols[k * n_ + i] = train.row(order_[i])[k];
-    tree_ = std::make_unique<KdTree>(cols.data(), n_, d_, tree_leaf);
+      for (std::size_t c = 0; c < dc; ++c) cols[c * n_ + i] = train.row(order_[i])[cont_[c]];
+    tree_ = std::make_unique<KdTree>(cols.data(), n_, dc, tree_leaf);
     std::vector<std::uint32_t> leaf_order(n_), leaf_key(merged_ ? n_ : 0);
     for (std::size_t p = 0; p < n_; ++p) {
       leaf_order[p] = order_[tree_->order()[p]];
@@ -390,7 +396,13 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     for (std::size_t k = 0; k < d_; ++k) xs_[k * n_ + i] = train.row(order_[i])[k];
   if (d_ > 1)
     for (std::size_t i = 0; i < n_; ++i) xr_.insert(xr_.end(), train.row(order_[i]), train.row(order_[i]) + d_);
-  if (tree_) tree_->attach(xs_.data());
+  if (tree_ && categorical_) {  // the continuous columns in leaf order, for the tree
+    for (std::size_t k : cont_) xc_.insert(xc_.end(), xs_.begin() + static_cast<std::ptrdiff_t>(k * n_),
+                                           xs_.begin() + static_cast<std::ptrdiff_t>((k + 1) * n_));
+    tree_->attach(xc_.data());
+  } else if (tree_) {
+    tree_->attach(xs_.data());
+  }
   simple_ = fused && !merged_;
   bounded_ = std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
   fast_keys_ = simple_ && bounded_;
@@ -421,6 +433,8 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   if (d_ == 1) K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
   if (options_.adaptive) adaptive_scales();
   if (!tree_) return;
+  tree_ih_.clear();
+  for (std::size_t k : cont_) tree_ih_.push_back(inv_h_[k]);
   // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
   // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
   // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
@@ -430,12 +444,14 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   const std::size_t m = 32;
   std::uint64_t reached = 0;
   std::vector<Range> ranges;
+  std::vector<double> qc(d_);
   for (std::size_t k = 0; k < m; ++k) {
     const double* q = key((2 * k + 1) * n_ / (2 * m));
+    const double* qt = tree_point(q, qc.data());
     double rb = 0;
-    const std::size_t b = tree_->nearest(q, inv_h_.data(), near, none, rb);
+    const std::size_t b = tree_->nearest(qt, tree_ih_.data(), near, none, rb);
     ranges.clear();
-    tree_->ranges(q, inv_h_.data(), norm, reach_bound(ws_.empty() ? 1.0 : ws_[b], rb), ranges);
+    tree_->ranges(qt, tree_ih_.data(), norm, reach_bound((ws_.empty() ? 1.0 : ws_[b]) * level_factor(b, q), rb), ranges);
     for (const auto& [lo, hi] : ranges) reached += hi - lo;
   }
   prune_ = 2 * reached <= m * n_;
@@ -582,8 +598,9 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size
 std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const {
   if (line_) return nearest_1d(q[0], exclude);
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
-  const std::size_t b = tree_ ? tree_->nearest(q, inv_h, norm, exclude, rmin)
-                              : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h, rmin);
+  // (The tree knows the continuous columns only: with categorical ones, every key.)
+  const std::size_t b = tree_ && !categorical_ ? tree_->nearest(q, inv_h, norm, exclude, rmin)
+                                               : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h, rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
   // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
   // exact in their factored form (kernels.h), only measured from a key a hair farther away.
@@ -633,19 +650,44 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     s.inv_h = w.inv_h.data();
   }
   double rb = 0, wb = rest;
-  if (rest > 0) {
-    s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
+  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
+  if (prune_ && categorical_) {
+    // The leaves within reach of the key nearest in the continuous columns (its weight counts
+    // its levels' factor: every key's factor is at most 1), then b, the key of largest weight,
+    // among them.
+    const double* qt = tree_point(q, w.qc.data());
+    if (rest == 0) {
+      const Norm near = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
+      const std::size_t c = tree_->nearest(qt, tree_ih_.data(), near, exclude, rb);
+      wb = (ws_.empty() ? 1.0 : ws_[c]) * level_factor(c, q);
+    }
+    tree_->ranges(qt, tree_ih_.data(), norm, reach_bound(wb, rb), w.ranges);
+    if (rest > 0) {
+      s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
+    } else {
+      double best = std::numeric_limits<double>::infinity();
+      s.b = none;
+      for (const auto& [lo, hi] : w.ranges) {
+        if (hi - lo == 1 && lo == exclude) continue;
+        double r;
+        const std::size_t i = kernel::nearest(options_.kernel, keys(), lo, hi, exclude, q, s.inv_h, r);
+        if (r < best || s.b == none) best = r, s.b = i;
+      }
+    }
   } else {
-    s.b = nearest(q, exclude, rb, s.inv_h);
-    wb = ws_.empty() ? 1.0 : ws_[s.b];
+    if (rest > 0) {
+      s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
+    } else {
+      s.b = nearest(q, exclude, rb, s.inv_h);
+      wb = ws_.empty() ? 1.0 : ws_[s.b];
+    }
   }
   if (line_) {
     std::size_t lo, hi;
     window_1d(q[0], s.b, wb, lo, hi);
     w.ranges.emplace_back(lo, hi);
   } else if (prune_) {
-    tree_->ranges(q, inv_h_.data(), visit_kernel(options_.kernel, []<class K>(K) { return K::norm; }),
-                  reach_bound(wb, rb), w.ranges);
+    if (!categorical_) tree_->ranges(q, inv_h_.data(), norm, reach_bound(wb, rb), w.ranges);
   } else {
     w.ranges.emplace_back(0, n_);
   }
@@ -692,7 +734,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
       w.ranges.assign(1, {lo, hi});
     } else if (tree_) {
       w.ranges.clear();
-      tree_->ranges(xb0, inv_h_.data(), Norm::linf, 0, w.ranges);
+      tree_->ranges(tree_point(xb0, w.qc.data()), tree_ih_.data(), Norm::linf, 0, w.ranges);
     } else {
       w.ranges.assign(1, {0, n_});
     }
@@ -725,27 +767,52 @@ void Attention::adaptive_scales() {
   });
 }
 
+const double* Attention::tree_point(const double* q, double* buf) const {
+  if (!categorical_) return q;
+  for (std::size_t c = 0; c < cont_.size(); ++c) buf[c] = q[cont_[c]];
+  return buf;
+}
+
+double Attention::level_factor(std::size_t i, const double* q) const {
+  double cost = 0;
+  for (std::size_t k = 0; k < d_; ++k)
+    if (cat_[k].on) cost += cat_[k].cost(xs_[k * n_ + i] - q[k]);
+  return std::exp2(-cost);
+}
+
 double Attention::knn_scale(const double* q, std::size_t exclude, Work& w, std::size_t K) const {
   // Each key's distance from q in bandwidths, in the kernel's norm, into w.a; the K-th smallest.
+  // L2 is summed over the largest coordinate, so that 1e300 and 1e-300 neither overflow nor
+  // underflow when squared.
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
+  const bool compact = visit_kernel(options_.kernel, []<class K>(K) { return K::compact; });
   std::size_t m = 0;
   for (std::size_t i = 0; i < n_; ++i) {
     if (i == exclude) continue;
-    double r = 0;
-    for (std::size_t k = 0; k < d_; ++k) {
-      if (cat_[k].on) continue;
-      const double z = std::abs(xs_[k * n_ + i] - q[k]) * inv_h_[k];
-      r = norm == Norm::l2 ? r + z * z : norm == Norm::l1 ? r + z : std::max(r, z);
+    double top = 0, r = 0;
+    for (std::size_t k : cont_) top = std::max(top, std::abs(xs_[k * n_ + i] - q[k]) * inv_h_[k]);
+    if (norm == Norm::linf || top == 0 || !std::isfinite(top)) {
+      r = top;
+    } else {
+      for (std::size_t k : cont_) {
+        const double z = std::abs(xs_[k * n_ + i] - q[k]) * inv_h_[k] / top;
+        r += norm == Norm::l2 ? z * z : z;
+      }
+      r = (norm == Norm::l2 ? std::sqrt(r) : r) * top;
     }
-    w.a[m++] = norm == Norm::l2 ? std::sqrt(r) : r;
+    w.a[m++] = r;
   }
   const std::size_t k = std::min(K, m) - 1;
   std::nth_element(w.a, w.a + k, w.a + m);
   double s = w.a[k];
-  if (!(s > 0)) {  // K keys at q itself: the nearest key beyond them
+  // Where K keys lie at q itself, the nearest key beyond them; with a compact kernel, the next
+  // distance beyond the K-th, so that the K nearest keys (ties too) lie inside the support.
+  if (!(s > 0) || compact) {
+    const double after = s;
     s = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < m; ++i)
-      if (w.a[i] > 0) s = std::min(s, w.a[i]);
+      if (w.a[i] > after) s = std::min(s, w.a[i]);
+    if (!std::isfinite(s) && after > 0) s = 2 * after;  // no key beyond: twice the K-th distance
   }
   // Every key at q (or distances that overflow): any positive scale gives q their mean.
   return std::isfinite(s) && s > 0 ? s : 1.0;
@@ -1021,6 +1088,9 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
 }
 
 void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
+  if (options_.knn && !local_)
+    throw ParameterError("derivative", "NW's slope with knn bandwidths is not built (each query's bandwidth moves with "
+                                       "it); give --method local-linear, whose slope is its fitted line's");
   const std::size_t d = d_, p = p_;
   const std::size_t bad = for_queries(m, 8, [&](std::size_t j, Work& w) {
     const double* q = queries + j * d;

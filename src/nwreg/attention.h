@@ -198,7 +198,7 @@ class Attention {
   /// local linear's fitted slope beta_k. Both are linear in y, sum_i l_ik y_i; with sum_l2
   /// (m x d), sum_i l_ik^2 over the training rows, for standard errors. A query answered by
   /// the nearest key (OutOfReach::nearest) has slope 0. Throws DataError naming the first query
-  /// out of reach (OutOfReach::error).
+  /// out of reach (OutOfReach::error), ParameterError for NW with knn bandwidths.
   void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const;
 
   /// Calls row(i, a) for each query i in order, with a[0..n) its attention row over the
@@ -343,7 +343,13 @@ class Attention {
   std::vector<std::string> names_;
   std::vector<std::size_t> levels_;
   std::vector<kernel::Category> cat_;
-  bool categorical_ = false;  // some column is categorical: every key is summed (no tree)
+  bool categorical_ = false;  // some column is categorical
+  // The k-d tree's columns: the continuous ones (all without categorical columns), their 1 / h,
+  // and with categorical columns their keys in leaf order by column (the tree's own copy).
+  std::vector<std::size_t> cont_;
+  std::vector<double> tree_ih_, xc_;
+  const double* tree_point(const double* q, double* buf) const;  // q's continuous coordinates
+  double level_factor(std::size_t i, const double* q) const;       // key i's categorical factor at q
   bool line_ = false;         // one continuous column: keys sorted by x, windows (row_1d, window_1d)
   // A local fit (local linear or polynomial): its design (kernel_nd.h) and number of rows p_
   // (NW: p_ = d + 1 all the same, for the c vectors of equivalent weights).

@@ -15,6 +15,7 @@ EngineOptions with_model(EngineOptions e, const Model& m) {
   e.degree = m.degree;
   e.knn = m.knn;
   e.adaptive = m.adaptive;
+  e.categorical = m.categorical;
   e.leave_out = m.leave_out;
   return e;
 }

@@ -6,6 +6,7 @@
 #include "nwreg/errors.h"
 #include "nwreg/estimator.h"
 #include "nwreg/metric.h"
+#include "nwreg/numbers.h"
 #include "nwreg/plugin.h"
 
 namespace nwreg {
@@ -82,12 +83,10 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   if (continuous == 0)
     throw DataError(std::string(what) + " bandwidths need a continuous x column; every x column is categorical");
   if (data.n < 3) throw DataError(std::string(what) + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
-  const bool compact = visit_kernel(engine.kernel, []<class K>(K) { return K::compact; });
   const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
-  if (plan.knn > most || (compact && plan.knn == 1))
-    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.knn)) + " needs K between " + (compact ? "2" : "1") +
-                                          " and the training rows less one (" + std::to_string(most) + ")" +
-                                          (compact && plan.knn == 1 ? ": a compact kernel gives the K-th key weight 0" : ""));
+  if (plan.knn > most)
+    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.knn)) +
+                                          " needs K between 1 and the training rows less one (" + std::to_string(most) + ")");
   if (continuous == 1 && data.d == 1) {
     m.bandwidth = {1.0};
   } else {
@@ -108,7 +107,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   }
   // K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
   std::vector<std::size_t> grid;
-  for (double k = compact ? 2 : 1; k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
+  for (double k = 1; k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
     grid.push_back(static_cast<std::size_t>(k));
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < grid.size(); ++i) {
@@ -149,6 +148,11 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
       if (events.on_series) events.on_series(series);
     }
   }
+  if (plan.metric_full)
+    for (std::size_t k = 0; k < data.d; ++k)
+      if (is_categorical(data.kind(k)))
+        throw UsageError("--metric full: not with categorical columns (the map mixes continuous columns); column " +
+                         quote(data.x_names[k]) + " is categorical");
   Model m;
   m.kernel = engine.kernel;
   m.method = engine.method;

@@ -61,7 +61,9 @@ Levels make_levels(const std::vector<std::string>& seen, ColumnKind kind, const 
       if (std::find(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(i), order[i]) != order.begin() + static_cast<std::ptrdiff_t>(i))
         throw ParameterError("levels", "column " + quote(column) + ": level " + quote(order[i]) + " is listed twice");
     for (std::size_t c = 0; c < seen.size(); ++c) {
-      const auto it = std::find(order.begin(), order.end(), seen[c]);
+      auto it = std::find(order.begin(), order.end(), seen[c]);
+      if (it == order.end() && number[c])  // the same number spelled otherwise ("4.0" for "4")
+        it = std::find_if(order.begin(), order.end(), [&](const std::string& l) { return parse_double(l) == number[c]; });
       if (it == order.end())
         throw ParameterError("levels", "column " + quote(column) + " holds " + quote(seen[c]) +
                                            ", which is not among the levels listed");
@@ -82,8 +84,10 @@ Levels make_levels(const std::vector<std::string>& seen, ColumnKind kind, const 
     });
   }
   lv.numeric = kind == ColumnKind::ordered && all_numbers;
+  std::optional<double> last;  // the number of the last level kept, if it is one
   for (std::size_t c : idx) {
-    const bool same = all_numbers && !lv.labels.empty() && *number[c] == *number[idx[lv.labels.size() - 1]];
+    const bool same = number[c] && last && *number[c] == *last;  // "4" and "4.0": one level
+    last = number[c];
     if (!same) {
       lv.labels.push_back(seen[c]);
       lv.values.push_back(lv.numeric ? *number[c] : static_cast<double>(lv.values.size()));

@@ -53,6 +53,8 @@ const std::map<std::string, std::string> exempt = {
     {"the plug-in bandwidth does not take sample weights", "the CLI refuses it first (--bandwidth plugin: not with --sample-weight)"},
     {" only with the line search on the mean loss (the d2l run minimises the LOO error)",
      "the CLI refuses the combination first, naming --optimizer and --loss"},
+    {" grid gives every training row a key in reach",
+     "the K nearest keys lie inside a compact kernel's support by construction, and the others reach every key"},
     {"knn and adaptive bandwidths exclude each other", "--bandwidth takes one of them, and model files are checked first"},
     {" with no other key in reach; give --loo-rows 0",
      "needs a descent on a sample of rows to shrink a compact kernel past a row outside the sample"},
@@ -241,11 +243,13 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "knn:5"}, "", 1,
        "knn bandwidths need a continuous x column; every x column is categorical"},
       {{"fit", "-", "-b", "knn:1"}, "x,y\n1,2\n2,3\n", 1, "knn bandwidths need at least 3 training rows, got 2"},
-      {{"fit", syn, "--kernel", "epanechnikov", "-b", "knn:1"}, "", 2,
-       "--bandwidth: knn:1 needs K between 2 and the training rows less one (49): a compact kernel gives the K-th key "
-       "weight 0"},
-      {{"fit", "-", "--kernel", "epanechnikov", "-b", "knn:auto"}, "x,y\n0,1\n1,2\n2,3\n", 1,
-       "no K of the knn grid gives every training row a key in reach"},
+      {{"fit", syn, "-b", "knn:50"}, "", 2, "--bandwidth: knn:50 needs K between 1 and the training rows less one (49)"},
+      {{"fit", syn, "-b", "knn:3", "--leave-out", "2"}, "", 2, "--leave-out: not with knn or adaptive bandwidths"},
+      {{"predict", syn, "-b", "knn:3", "--grid-n", "3", "--derivative"}, "", 2,
+       "--derivative: NW's slope with knn bandwidths is not built (each query's bandwidth moves with it); give --method "
+       "local-linear, whose slope is its fitted line's"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--metric", "full"}, "", 2,
+       "--metric full: not with categorical columns (the map mixes continuous columns); column \"race\" is categorical"},
       {{"fit", syn, "-b", "knn:0"}, "", 2,
        "--bandwidth: knn:K takes a whole number of neighbours K >= 1, or auto; got \"knn:0\""},
       {{"predict", syn, "--model", file("tq.json", base + R"("bandwidth":[1],"knn":0})")}, "", 1,
@@ -291,6 +295,12 @@ TEST_CASE("errors: the catalogue, one input each") {
        "", 1,
        (s / "qr.csv").string() + ":3: column \"race\": level \"asian\" was not seen in training (its levels: \"black\", "
        "\"other\", \"white\")"},
+      {{"predict", bw, "--model",
+        file("tv.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["race"],"y_column":"bwt",)"
+                        R"("n":189,"checksum":"c","bandwidth":[0.3],"x_kinds":["unordered"],"levels":[["u","v"]]})")},
+       "", 1,
+       (s / "tv.json").string() + ": fitted on other levels than " + bw + " holds: column \"race\" holds \"black\", which "
+       "is not among the levels listed"},
       {{"predict", syn, "--model", file("tl.json", base + R"("bandwidth":[0.3],"x_kinds":["unordered"],"levels":[]})")},
        "", 1, (s / "tl.json").string() + ": not a usable nwreg model: \"levels\" needs one entry per x column"},
       {{"predict", syn, "--model", file("te.json", base + R"("bandwidth":[0.3],"x_kinds":["unordered"],"levels":[[]]})")},

@@ -190,6 +190,46 @@ TEST_CASE("categorical columns: Li-Racine kernels and every kernel equal a brute
   }
 }
 
+TEST_CASE("categorical columns: the k-d tree over the continuous columns prunes within the tolerance") {
+  // 4000 rows: two continuous columns, an unordered factor of 5 levels and an ordered one of 4.
+  Dataset d;
+  d.d = 4;
+  d.x_names = {"a", "b", "u", "o"};
+  d.x_kind = {ColumnKind::number, ColumnKind::number, ColumnKind::unordered, ColumnKind::ordered};
+  d.levels.resize(4);
+  d.levels[2] = {{"p", "q", "r", "s", "t"}, {0, 1, 2, 3, 4}, false};
+  d.levels[3] = {{"1", "2", "3", "4"}, {1, 2, 3, 4}, true};
+  for (int i = 0; i < 4000; ++i) {
+    const double a = std::fmod(i * 0.6180339887, 1.0) * 10, b = std::fmod(i * 0.4142135623, 1.0) * 10;
+    const double u = (i * 7) % 5, o = 1 + (i * 3) % 4;
+    d.x.insert(d.x.end(), {a, b, u, o});
+    d.y.push_back(std::sin(a) + std::cos(b) + u - o + 0.1 * std::sin(i * 1.7));
+  }
+  d.n = d.y.size();
+  for (Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov}) {
+    for (Method method : {Method::nw, Method::local_linear}) {
+      EngineOptions pruned, every;
+      pruned.kernel = every.kernel = kernel;
+      pruned.method = every.method = method;
+      pruned.out_of_reach = every.out_of_reach = OutOfReach::nearest;
+      every.tolerance = 0;
+      const std::vector<double> h = {0.15, 0.2, 0.3, 0.4};
+      const Attention p(d, h, pruned), e(d, h, every);
+      CAPTURE(to_string(kernel));
+      CAPTURE(to_string(method));
+      CHECK(p.loo(false).mse == doctest::Approx(e.loo(false).mse).epsilon(1e-12));
+      const double q[4] = {3.3, 7.1, 2, 3};
+      double fp, fe;
+      p.predict(q, 1, &fp);
+      e.predict(q, 1, &fe);
+      CHECK(fp == doctest::Approx(fe).epsilon(1e-13).scale(1e-13));
+      const std::uint64_t before = p.pairs();
+      p.predict(q, 1, &fp);
+      if (kernel != Kernel::laplace) CHECK(p.pairs() - before < d.n / 4);  // the tree pruned
+    }
+  }
+}
+
 TEST_CASE("categorical columns: the LOO gradient in log lambda matches finite differences") {
   const Dataset d = load(categorical_sets()[1]);
   const std::vector<double> h = {3.0, 20.0, 0.3, 0.2, 0.5};
