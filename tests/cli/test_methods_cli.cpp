@@ -218,3 +218,21 @@ TEST_CASE("methods cli: knn bandwidths travel in the model file and give the sam
   CHECK(a.out == b.out);
   CHECK(lines(a.out)[0] == "times,prediction,se,lower,upper,d_times,d_times_se");
 }
+
+TEST_CASE("methods cli: a number spelled two ways is one level, and the model keeps the categorical kernel") {
+  Scratch s;
+  const std::string train = (s / "t.csv").string(), model = (s / "m.json").string();
+  spit(train, "x,g,y\n1,2,1\n2,2.0,2\n3,3,3\n4,3.00,5\n5,2,4\n");
+  REQUIRE(run_nwreg({"fit", train, "-x", "x,g", "-y", "y", "--categorical", "g", "--categorical-kernel", "li-racine",
+                     "-b", "1.5,0.8", "-o", model})
+              .exit_code == 0);
+  const Json m = Json::parse(slurp(model));
+  CHECK(m["levels"] == Json::parse(R"([null,["2","3"]])"));
+  CHECK(m["categorical_kernel"] == "li-racine");
+  // lambda 0.8 is beyond Aitchison-Aitken's 0.5 for two levels: the model's kernel is used.
+  Result a = run_nwreg({"predict", train, "--model", model});
+  Result b = run_nwreg({"predict", train, "-x", "x,g", "-y", "y", "--categorical", "g", "--categorical-kernel",
+                        "li-racine", "-b", "1.5,0.8"});
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+}
