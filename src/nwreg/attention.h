@@ -42,9 +42,11 @@
 /// in parallel; each result is summed in a fixed order, whatever the number of threads.
 ///
 /// Categorical columns (levels.h) multiply each key's weight by their kernel's factor, measured
-/// like a distance (the nearest key counts it), and stay out of a local fit's polynomial.
-/// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive).
-/// Both, and categorical columns, sum every key for each query (no windows, tree or transform).
+/// like a distance (the nearest key counts it), and stay out of a local fit's polynomial; the
+/// k-d tree then splits on the continuous columns, its reach measured from the key nearest in
+/// them with its factor (at most 1), and b is the nearest by the whole distance within reach.
+/// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive);
+/// both sum every key for each query (no windows, tree or transform).
 ///
 /// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
 /// their sample weights W and its value their weighted mean ybar, which gives every prediction
