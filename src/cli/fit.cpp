@@ -94,12 +94,16 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         for (const auto& w : m.warnings) warning += (warning.empty() ? "" : "; ") + w;
         rec["n"] = data.n;
         rec["bandwidth"] = m.bandwidth;
+        // Neighbour bandwidths: K beside the scale ("1 knn:6" in CSV).
+        std::string neighbours;
+        if (m.knn) rec["knn"] = m.knn, neighbours = " knn:" + std::to_string(m.knn);
+        if (m.adaptive) rec["adaptive"] = m.adaptive, neighbours = " adaptive:" + std::to_string(m.adaptive);
         rec["loo_mse"] = value(m.loo_mse);
         rec["loo_r2"] = value(m.loo_r2);
         rec["neighbours"] = value(m.neighbours);
         rec["warnings"] = m.warnings;
         rec["error"] = nullptr;
-        row = csv_field(file) + "," + std::to_string(data.n) + "," + join(m.bandwidth) + "," + field(m.loo_mse) + "," +
+        row = csv_field(file) + "," + std::to_string(data.n) + "," + join(m.bandwidth) + neighbours + "," + field(m.loo_mse) + "," +
               field(m.loo_r2) + "," + field(m.neighbours) + "," + csv_field(warning) + ",\n";
       } catch (const Error& e) {
         all_ok = false;

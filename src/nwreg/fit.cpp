@@ -123,9 +123,15 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
     } else {
       value = criterion_value(plan.fit.criterion, a.insample(false, &rows), static_cast<double>(data.n), false).mse;
     }
+    if (plan.fit.min_neighbours > 0 && std::isfinite(value) &&
+        a.loo_detail(plan.fit.neighbour_rows, false).neighbours < plan.fit.min_neighbours)
+      value = std::numeric_limits<double>::infinity();  // --min-neighbours bounds K as it bounds h
     if (events.on_scan) events.on_scan(i + 1, grid.size(), {static_cast<double>(grid[i])}, value);
     if (value < best) best = value, (plan.adaptive ? m.adaptive : m.knn) = grid[i];
   }
+  if (!std::isfinite(best) && plan.fit.min_neighbours > 0)
+    throw DataError("no K of the " + std::string(what) + " grid averages " + format_double(plan.fit.min_neighbours) +
+                    " effective neighbours (--min-neighbours)");
   if (!std::isfinite(best))
     throw DataError("no K of the " + std::string(what) + " grid gives every training row a key in reach");
   set(engine, plan.adaptive ? m.adaptive : m.knn);

@@ -243,6 +243,8 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "knn:5"}, "", 1,
        "knn bandwidths need a continuous x column; every x column is categorical"},
       {{"fit", "-", "-b", "knn:1"}, "x,y\n1,2\n2,3\n", 1, "knn bandwidths need at least 3 training rows, got 2"},
+      {{"fit", syn, "-b", "knn:auto", "--min-neighbours", "60"}, "", 1,
+       "no K of the knn grid averages 60 effective neighbours (--min-neighbours)"},
       {{"fit", syn, "-b", "knn:50"}, "", 2, "--bandwidth: knn:50 needs K between 1 and the training rows less one (49)"},
       {{"fit", syn, "-b", "knn:3", "--leave-out", "2"}, "", 2, "--leave-out: not with knn or adaptive bandwidths"},
       {{"predict", syn, "-b", "knn:3", "--grid-n", "3", "--derivative"}, "", 2,
