@@ -108,6 +108,9 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   e.out_of_reach = parse_out_of_reach(out_of_reach);
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   e.categorical = parse_categorical_kernel(categorical_kernel);
+  if (categorical_fit != "weights" && categorical_fit != "line")
+    throw UsageError("--categorical-fit: unknown choice " + quote(categorical_fit) + " (known: weights, line)");
+  e.categorical_in_fit = categorical_fit == "line";
   return e;
 }
 
@@ -137,6 +140,11 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
                  "Kernels of --categorical / --ordered columns: aitchison-aitken (with Wang-van Ryzin for ordered "
                  "ones, as statsmodels and R np) or li-racine; each column's lambda (in --bandwidth) sets how much "
                  "other levels weigh (see README, \"Categorical columns\")")
+      ->capture_default_str();
+  app.add_option("--categorical-fit", o.categorical_fit,
+                 "How a local fit (local-linear, local-polynomial) treats categorical columns: weights (only "
+                 "through the kernel weights, as R np) or line (their level values in the polynomial too, as "
+                 "statsmodels KernelReg)")
       ->capture_default_str();
 }
 

@@ -64,6 +64,7 @@ struct EngineCliOptions {
   std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
   std::string categorical_kernel = "aitchison-aitken";  //!< --categorical-kernel
+  std::string categorical_fit = "weights";  //!< --categorical-fit weights|line
   unsigned threads = 0;                  //!< --threads: 0 = available_cpus()
   double tolerance = default_tolerance;  //!< --tolerance: pruning bound, 0 = every key
   bool quiet = false;                    //!< --quiet: no progress display

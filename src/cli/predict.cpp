@@ -272,7 +272,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   auto* model = sub->add_option("--model", cmd.model,
                                 "Use the bandwidth (kernel, method, metric) of a model written by fit -o; not with "
                                 "--bandwidth, --kernel, --method, --metric, --rank or --leave-out");
-  for (const char* o : {"--bandwidth", "--kernel", "--method", "--degree", "--categorical-kernel", "--metric", "--rank", "--leave-out"}) sub->get_option(o)->excludes(model);
+  for (const char* o : {"--bandwidth", "--kernel", "--method", "--degree", "--categorical-kernel", "--categorical-fit", "--metric", "--rank", "--leave-out"}) sub->get_option(o)->excludes(model);
   sub->option_defaults()->group("Input");
   auto* grid = sub->add_option("--grid", cmd.grid,
                                "Query points START:STOP:STEP (stop excluded); between dates or times START/STOP/STEP "

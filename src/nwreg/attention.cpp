@@ -426,6 +426,7 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
                                               to_string(options_.categorical) + " kernel), got " +
                                               format_double(bandwidth[k]));
       cat_[k] = category(options_.categorical, kinds_[k], levels_[k], bandwidth[k]);
+      cat_[k].in_line = options_.categorical_in_fit;
     }
   h_ = std::move(bandwidth);
   inv_h_.clear();
@@ -1116,18 +1117,19 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
       sys->solve(w.tz.data(), beta.data());
     }
     for (std::size_t kk = 0; kk < d; ++kk) {
-      if (cat_[kk].on) continue;
+      const double zs = k.z_scale(kk, s.inv_h);  // the column's scale in z (0: not in the fit)
+      if (cat_[kk].on && (!sys || zs == 0)) continue;
       if (sys) {
         // f(x) = yb + beta^T z, z_k = (x_k - q_k) / h_k: the slope is beta_k / h_k, and its
         // weights l_i = e_i (c_k^T z_i) / h_k with c_k = S^-1 e_k.
-        slope[kk] = beta[kk + 1] * s.inv_h[kk] * y_scale_;
+        slope[kk] = beta[kk + 1] * zs * y_scale_;
         if (!l2) continue;
         std::fill(unit.begin(), unit.end(), 0.0);
         unit[kk + 1] = 1;
         sys->solve(unit.data(), ck.data());
         s.each([&](std::size_t lo, std::size_t hi) {
           kernel::linear(k, lo, hi, q, s.inv_h, ck.data(), w.a);
-          for (std::size_t i = lo; i < hi; ++i) w.b[i] = w.e[i] != 0 ? w.e[i] * w.a[i] * s.inv_h[kk] : 0.0;
+          for (std::size_t i = lo; i < hi; ++i) w.b[i] = w.e[i] != 0 ? w.e[i] * w.a[i] * zs : 0.0;
         });
       } else {
         // df/dq = sum_i e'_i (y_i - f) / s0, e'_i = de_i/dq; its weights (e'_i - e_i B / s0) / s0,

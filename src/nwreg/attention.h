@@ -120,6 +120,9 @@ struct EngineOptions {
   Method method = Method::nw;            //!< the estimator at each query,
   std::size_t degree = 2;                //!< local_polynomial's degree (0 to max_degree)
   CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
+  /// and whether a local fit's polynomial takes categorical columns' level values too, as
+  /// statsmodels KernelReg's local linear does (false: only through the weights, as R np),
+  bool categorical_in_fit = false;
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
   /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
   /// keys on each side in x order (one x column only), for series with correlated errors.

@@ -16,6 +16,7 @@ EngineOptions with_model(EngineOptions e, const Model& m) {
   e.knn = m.knn;
   e.adaptive = m.adaptive;
   e.categorical = m.categorical;
+  e.categorical_in_fit = m.categorical_in_fit;
   e.leave_out = m.leave_out;
   return e;
 }

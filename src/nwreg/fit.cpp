@@ -168,6 +168,7 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
   m.x_kinds = data.x_kind;
   m.levels = data.levels;
   m.categorical = engine.categorical;
+  m.categorical_in_fit = engine.categorical_in_fit;
   m.y_column = data.y_name;
   m.sample_weight = data.weight_name;
   m.n = data.n;

@@ -143,8 +143,8 @@ template <class K, bool HasY, bool Grad, bool Moments>
         for (std::size_t k = 0; k < keys.d; ++k) {
           const double* x = keys.column(k) + a;
           double* z = sums.z + (k + 1) * block;
-          const double qk = q[k], ih = inv_h[k];
-          if (keys.category(k))  // not in the line
+          const double qk = q[k], ih = keys.z_scale(k, inv_h);
+          if (ih == 0)  // a categorical column out of the polynomial
             std::fill_n(z, m, 0.0);
           else
             for (std::size_t i = 0; i < m; ++i) z[i] = out[i] != 0 ? (x[i] - qk) * ih : 0.0;
@@ -324,9 +324,9 @@ void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, c
             double* out) {
   std::fill(out + lo, out + hi, c[0]);
   for (std::size_t k = 0; k < keys.d; ++k) {
-    if (keys.category(k)) continue;  // not in the line
     const double* x = keys.column(k);
-    const double qk = q[k], ck = c[k + 1] * inv_h[k];
+    const double qk = q[k], ck = c[k + 1] * keys.z_scale(k, inv_h);
+    if (ck == 0) continue;
     for (std::size_t i = lo; i < hi; ++i) out[i] += ck * (x[i] - qk);
   }
   const std::size_t p = keys.p();
@@ -335,7 +335,7 @@ void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, c
   std::vector<double> z(p);
   for (std::size_t i = lo; i < hi; ++i) {
     z[0] = 1;
-    for (std::size_t k = 0; k < keys.d; ++k) z[k + 1] = keys.category(k) ? 0.0 : (keys.column(k)[i] - q[k]) * inv_h[k];
+    for (std::size_t k = 0; k < keys.d; ++k) z[k + 1] = (keys.column(k)[i] - q[k]) * keys.z_scale(k, inv_h);
     double v = 0;
     for (std::size_t r = keys.d + 1; r < p; ++r) {
       z[r] = z[keys.design->parent[r]] * z[keys.design->col[r] + 1];

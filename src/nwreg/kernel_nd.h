@@ -18,11 +18,12 @@ namespace nwreg::kernel {
 /// A categorical column's kernel (levels.h): a key at level distance delta = |x_i - q| weighs
 /// 2^-cost relative to a key at the query's level, cost = 0 at delta = 0, else
 /// base + step * s, s = delta (ordered) or 1; its d log weight / d log lambda is gain * s there
-/// (0 at delta = 0). Such a column takes no part in a local fit's line (z = 0) and its entry of
+/// (0 at delta = 0). Such a column takes no part in a local fit's polynomial (z = 0) unless
+/// in_line (then z = x - q, the level values' difference, as statsmodels does), and its entry of
 /// inv_h is unused. In the nearest-key distances its cost counts as the continuous kernel's
 /// distance of equal weight.
 struct Category {
-  bool on = false, ordered = false;
+  bool on = false, ordered = false, in_line = false;
   double base = 0, step = 0, gain = 0;
   double steps(double delta) const { return delta == 0 ? 0.0 : ordered ? std::abs(delta) : 1.0; }
   double cost(double delta) const { return delta == 0 ? 0.0 : base + step * steps(delta); }
@@ -53,6 +54,11 @@ struct Keys {
   const double* column(std::size_t k) const { return x + k * stride; }
   std::size_t p() const { return design ? design->p : d + 1; }
   const Category* category(std::size_t k) const { return cat && cat[k].on ? &cat[k] : nullptr; }
+  /// Column k's scale in a local fit's z: 1 / h, 1 for a categorical column in the line, 0 out of it.
+  double z_scale(std::size_t k, const double* inv_h) const {
+    const Category* c = category(k);
+    return !c ? inv_h[k] : c->in_line ? 1.0 : 0.0;
+  }
 };
 
 /// A per-key factor (v_i - shift) * scale; 1 for every key when v is nullptr.

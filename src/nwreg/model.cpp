@@ -29,6 +29,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
     w.field("bandwidth_readable", readable);
   }
   if (any_categorical) w.field("categorical_kernel", to_string(m.categorical));
+  if (any_categorical && m.categorical_in_fit) w.field("categorical_fit", "line");
   if (m.metric.rank) {
     Json rows = Json::array();
     const std::size_t d = m.x_columns.size();
@@ -181,6 +182,9 @@ Model read_model(std::istream& in, const std::string& source) {
     }
     if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) {
       m.categorical = parse_categorical_kernel(j.value("categorical_kernel", "aitchison-aitken"));
+      const std::string fit = j.value("categorical_fit", "weights");
+      if (fit != "weights" && fit != "line") throw bad("\"categorical_fit\": expected weights or line, got " + quote(fit));
+      m.categorical_in_fit = fit == "line";
       const Json& levels = j.at("levels");
       if (!levels.is_array() || levels.size() != m.x_columns.size()) throw bad("\"levels\" needs one entry per x column");
       m.levels.resize(m.x_columns.size());

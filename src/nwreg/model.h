@@ -35,6 +35,7 @@ struct Model {
   std::vector<ColumnKind> x_kinds;      //!< per x column: numbers, dates, times or categorical; empty = all numbers
   std::vector<Levels> levels;           //!< per x column its levels (categorical), else empty; none at all = no such column
   CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels
+  bool categorical_in_fit = false;      //!< EngineOptions::categorical_in_fit (--categorical-fit line)
   std::string y_column;                 //!< training y column name
   std::string sample_weight;            //!< the sample-weight column's name; empty = none
   std::size_t n = 0;                    //!< training rows

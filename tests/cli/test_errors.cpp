@@ -239,6 +239,13 @@ TEST_CASE("errors: the catalogue, one input each") {
        "unordered, ordered)"},
       {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--derivative"}, "", 2,
        "--derivative: not with a learned metric (--metric full): its slopes are along A's rows"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--categorical-fit", "both"}, "", 2,
+       "--categorical-fit: unknown choice \"both\" (known: weights, line)"},
+      {{"predict", bw, "--model",
+        file("tf.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["race"],"y_column":"bwt",)"
+                        R"("n":189,"checksum":"c","bandwidth":[0.3],"x_kinds":["unordered"],"levels":[["black","other","white"]],)"
+                        R"("categorical_fit":"x"})")},
+       "", 1, (s / "tf.json").string() + ": not a usable nwreg model: \"categorical_fit\": expected weights or line, got \"x\""},
       // nearest-neighbour bandwidths
       {{"fit", bw, "-x", "race", "-y", "bwt", "--categorical", "race", "-b", "knn:5"}, "", 1,
        "knn bandwidths need a continuous x column; every x column is categorical"},

@@ -9,9 +9,10 @@ reaches with its time. Run from the repository root (takes a minute or two):
 race is given to statsmodels as codes in nwreg's order of levels (sorted: black 0, other 1,
 white 2); the golden file names levels by their labels. statsmodels' local linear fit puts
 every column in its local line, categorical ones too (their codes' differences); nwreg's
---method local-linear keeps categorical columns out of the line (as R np), so the 'll' rows
-come from a weighted least squares fit written here with the same kernel weights, and the
-statsmodels 'll' values are written beside them (column sm_ll) for the record.
+--method local-linear keeps categorical columns out of the line by default (as R np), so the
+'ll' rows' value comes from a weighted least squares fit written here with the same kernel
+weights, and statsmodels' 'll' value is beside it (column sm_ll): nwreg's with
+--categorical-fit line. Columns with nothing to hold say none.
 """
 import csv
 import os
@@ -88,12 +89,12 @@ def main():
                 sm_ll, _ = kl.fit(x[list(qi)])
                 for j, i in enumerate(qi):
                     q = " ".join(RACE[int(v)] if c == "race" else fmt(v) for c, v in zip(xc, x[i]))
-                    f.write(f"{name},nw,predict,{hs},{q},{fmt(mean[j])},\n")
+                    f.write(f"{name},nw,predict,{hs},{q},{fmt(mean[j])},none\n")
                     f.write(f"{name},local-linear,predict,{hs},{q},{fmt(local_linear(x, y, x[i], h, vt))},{fmt(sm_ll[j])}\n")
                 loo = kr.cv_loo(np.array(h), kr._est_loc_constant)
-                f.write(f"{name},nw,loo,{hs},,{fmt(loo)},\n")
+                f.write(f"{name},nw,loo,{hs},,{fmt(loo)},none\n")
                 ll_loo = np.mean([(y[i] - local_linear(x, y, x[i], h, vt, skip=i)) ** 2 for i in range(len(y))])
-                f.write(f"{name},local-linear,loo,{hs},,{fmt(ll_loo)},\n")
+                f.write(f"{name},local-linear,loo,{hs},,{fmt(ll_loo)},none\n")
             t0 = time.perf_counter()
             kr = KernelReg(y, x, vt, reg_type="lc", bw="cv_ls")
             seconds = time.perf_counter() - t0

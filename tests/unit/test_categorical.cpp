@@ -137,6 +137,33 @@ TEST_CASE("categorical columns: predictions and LOO error equal statsmodels Kern
   CHECK(predictions == 12 * 27);
 }
 
+TEST_CASE("categorical columns: with their level values in the local line, local linear equals statsmodels ll") {
+  const auto g = testing::read_golden("tests/golden/categorical.csv");
+  std::size_t checked = 0;
+  for (const auto& set : categorical_sets()) {
+    const Dataset d = load(set);
+    for (std::size_t i = 0; i < g.at("set").size(); ++i) {
+      if (g.at("set")[i] != set.name || g.at("method")[i] != "local-linear" || g.at("kind")[i] != "predict") continue;
+      EngineOptions o;
+      o.method = Method::local_linear;
+      o.categorical_in_fit = true;  // statsmodels' codes: race black 0, other 1, white 2, as nwreg's levels
+      const Attention e(d, numbers(g.at("bandwidth")[i]), o);
+      std::vector<double> q;
+      const auto labels = words(g.at("query")[i]);
+      for (std::size_t k = 0; k < d.d; ++k)
+        q.push_back(is_categorical(d.kind(k)) ? d.levels[k].find(labels[k]).value() : std::stod(labels[k]));
+      double f;
+      e.predict(q.data(), 1, &f);
+      CAPTURE(set.name);
+      CAPTURE(g.at("bandwidth")[i]);
+      CAPTURE(g.at("query")[i]);
+      CHECK(f == doctest::Approx(std::stod(g.at("sm_ll")[i])).epsilon(1e-9).scale(0));
+      ++checked;
+    }
+  }
+  CHECK(checked == 6 * 27);
+}
+
 TEST_CASE("categorical columns: Li-Racine kernels and every kernel equal a brute-force product of weights") {
   // Keys at levels 0..3 of an ordered column and 0..2 of an unordered one, one continuous column.
   Dataset d;
@@ -233,9 +260,12 @@ TEST_CASE("categorical columns: the k-d tree over the continuous columns prunes 
 TEST_CASE("categorical columns: the LOO gradient in log lambda matches finite differences") {
   const Dataset d = load(categorical_sets()[1]);
   const std::vector<double> h = {3.0, 20.0, 0.3, 0.2, 0.5};
-  for (Method method : {Method::nw, Method::local_linear}) {
+  for (int c = 0; c < 3; ++c) {  // NW, local linear, local linear with the levels in its line
+    const Method method = c == 0 ? Method::nw : Method::local_linear;
     EngineOptions o;
     o.method = method;
+    o.categorical_in_fit = c == 2;
+    CAPTURE(c);
     const LooResult r = Attention(d, h, o).loo(true);
     REQUIRE(r.gradient.size() == 5);
     for (std::size_t k = 0; k < 5; ++k) {
