@@ -25,11 +25,20 @@ constexpr std::size_t none = static_cast<std::size_t>(-1);
 constexpr double fast_limit = 4e307;
 constexpr std::size_t tree_leaf = 64;  // keys per k-d tree leaf: a vectorised range
 
-// A (d+1) x (d+1) symmetric positive semi-definite system S c = r, factored once (Cholesky,
-// intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys do not
-// spread along it) is dropped: its coefficient is 0 and the others are solved without it.
+// A p x p symmetric positive semi-definite system S c = r (a local fit's moments), factored once
+// (Cholesky, intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys
+// do not spread along it) is dropped: its coefficient is 0 and the others are solved without it.
 class SmallSystem {
  public:
+  /// The system of moments gathered as kernel::Targets::S (the lower triangle), factored.
+  static SmallSystem factored(std::size_t p, const double* lower) {
+    SmallSystem sys(p);
+    sys.reset();
+    for (std::size_t a = 0; a < p; ++a)
+      for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) = sys.s(b, a) = lower[a * p + b];
+    sys.factor();
+    return sys;
+  }
   explicit SmallSystem(std::size_t p) : p_(p), l_(p * p, 0.0), active_(p, false) {}
   double& s(std::size_t i, std::size_t j) { return s_[i * p_ + j]; }
   void reset() { s_.assign(p_ * p_, 0.0); }
@@ -441,7 +450,7 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
   prune_ = true;
   const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
-  const Norm near = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
+  const Norm near = nearest_norm();
   const std::size_t m = 32;
   std::uint64_t reached = 0;
   std::vector<Range> ranges;
@@ -598,7 +607,7 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size
 
 std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const {
   if (line_) return nearest_1d(q[0], exclude);
-  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
+  const Norm norm = nearest_norm();
   // (The tree knows the continuous columns only: with categorical ones, every key.)
   const std::size_t b = tree_ && !categorical_ ? tree_->nearest(q, inv_h, norm, exclude, rmin)
                                                : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h, rmin);
@@ -658,14 +667,12 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     // among them.
     const double* qt = tree_point(q, w.qc.data());
     if (rest == 0) {
-      const Norm near = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
-      const std::size_t c = tree_->nearest(qt, tree_ih_.data(), near, exclude, rb);
+      const std::size_t c = tree_->nearest(qt, tree_ih_.data(), nearest_norm(), exclude, rb);
       wb = (ws_.empty() ? 1.0 : ws_[c]) * level_factor(c, q);
     }
     tree_->ranges(qt, tree_ih_.data(), norm, reach_bound(wb, rb), w.ranges);
-    if (rest > 0) {
-      s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
-    } else {
+    s.b = exclude;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
+    if (rest == 0) {
       double best = std::numeric_limits<double>::infinity();
       s.b = none;
       for (const auto& [lo, hi] : w.ranges) {
@@ -682,15 +689,15 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
       s.b = nearest(q, exclude, rb, s.inv_h);
       wb = ws_.empty() ? 1.0 : ws_[s.b];
     }
-  }
-  if (line_) {
-    std::size_t lo, hi;
-    window_1d(q[0], s.b, wb, lo, hi);
-    w.ranges.emplace_back(lo, hi);
-  } else if (prune_) {
-    if (!categorical_) tree_->ranges(q, inv_h_.data(), norm, reach_bound(wb, rb), w.ranges);
-  } else {
-    w.ranges.emplace_back(0, n_);
+    if (line_) {
+      std::size_t lo, hi;
+      window_1d(q[0], s.b, wb, lo, hi);
+      w.ranges.emplace_back(lo, hi);
+    } else if (prune_) {
+      tree_->ranges(q, inv_h_.data(), norm, reach_bound(wb, rb), w.ranges);
+    } else {
+      w.ranges.emplace_back(0, n_);
+    }
   }
   pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
                    std::memory_order_relaxed);
@@ -756,16 +763,18 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
 void Attention::adaptive_scales() {
   inv_s_.assign(n_, 1.0);
   lognorm_.assign(n_, 0.0);
-  std::size_t continuous = 0;
-  for (std::size_t k = 0; k < d_; ++k) continuous += !cat_[k].on;
   parallel_for(options_.pool, n_, 64, [&](std::size_t a, std::size_t z) {
     Work w(n_, d_, p_);
     for (std::size_t i = a; i < z; ++i) {
       const double s = knn_scale(key(i), i, w, options_.adaptive);
       inv_s_[i] = 1 / s;
-      lognorm_[i] = -static_cast<double>(continuous) * std::log2(s);
+      lognorm_[i] = -static_cast<double>(cont_.size()) * std::log2(s);
     }
   });
+}
+
+Norm Attention::nearest_norm() const {
+  return visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
 }
 
 const double* Attention::tree_point(const double* q, double* buf) const {
@@ -901,12 +910,8 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
   // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h), from
   // the moments gather summed.
   const std::size_t p = p_;
-  SmallSystem sys(p);
-  sys.reset();
+  const SmallSystem sys = SmallSystem::factored(p, w.S.data());
   std::vector<double> beta(p), cc(p), e1(p, 0.0);
-  for (std::size_t a = 0; a < p; ++a)
-    for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) = sys.s(b, a) = w.S[a * p + b];
-  sys.factor();
   e1[0] = 1;
   sys.solve(e1.data(), cc.data());
   sys.solve(w.tz.data(), beta.data());
@@ -1109,11 +1114,7 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
     std::vector<double> beta(p), ck(p), unit(p);
     std::optional<SmallSystem> sys;
     if (local_) {
-      sys.emplace(p);
-      sys->reset();
-      for (std::size_t a = 0; a < p; ++a)
-        for (std::size_t b = 0; b <= a; ++b) sys->s(a, b) = sys->s(b, a) = w.S[a * p + b];
-      sys->factor();
+      sys = SmallSystem::factored(p, w.S.data());
       sys->solve(w.tz.data(), beta.data());
     }
     for (std::size_t kk = 0; kk < d; ++kk) {

@@ -354,6 +354,7 @@ class Attention {
   std::vector<std::size_t> cont_;
   std::vector<double> tree_ih_, xc_;
   const double* tree_point(const double* q, double* buf) const;  // q's continuous coordinates
+  Norm nearest_norm() const;  // how the nearest key is measured: L1 for Laplace, else L2
   double level_factor(std::size_t i, const double* q) const;       // key i's categorical factor at q
   bool line_ = false;         // one continuous column: keys sorted by x, windows (row_1d, window_1d)
   // A local fit (local linear or polynomial): its design (kernel_nd.h) and number of rows p_

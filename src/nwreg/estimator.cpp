@@ -117,7 +117,7 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
 
 Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* loo) const {
   if (map_) throw ParameterError("derivative", "not with a learned metric (--metric full): its slopes are along A's rows");
-  const std::size_t d = map_ ? 0 : engine_.bandwidth().size();
+  const std::size_t d = engine_.bandwidth().size();
   Slopes out;
   out.slope.resize(m * d);
   if (!loo) {

@@ -98,16 +98,12 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   m.criterion.reset();
   m.criterion_value.reset();
   m.bandwidth_source = what;
-  // K into the model and the engine options, as knn or adaptive.
+  // K into the engine options (and at the end the model), as knn or adaptive.
   auto set = [&](EngineOptions& e, std::size_t k) { (plan.adaptive ? e.adaptive : e.knn) = k; };
-  if (plan.knn) {
-    set(engine, plan.knn);
-    (plan.adaptive ? m.adaptive : m.knn) = plan.knn;
-    return;
-  }
-  // K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
+  std::size_t chosen = plan.knn;
+  // Else K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
   std::vector<std::size_t> grid;
-  for (double k = 1; k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
+  for (double k = 1; !chosen && k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
     grid.push_back(static_cast<std::size_t>(k));
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < grid.size(); ++i) {
@@ -127,14 +123,16 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
         a.loo_detail(plan.fit.neighbour_rows, false).neighbours < plan.fit.min_neighbours)
       value = std::numeric_limits<double>::infinity();  // --min-neighbours bounds K as it bounds h
     if (events.on_scan) events.on_scan(i + 1, grid.size(), {static_cast<double>(grid[i])}, value);
-    if (value < best) best = value, (plan.adaptive ? m.adaptive : m.knn) = grid[i];
+    if (value < best) best = value, chosen = grid[i];
   }
-  if (!std::isfinite(best) && plan.fit.min_neighbours > 0)
+  if (!chosen && plan.fit.min_neighbours > 0)
     throw DataError("no K of the " + std::string(what) + " grid averages " + format_double(plan.fit.min_neighbours) +
                     " effective neighbours (--min-neighbours)");
-  if (!std::isfinite(best))
+  if (!chosen)
     throw DataError("no K of the " + std::string(what) + " grid gives every training row a key in reach");
-  set(engine, plan.adaptive ? m.adaptive : m.knn);
+  set(engine, chosen);
+  (plan.adaptive ? m.adaptive : m.knn) = chosen;
+  if (plan.knn) return;  // given: no criterion
   m.criterion = plan.fit.criterion;
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
