@@ -166,9 +166,10 @@ PredictionWriter::Columns output_columns(const Model& model, const std::vector<s
   c.values.push_back("prediction");
   if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
   if (derivative) {
-    for (std::size_t k : slope_columns(model)) c.values.push_back("d_" + model.x_columns[k]);
+    const std::vector<std::size_t> cols = slope_columns(model);
+    for (std::size_t k : cols) c.values.push_back("d_" + model.x_columns[k]);
     if (se)
-      for (std::size_t k : slope_columns(model)) c.values.push_back("d_" + model.x_columns[k] + "_se");
+      for (std::size_t k : cols) c.values.push_back("d_" + model.x_columns[k] + "_se");
   }
   if (fitted) c.values.push_back("residual");
   // Every name once, so JSON keys and CSV headers stay unambiguous: a later repeat gets ".1",
@@ -247,13 +248,14 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
+  const std::vector<std::size_t> slope_cols = slope_columns(model);
   out.write([&](std::ostream& os) {
     PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind, cmd.derivative));  // a date column: whole days as dates
     w.flush();  // the header at once
     while (reader.next_numeric(columns, row.x.data(), &kinds, &labels)) {
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
       write_block(w, row, data.d, 0, answer(fitted, row.x.data(), 1, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
-                  slope_columns(model));
+                  slope_cols);
       w.flush();
     }
     w.finish();

@@ -629,7 +629,7 @@ std::size_t Attention::nearest_exact(const double* q, std::size_t exclude, const
   std::vector<double> scale(d_);
   for (std::size_t k = 0; k < d_; ++k) scale[k] = inv_h[k] / top;
   // A categorical column's cost as a distance of equal weight (kernel_nd.h), in the same units.
-  const double unit = visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? 1.0 : 2.0; }) / log2e;
+  const double unit = visit_kernel(options_.kernel, []<class K>(K) { return kernels::distance_per_log2<K>; });
   std::size_t b = exclude == 0 ? 1 : 0;
   visit_kernel(options_.kernel, [&]<class K>(K) {
     for (std::size_t i = b + 1; i < n_; ++i) {

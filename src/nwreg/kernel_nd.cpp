@@ -185,8 +185,7 @@ template <class K>
       const double* x = keys.column(k) + a;
       const double qk = q[k], ih = inv_h[k];
       if (const Category* c = keys.category(k)) {
-        const double unit = (K::l1 ? 1 : 2) / kernels::log2e;  // a distance of equal weight
-        for (std::size_t i = 0; i < m; ++i) r[i] += unit * c->cost(x[i] - qk);
+        for (std::size_t i = 0; i < m; ++i) r[i] += kernels::distance_per_log2<K> * c->cost(x[i] - qk);
         continue;
       }
       if (keys.inv_s) {  // adaptive: each key's own scale
@@ -203,7 +202,7 @@ template <class K>
       }
     }
     if (keys.inv_s && !K::compact)  // and its normalisation, as a distance of equal weight
-      for (std::size_t i = 0; i < m; ++i) r[i] -= (K::l1 ? 1 : 2) / kernels::log2e * keys.lognorm[a + i];
+      for (std::size_t i = 0; i < m; ++i) r[i] -= kernels::distance_per_log2<K> * keys.lognorm[a + i];
     if (skip >= a && skip < a + m) r[skip - a] = inf;
     double mins[lanes];
     std::fill_n(mins, lanes, inf);

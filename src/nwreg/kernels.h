@@ -145,6 +145,12 @@ struct Uniform {  // 1 on |u| <= 1
   [[gnu::always_inline]] static double dq(double, double, double) { return 0; }
 };
 
+/// The nearest-key distance (sum of squares, or of absolute values for L1 kernels) whose weight
+/// is 2^-1 relative to distance 0: a log2 weight (a categorical column's cost, an adaptive key's
+/// normalisation) counts as this much distance per unit.
+template <class K>
+inline constexpr double distance_per_log2 = (K::l1 ? 1.0 : 2.0) / log2e;
+
 }  // namespace kernels
 
 /// Calls f(K{}) with the type of `kernel`: the one place a Kernel value becomes a type.
