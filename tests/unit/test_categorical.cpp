@@ -41,17 +41,14 @@ Dataset load(const CategoricalSet& s) {
   return read_dataset(r, c);
 }
 
-std::vector<std::string> words(const std::string& text) {
+// A golden file's query point, "182.0 black": numbers, and labels read as their levels' values.
+std::vector<double> query_point(const Dataset& d, const std::string& text) {
   std::istringstream in(text);
-  std::vector<std::string> v;
-  for (std::string w; in >> w;) v.push_back(w);
-  return v;
-}
-
-std::vector<double> numbers(const std::string& text) {
-  std::vector<double> v;
-  for (const auto& w : words(text)) v.push_back(std::stod(w));
-  return v;
+  std::vector<double> q;
+  std::string w;
+  for (std::size_t k = 0; k < d.d && in >> w; ++k)
+    q.push_back(is_categorical(d.kind(k)) ? d.levels[k].find(w).value() : std::stod(w));
+  return q;
 }
 
 Dataset from_csv(const std::string& text, ColumnChoice c) {
@@ -112,7 +109,7 @@ TEST_CASE("categorical columns: predictions and LOO error equal statsmodels Kern
       if (g.at("set")[i] != set.name) continue;
       EngineOptions o;
       o.method = parse_method(g.at("method")[i]);
-      Attention e(d, numbers(g.at("bandwidth")[i]), o);
+      Attention e(d, testing::number_list(g.at("bandwidth")[i]), o);
       const double want = std::stod(g.at("value")[i]);
       CAPTURE(set.name);
       CAPTURE(g.at("method")[i]);
@@ -122,10 +119,7 @@ TEST_CASE("categorical columns: predictions and LOO error equal statsmodels Kern
         ++loos;
         continue;
       }
-      std::vector<double> q;
-      const auto labels = words(g.at("query")[i]);
-      for (std::size_t k = 0; k < d.d; ++k)
-        q.push_back(is_categorical(d.kind(k)) ? d.levels[k].find(labels[k]).value() : std::stod(labels[k]));
+      const std::vector<double> q = query_point(d, g.at("query")[i]);
       CAPTURE(g.at("query")[i]);
       double f;
       e.predict(q.data(), 1, &f);
@@ -147,11 +141,8 @@ TEST_CASE("categorical columns: with their level values in the local line, local
       EngineOptions o;
       o.method = Method::local_linear;
       o.categorical_in_fit = true;  // statsmodels' codes: race black 0, other 1, white 2, as nwreg's levels
-      const Attention e(d, numbers(g.at("bandwidth")[i]), o);
-      std::vector<double> q;
-      const auto labels = words(g.at("query")[i]);
-      for (std::size_t k = 0; k < d.d; ++k)
-        q.push_back(is_categorical(d.kind(k)) ? d.levels[k].find(labels[k]).value() : std::stod(labels[k]));
+      const Attention e(d, testing::number_list(g.at("bandwidth")[i]), o);
+      const std::vector<double> q = query_point(d, g.at("query")[i]);
       double f;
       e.predict(q.data(), 1, &f);
       CAPTURE(set.name);
@@ -335,7 +326,7 @@ TEST_CASE("categorical columns: the learned LOO error is no worse than statsmode
     const auto& set = categorical_sets().at(i);
     REQUIRE(g.at("set")[i] == set.name);
     const Dataset d = load(set);
-    const auto sm = numbers(g.at("bandwidth")[i]);
+    const auto sm = testing::number_list(g.at("bandwidth")[i]);
     bool valid = true;  // statsmodels' optimiser is unbounded: it may leave lambda's range
     for (std::size_t k = 0; k < d.d; ++k)
       if (is_categorical(d.kind(k)))
