@@ -21,13 +21,13 @@
 #include <thread>
 #include <vector>
 
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
-#include "nwreg/csv.h"
-#include "nwreg/dataset.h"
-#include "nwreg/metric.h"
-#include "nwreg/numbers.h"
-#include "nwreg/thread_pool.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/data/csv.h"
+#include "nwreg/data/dataset.h"
+#include "nwreg/learn/metric.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/base/thread_pool.h"
 
 using namespace nwreg;
 using Clock = std::chrono::steady_clock;

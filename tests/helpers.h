@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "nwreg/dataset.h"
+#include "nwreg/data/dataset.h"
 
 namespace testing {
 

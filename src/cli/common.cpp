@@ -7,9 +7,9 @@
 #include <limits>
 #include <ostream>
 
-#include "nwreg/attention.h"
-#include "nwreg/errors.h"
-#include "nwreg/numbers.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
 
 namespace nwreg::cli {
 std::string join(const double* first, const double* last) {

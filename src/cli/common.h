@@ -9,15 +9,15 @@
 #include <optional>
 #include <string>
 
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
-#include "nwreg/csv.h"
-#include "nwreg/dataset.h"
-#include "nwreg/errors.h"
-#include "nwreg/fit.h"
-#include "nwreg/model.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/data/csv.h"
+#include "nwreg/data/dataset.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/learn/fit.h"
+#include "nwreg/model/model.h"
 #include "cli/progress.h"
-#include "nwreg/thread_pool.h"
+#include "nwreg/base/thread_pool.h"
 
 namespace nwreg::cli {
 

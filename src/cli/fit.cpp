@@ -8,10 +8,10 @@
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "nwreg/errors.h"
-#include "nwreg/numbers.h"
-#include "nwreg/thread_pool.h"
-#include "nwreg/writers.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/base/thread_pool.h"
+#include "nwreg/io/writers.h"
 
 namespace nwreg::cli {
 

@@ -12,8 +12,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output_file.h"
-#include "nwreg/errors.h"
-#include "nwreg/numbers.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
 
 #ifndef NWREG_VERSION
 #define NWREG_VERSION "unknown"

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "nwreg/errors.h"
-#include "nwreg/numbers.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
 
 namespace nwreg::cli {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "nwreg/errors.h"
-#include "nwreg/writers.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/io/writers.h"
 
 namespace nwreg::cli {
 

@@ -10,15 +10,15 @@
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "nwreg/attention.h"
-#include "nwreg/errors.h"
-#include "nwreg/estimator.h"
-#include "nwreg/grid.h"
-#include "nwreg/numbers.h"
-#include "nwreg/plot.h"
-#include "nwreg/thread_pool.h"
-#include "nwreg/writers.h"
-#include "nwreg/csv.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/engine/fitted.h"
+#include "nwreg/data/grid.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/io/plot.h"
+#include "nwreg/base/thread_pool.h"
+#include "nwreg/io/writers.h"
+#include "nwreg/data/csv.h"
 
 namespace nwreg::cli {
 namespace {

@@ -12,12 +12,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "nwreg/writers.h"
+#include "nwreg/io/writers.h"
 #include <thread>
 
 #include "cli_helpers.h"
-#include "nwreg/errors.h"
-#include "nwreg/grid.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/data/grid.h"
 
 using namespace clitest;
 using Json = nlohmann::json;

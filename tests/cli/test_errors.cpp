@@ -10,7 +10,7 @@
 #include <set>
 
 #include "cli_helpers.h"
-#include "nwreg/numbers.h"
+#include "nwreg/base/numbers.h"
 
 using namespace clitest;
 

@@ -21,7 +21,7 @@
 
 #include "cli_helpers.h"
 #include "helpers.h"
-#include "nwreg/numbers.h"
+#include "nwreg/base/numbers.h"
 
 namespace fs = std::filesystem;
 using namespace clitest;

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.h"
-#include "nwreg/numbers.h"
+#include "nwreg/base/numbers.h"
 
 using namespace clitest;
 using Json = nlohmann::json;

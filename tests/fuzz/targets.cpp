@@ -4,15 +4,15 @@
 #include <string_view>
 #include <vector>
 
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
-#include "nwreg/csv.h"
-#include "nwreg/dataset.h"
-#include "nwreg/errors.h"
-#include "nwreg/grid.h"
-#include "nwreg/model.h"
-#include "nwreg/numbers.h"
-#include "nwreg/writers.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/data/csv.h"
+#include "nwreg/data/dataset.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/data/grid.h"
+#include "nwreg/model/model.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/io/writers.h"
 
 namespace fuzz {
 

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/errors.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/errors.h"
 
 using namespace nwreg;
 using testing::make_dataset;

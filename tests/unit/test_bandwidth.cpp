@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
-#include "nwreg/errors.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/base/errors.h"
 
 using namespace nwreg;
 using testing::make_dataset;

@@ -11,10 +11,10 @@
 #include <optional>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
-#include "nwreg/errors.h"
-#include "nwreg/plugin.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/learn/plugin.h"
 
 using namespace nwreg;
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "nwreg/csv.h"
-#include "nwreg/dataset.h"
-#include "nwreg/errors.h"
+#include "nwreg/data/csv.h"
+#include "nwreg/data/dataset.h"
+#include "nwreg/base/errors.h"
 
 using namespace nwreg;
 

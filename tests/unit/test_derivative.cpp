@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
+#include "nwreg/engine/attention.h"
 
 using namespace nwreg;
 

@@ -10,10 +10,10 @@
 #include <stdexcept>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/errors.h"
-#include "nwreg/kernel1d.h"
-#include "nwreg/thread_pool.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/kernel/kernel1d.h"
+#include "nwreg/base/thread_pool.h"
 
 using namespace nwreg;
 using testing::make_dataset;

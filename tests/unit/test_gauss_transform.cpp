@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "nwreg/attention.h"
-#include "nwreg/gauss_transform.h"
-#include "nwreg/thread_pool.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/kernel/gauss_transform.h"
+#include "nwreg/base/thread_pool.h"
 
 using namespace nwreg;
 

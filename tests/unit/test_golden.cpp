@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
 
 using namespace nwreg;
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "nwreg/errors.h"
-#include "nwreg/grid.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/data/grid.h"
 
 using nwreg::parse_grid;
 using nwreg::UsageError;

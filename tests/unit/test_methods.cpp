@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
-#include "nwreg/errors.h"
-#include "nwreg/estimator.h"
-#include "nwreg/metric.h"
-#include "nwreg/model.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/engine/fitted.h"
+#include "nwreg/learn/metric.h"
+#include "nwreg/model/model.h"
 
 using namespace nwreg;
 

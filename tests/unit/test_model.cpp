@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "nwreg/errors.h"
-#include "nwreg/model.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/model/model.h"
 
 using namespace nwreg;
 

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
 
 using namespace nwreg;
 

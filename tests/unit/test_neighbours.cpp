@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/errors.h"
-#include "nwreg/fit.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/learn/fit.h"
 
 using namespace nwreg;
 

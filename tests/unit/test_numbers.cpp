@@ -3,7 +3,7 @@
 #include <cstring>
 #include <random>
 
-#include "nwreg/numbers.h"
+#include "nwreg/base/numbers.h"
 
 using nwreg::ParseFailure;
 using nwreg::parse_double;

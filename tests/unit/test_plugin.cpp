@@ -9,8 +9,8 @@
 #include <string>
 
 #include "helpers.h"
-#include "nwreg/errors.h"
-#include "nwreg/plugin.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/learn/plugin.h"
 
 using namespace nwreg;
 

@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
 
 using namespace nwreg;
 

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "helpers.h"
-#include "nwreg/attention.h"
-#include "nwreg/bandwidth.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/bandwidth.h"
 
 using namespace nwreg;
 using testing::make_dataset;

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "nwreg/attention.h"
-#include "nwreg/thread_pool.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/thread_pool.h"
 
 using namespace nwreg;
 

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nwreg/thread_pool.h"
+#include "nwreg/base/thread_pool.h"
 
 TEST_CASE("available_cpus: within the machine, at least one") {
   const unsigned cpus = nwreg::available_cpus();

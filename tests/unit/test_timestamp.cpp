@@ -3,9 +3,9 @@
 #include <cmath>
 #include <random>
 
-#include "nwreg/errors.h"
-#include "nwreg/grid.h"
-#include "nwreg/timestamp.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/data/grid.h"
+#include "nwreg/base/timestamp.h"
 
 using namespace nwreg;
 

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "helpers.h"
-#include "nwreg/errors.h"
-#include "nwreg/model.h"
-#include "nwreg/writers.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/model/model.h"
+#include "nwreg/io/writers.h"
 
 using namespace nwreg;
 using Json = nlohmann::json;

@@ -1,0 +1,153 @@
+#include "nwreg/data/grid.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/base/timestamp.h"
+
+namespace nwreg {
+namespace {
+
+// Digits after the decimal point of a plain decimal ("0.25" -> 2, "1e-3" -> none).
+std::optional<int> decimals(std::string_view s) {
+  int places = 0;
+  bool dot = false;
+  for (char c : s) {
+    if (c == '.') {
+      dot = true;
+    } else if (c >= '0' && c <= '9') {
+      places += dot;
+    } else if (c != '-' && c != '+' && c != ' ') {
+      return std::nullopt;
+    }
+  }
+  return places;
+}
+
+// v * scale when that is an integer below 2^53 (exact in a double), else nothing.
+std::optional<double> as_integer(double v, double scale) {
+  const double r = std::nearbyint(v * scale);
+  if (std::abs(r) >= 9007199254740992.0 || std::abs(r / scale - v) > std::abs(v) * 1e-15)
+    return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+std::vector<double> parse_grid(const std::string& text, std::size_t max_points, bool* time) {
+  // START/STOP/STEP between instants (ISO times hold colons), else START:STOP:STEP.
+  const bool instants = text.find('/') != std::string::npos;
+  if (time) *time = instants;
+  const char sep = instants ? '/' : ':';
+  std::vector<std::string_view> parts;
+  std::string_view rest(text);
+  for (std::size_t pos; (pos = rest.find(sep)) != std::string_view::npos;) {
+    parts.push_back(rest.substr(0, pos));
+    rest.remove_prefix(pos + 1);
+  }
+  parts.push_back(rest);
+  if (parts.size() != 3)
+    throw UsageError(instants ? "--grid: expected START/STOP/STEP between instants (2024-01-01/2024-02-01/6h), got " + quote(text)
+                              : "--grid: expected START:STOP:STEP, got " + quote(text));
+  double v[3];
+  const char* names[3] = {"START", "STOP", "STEP"};
+  for (int i = 0; i < 3; ++i) {
+    ParseFailure why{};
+    std::optional<double> p;
+    if (instants && i < 2) {
+      p = parse_instant(parts[i]);
+      if (!p)
+        throw ParameterError("grid", "" + std::string(names[i]) + ": cannot parse " + quote(parts[i]) +
+                         " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z; for numbers, "
+                         "START:STOP:STEP)");
+    } else {
+      p = parse_double(parts[i], &why);
+      if (!p && instants) p = parse_duration(parts[i], "--grid: STEP");
+      if (!p && !instants && looks_like_instant(parts[i]))
+        throw ParameterError("grid", "" + quote(text) +
+                         ": between dates or times give START/STOP/STEP, e.g. 2024-01-01/2024-02-01/6h");
+    }
+    if (!p) throw ParameterError("grid", "" + std::string(names[i]) + ": " + describe(why, parts[i]));
+    v[i] = *p;
+  }
+  const double start = v[0], stop = v[1], step = v[2];
+  if (step == 0) throw ParameterError("grid", "STEP must not be 0");
+  if ((stop - start) / step <= 0) {
+    auto show = [&](double t) { return instants ? format_instant(t) : format_double(t); };
+    throw ParameterError("grid", "STEP " + (instants ? format_duration(step) : format_double(step)) + " does not lead from " +
+                     show(start) + " towards " + show(stop) + ": no points");
+  }
+  const double count_f = std::ceil((stop - start) / step);
+  if (!(count_f <= static_cast<double>(max_points)))
+    throw ParameterError("grid", "" + text + " has more than " + std::to_string(max_points) + " points");
+
+  // Exact decimal arithmetic when all three are short decimals: scale to integers.
+  int places = 0;
+  bool exact = true;
+  for (auto p : parts) {
+    auto dp = instants ? std::optional<int>(0) : decimals(p);  // instants: exact in whole seconds
+    if (!dp || *dp > 15) exact = false;
+    else places = std::max(places, *dp);
+  }
+  const double scale = std::pow(10.0, places);
+  std::optional<double> a, b, s;
+  if (exact) {
+    a = as_integer(start, scale);
+    b = as_integer(stop, scale);
+    s = as_integer(step, scale);
+    exact = a && b && s;
+  }
+  std::vector<double> out;
+  if (exact) {
+    // count = ceil((b - a) / s) in integers: exact, unlike the floating-point division.
+    const auto ia = static_cast<std::int64_t>(*a), ib = static_cast<std::int64_t>(*b),
+               is = static_cast<std::int64_t>(*s);
+    const std::int64_t span = ib - ia;
+    const std::int64_t count = span / is + ((span % is) != 0 ? 1 : 0);
+    out.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i)
+      out.push_back(static_cast<double>(ia + i * is) / scale);
+  } else {
+    const auto count = static_cast<std::size_t>(count_f);
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) out.push_back(start + static_cast<double>(i) * step);
+  }
+  return out;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  auto number = [&](std::string_view part) -> std::size_t {
+    std::size_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || end != part.data() + part.size() || part.empty()) return 0;
+    return v;
+  };
+  Shard s;
+  if (slash != std::string::npos) {
+    s.k = number(std::string_view(text).substr(0, slash));
+    s.n = number(std::string_view(text).substr(slash + 1));
+  }
+  if (slash == std::string::npos || s.k == 0 || s.n == 0 || s.k > s.n)
+    throw ParameterError("shard", "expected K/N with 1 <= K <= N, got " + quote(text));
+  return s;
+}
+
+std::vector<double> linspace(double lo, double hi, std::size_t n) {
+  std::vector<double> out;
+  if (n == 0) return out;
+  if (n == 1) return {lo};
+  out.reserve(n);
+  const double span = hi - lo;
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    out.push_back(lo + span * static_cast<double>(i) / static_cast<double>(n - 1));
+  out.push_back(hi);
+  return out;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,369 @@
+#pragma once
+/// The attention engine: every prediction, every attention row written out, and the
+/// leave-one-out loss and gradient go through this one class.
+///
+///   weight e_i(q) = s_i prod_k K((q_k - x_ik) / h_k)       (s_i the sample weight, default 1)
+///   a_i(q)        = e_i / sum_j e_j
+///   f(q)          = sum_i a_i(q) y_i                       (--method nw)
+///
+/// For the Gaussian kernel K(u) = exp(-u^2/2) this is the softmax of the scores
+/// -1/2 sum_k ((q_k - x_ik) / h_k)^2, made stable by measuring each score from the row maximum:
+/// M is the score of the nearest key b, found by an exact comparison, and each s_i - M is
+/// computed in the factored form -1/2 sum_k (x_ik - x_bk)(x_ik + x_bk - 2 q_k) / h_k^2, which
+/// neither overflows nor cancels where (q - x)^2 would (q = 1e200, keys a unit apart). The
+/// Laplace kernel exp(-|u|) is measured from the nearest key in the same way; the compact
+/// kernels (Epanechnikov 1 - u^2, tricube (1 - |u|^3)^3, uniform 1, all zero for |u| >= 1,
+/// |u| > 1 for uniform) are bounded and need no shift. A query whose weights are all zero (no
+/// key within h on every column) is "out of reach": an error, or the nearest key's value
+/// (OutOfReach). Keys with sample weight 0 take no part at all.
+///
+/// --method local-polynomial --degree P fits a weighted polynomial of degree P in z instead
+/// (every monomial up to P; P = 1 is local linear, P = 0 NW), its value at q the prediction.
+/// --method local-linear fits a weighted line at each query (the weights e_i above) and
+/// predicts its value at q; the prediction is still sum_i l_i y_i, with the equivalent-kernel
+/// weights l_i = e_i c^T z_i, z_i = (1, (x_i - q) / h), c = (sum_j e_j z_j z_j^T)^-1 (1, 0..0):
+/// they sum to 1 and can be negative. A direction in which the keys in reach do not spread
+/// (fewer than d + 1 keys, or all on a line) is fitted as constant, down to plain NW.
+///
+/// Each kernel is one type (kernels.h), chosen once per call; the loops over keys run on
+/// contiguous ranges of keys stored by column (kernel_nd.h), vectorised, for every kernel,
+/// method and column count. With one x column the keys are sorted once, and each query sums
+/// only over the window of keys that can matter: within h for compact kernels; for Gaussian and
+/// Laplace the keys whose weight relative to the nearest key is at least e^-T,
+/// T = ln(n / (tolerance S0_low)), S0_low a lower bound on the row's weight sum: the omitted
+/// weights add up to less than tolerance * S0, so each prediction is within
+/// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
+/// below tolerance / n. Passes over many rows whose windows hold many keys (one column,
+/// Gaussian NW, no sample weights) sum them by a fast Gauss transform within the same bound
+/// (gauss_transform.h). With several columns the keys are stored in the leaf order of a k-d
+/// tree and each query sums over the leaves within the same bound (key_index.h), or over every
+/// key where at this bandwidth the leaves would hold most of them (many columns, wide h). The
+/// Gaussian NW sums without sample weights in one column run fused (kernel1d.h). Queries run
+/// in parallel; each result is summed in a fixed order, whatever the number of threads.
+///
+/// Categorical columns (levels.h) multiply each key's weight by their kernel's factor, measured
+/// like a distance (the nearest key counts it), and stay out of a local fit's polynomial; the
+/// k-d tree then splits on the continuous columns, its reach measured from the key nearest in
+/// them with its factor (at most 1), and b is the nearest by the whole distance within reach.
+/// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive);
+/// both sum every key for each query (no windows, tree or transform).
+///
+/// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
+/// their sample weights W and its value their weighted mean ybar, which gives every prediction
+/// as the separate keys would (up to rounding) at the cost of one evaluation. A row's
+/// leave-one-out fit attends to the other keys and to the rest of its own group at distance 0:
+/// weight W - s_j (K(0) = 1 relative to it) and values sum_i s_i (y_i - ybar) over the rest,
+/// each summed over the rest rather than subtracted from the total. The attention rows written
+/// out give each row of a group its share s_i / W of the group's weight. Keys are merged
+/// whenever some are identical (unless EngineOptions::merge is false), except with
+/// --leave-out (its blocks are counted in rows) and on the fused 1-D Gaussian path while more
+/// than half the keys are distinct (there the fused loop over every row beats the weighted one
+/// over the groups).
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nwreg/data/dataset.h"
+#include "nwreg/kernel/kernels.h"
+#include "nwreg/data/levels.h"
+#include "nwreg/kernel/categorical.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg {
+
+class ThreadPool;
+class KdTree;
+class GaussTransform;
+namespace kernel {
+struct Keys;
+struct Category;
+}
+
+/// What a query with no key in reach of a compact kernel gets.
+enum class OutOfReach {
+  error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
+  nearest  //!< the value of the nearest key (scaled distance), all the weight on it; identical
+           //!< nearest keys share it by sample weight (their weighted mean)
+};
+
+std::string to_string(OutOfReach policy);
+/// Throws UsageError naming --out-of-reach for an unknown name.
+OutOfReach parse_out_of_reach(const std::string& name);
+
+/// The default pruning tolerance: omitted weights below double rounding.
+inline constexpr double default_tolerance = 1e-16;
+
+struct EngineOptions {
+  // Constructors, not aggregate braces, so that Attention(data, {h}) means a bandwidth.
+  EngineOptions() = default;
+  EngineOptions(double tolerance_, ThreadPool* pool_) : tolerance(tolerance_), pool(pool_) {}
+
+  double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
+  ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
+  Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
+  Method method = Method::nw;            //!< the estimator at each query,
+  std::size_t degree = 2;                //!< local_polynomial's degree (0 to max_degree)
+  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
+  /// and whether a local fit's polynomial takes categorical columns' level values too, as
+  /// statsmodels KernelReg's local linear does (false: only through the weights, as R np),
+  bool categorical_in_fit = false;
+  OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
+  /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
+  /// keys on each side in x order (one x column only), for series with correlated errors.
+  std::size_t leave_out = 0;
+  /// Identical keys are merged into one (see above); false keeps every row its own key: the
+  /// same results up to rounding, slower with many ties. For tests and benchmarks.
+  bool merge = true;
+  /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
+  /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
+  bool transform = true;
+  /// Nearest-neighbour bandwidths: with knn = K, each query's bandwidths are h_k s(q), s(q) the
+  /// distance from q to its K-th nearest key in the space scaled by h (the continuous columns,
+  /// in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate); a
+  /// leave-one-out row's K-th nearest other key. 0 = fixed bandwidths. Keys are not merged.
+  std::size_t knn = 0;
+  /// Adaptive bandwidths: with adaptive = K, key i's bandwidths are h_k s_i, s_i the distance
+  /// (as for knn) from key i to its K-th nearest other key, and its weight is divided by
+  /// s_i^d (d its continuous columns), as R np's adaptive_nn. 0 = fixed. Not with knn.
+  std::size_t adaptive = 0;
+  /// Called as predict and weights advance: (queries done, queries in all), from any thread.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// Throws UsageError naming `--tolerance` unless 0 <= tolerance < 1.
+void check_tolerance(double tolerance);
+
+/// Leave-one-out mean squared error and its gradient with respect to log h_k.
+struct LooResult {
+  double mse = 0;                 //!< sum_j s_j (y_j - f_-j)^2 / sum_j s_j (s = sample weights)
+  std::vector<double> gradient;   //!< d mse / d log h_k (empty unless asked for)
+  std::size_t out_of_reach = 0;   //!< rows no other key reaches (OutOfReach::error): mse is +inf
+  std::size_t first_out_of_reach = 0;  //!< the first such row (input index)
+};
+
+/// The in-sample fit at the training points (each row's own key included), for the selection
+/// criteria AICc and GCV.
+struct InSample {
+  double mse = 0;    //!< sum_j s_j (y_j - f_j)^2 / sum_j s_j, f_j the fit at x_j (RSS / n unweighted)
+  double trace = 0;  //!< tr(H) = sum_j l_jj, each key's weight on itself (NW: a_jj), over every key
+  std::vector<double> d_mse, d_trace;  //!< their gradients in log h_k (empty unless asked for)
+};
+
+/// Per-row leave-one-out details, for statistics and standard errors.
+struct LooDetail {
+  std::vector<double> residual;  //!< y_j - f_-j per input row (0 for rows of sample weight 0)
+  /// Mean over rows (sample-weighted) of 1 / sum_i a_ji^2, the a_ji being row j's
+  /// leave-one-out weights as --weights writes them: the effective number of neighbours
+  /// (over a spread sample of rows when loo_detail was asked for one).
+  double neighbours = 0;
+};
+
+class Attention {
+ public:
+  /// Prepares the keys: copies them (sorted when d = 1), so `train` need not outlive the engine.
+  /// set_bandwidth must be called before use.
+  explicit Attention(const Dataset& train, EngineOptions options = {});
+  /// Prepares the keys and sets the bandwidth. Throws UsageError for a bad bandwidth.
+  Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options = {});
+  ~Attention();
+
+  /// Throws UsageError naming --bandwidth for a bad bandwidth (see check_bandwidth; a
+  /// categorical column's entry is its lambda, within its kernel's range: levels.h).
+  void set_bandwidth(std::vector<double> bandwidth);
+  const std::vector<double>& bandwidth() const { return h_; }
+
+  /// Predicts at m query points (m x d, row-major) into out[0..m). Throws DataError naming the
+  /// first query out of reach (OutOfReach::error).
+  void predict(const double* queries, std::size_t m, double* out) const;
+
+  /// Predicts, and for each query also sum_i w_i^2 over its weights as --weights writes them
+  /// (into sum_w2) and sum_i a_i v_i over its normalised kernel weights (NW weights, whatever
+  /// the method; into smooth), v given per input row. For standard errors.
+  void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
+                      double* sum_w2, double* smooth) const;
+
+  /// The slope of the estimate at m queries, out[j * d + k] = df/dq_k (0 for a categorical
+  /// column): NW's analytic derivative of f = sum_i a_i y_i, sum_i (de_i/dq_k)(y_i - f) / s0;
+  /// local linear's fitted slope beta_k. Both are linear in y, sum_i l_ik y_i; with sum_l2
+  /// (m x d), sum_i l_ik^2 over the training rows, for standard errors. A query answered by
+  /// the nearest key (OutOfReach::nearest) has slope 0. Throws DataError naming the first query
+  /// out of reach (OutOfReach::error), ParameterError for NW with knn bandwidths.
+  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const;
+
+  /// Calls row(i, a) for each query i in order, with a[0..n) its attention row over the
+  /// training points in input order (summing to 1; pruned keys and keys of sample weight 0 get
+  /// 0; non-negative except for local-linear's equivalent weights).
+  void weights(const double* queries, std::size_t m,
+               const std::function<void(std::size_t, const double*)>& row) const;
+
+  /// Leave-one-out error at this bandwidth: row j attends to every key but j itself (equal keys
+  /// stay in). `rows` (input indices) restricts the mean to those rows, each still attending
+  /// to all other keys; by default every row. Needs n >= 2 (throws DataError otherwise).
+  LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
+
+  /// The in-sample mean squared residual and tr(H), with gradients if asked. `rows` (input
+  /// indices) estimates both from those rows (tr(H) scaled to every key); default every row.
+  InSample insample(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
+
+  /// Every row's leave-one-out residual (unless `residuals` is false: then every row out of
+  /// reach is still found), and the effective number of neighbours averaged over every row, or
+  /// over `neighbour_rows` rows spread over the keys when there are more (0 = every row).
+  /// Throws DataError for a row out of reach (OutOfReach::error) or fewer than 2 rows.
+  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const;
+  /// Every row's leave-one-out residual alone (neighbours left 0): what standard errors need,
+  /// on the fast path where it applies.
+  LooDetail loo_residuals() const;
+
+  /// Columns given per input row (n_in x c, row-major) rearranged for loo_moments: by column,
+  /// one entry per row of sample weight > 0, in the engine's order of keys.
+  std::vector<double> key_columns(const double* v, std::size_t c) const;
+  /// Row j's leave-one-out prediction f (as loo makes it) and, over columns v (from
+  /// key_columns, c of them), M[k * c + l] = sum_i a_ji (y_i - f) (v_ik - v_jk) (v_il - v_jl),
+  /// summed over the keys in reach only. Returns false, M untouched, for a row out of reach or
+  /// of sample weight 0.
+  bool loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
+
+  /// Input indices of `count` rows spread evenly over the keys in x order (d = 1), in the k-d
+  /// tree's leaf order (several columns: spread over space) or in input order: a stratified,
+  /// deterministic sample for LOO estimates. All rows if count >= n.
+  std::vector<std::size_t> spread_rows(std::size_t count) const;
+
+  /// Kernel evaluations (query-key pairs) summed so far: for benchmarks.
+  std::uint64_t pairs() const { return pairs_.load(std::memory_order_relaxed); }
+
+ private:
+  LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
+  using Range = std::pair<std::size_t, std::size_t>;
+  struct Row;
+  struct Span;
+  struct Work;
+  struct Rest;
+  // A row of the training data as the engine holds it: its key and its slot. Slots are the rows
+  // of sample weight > 0, grouped by key in engine order, in input order within a key; without
+  // merged keys slot and key are the same.
+  struct Slot {
+    std::size_t key, slot;
+  };
+  std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
+  std::size_t first(std::size_t g) const { return merged_ ? first_[g] : g; }  // key g's slots: [first(g), first(g+1))
+  std::size_t row_of(std::size_t s) const { return merged_ ? slot_row_[s] : order_[s]; }  // input row
+  double y_of(std::size_t s) const { return merged_ ? slot_y_[s] : ys_[s]; }
+  double w_of(std::size_t s) const;  // sample weight (over the largest)
+  double share(std::size_t s, std::size_t g) const { return merged_ ? w_of(s) / ws_[g] : 1.0; }  // of key g's weight
+  // Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with
+  // EngineOptions::leave_out = K (one x column) the K keys on each side in x order.
+  struct Block {
+    std::size_t lo = 0, hi = 0;
+    bool contains(std::size_t i) const { return i >= lo && i < hi; }
+  };
+  Block block(std::size_t exclude) const;  // exclude: a position, or none (an empty block)
+  void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
+  kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
+  const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
+  Row row_1d(double q, std::size_t exclude, bool gradient) const;
+  // The fast Gauss transform (gauss_transform.h) for a pass over `rows` rows or queries of the
+  // fused path, where it pays (else null); a row through it as row_1d makes it (row_1d itself
+  // where the transform's bound does not hold).
+  std::unique_ptr<GaussTransform> transform(std::size_t rows) const;
+  Row row_fgt(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
+  // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`. With
+  // rest > 0, q is key `exclude` itself, whose other rows weigh at least `rest`: the weights
+  // are measured from it (distance 0) and its rows are left for add_rest.
+  Span gather(const double* q, std::size_t exclude, Work& w, bool gradient = false, double rest = 0) const;
+  // Adds slot s's rest of its key (rest_w_, rest_dy_) at distance 0 to a row gathered with rest.
+  void add_rest(Span& s, Work& w, std::size_t slot) const;
+  // Slot s's leave-one-out row reduced (gather and reduce), the rows of its key without it
+  // included; a merged key's other rows reuse `cache`, gathered once for the key.
+  Row loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const;
+  // Its prediction, with the gradient in log h (grad) and the local fit's c (see equivalent).
+  Row reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const;
+  // w.e[s.lo..s.hi) times c^T z_i: the equivalent-kernel weights, unnormalised for NW.
+  void equivalent(const double* q, const Span& s, const double* c, Work& w) const;
+  // Sum over keys [lo, hi) of their rows' squared weights, e the keys' (a merged key's rows
+  // share its weight).
+  double sum_squares(std::size_t lo, std::size_t hi, const double* e) const;
+  // d log e_i / d log h_k at query q whose nearest key is at xb.
+  double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
+  // gather, reduce, equivalent: w.e over the ranges ends as the row --weights writes (if
+  // reached), per key (each of its rows gets its share); `at`: slot's leave-one-out row.
+  Row weights_row(const double* q, Work& w, Span& s, double* c) const;
+  Row weights_row(const Slot& at, Work& w, Span& s, double* c) const;
+  // The key nearest q (not exclude) and its distance in bandwidths (d > 1; see KdTree).
+  std::size_t nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const;
+  // How far (in the kernel's norm) keys can matter around a query whose nearest key, of
+  // weight wb, lies at rb.
+  double reach_bound(double wb, double rb) const;
+  std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h) const;
+  std::size_t nearest_1d(double q, std::size_t exclude) const;
+  bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
+  void window_1d(double q, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;
+  [[noreturn]] void throw_out_of_reach(const double* q, std::size_t index, bool loo) const;
+  template <class F>
+  std::size_t for_queries(std::size_t m, std::size_t grain, const F& body) const;
+
+  EngineOptions options_;
+  std::size_t n_, d_, n_in_;  // keys (distinct; sample weight > 0), columns, input rows
+  std::size_t rows_ = 0;      // rows of sample weight > 0: slots
+  std::vector<double> h_, inv_h_;
+  // Keys in engine order (sorted by x when d = 1), by column (xs_[k * n_ + i]) and, with
+  // several columns, by row (xr_[i * d_ + k]); their targets divided by y_scale_ (the power of
+  // two in (max|y|/2, max|y|], so sums of weighted values never overflow), and the maps
+  // between engine order and input order.
+  // Sample weights in engine order, divided by the largest (empty: all 1); input rows of
+  // weight 0 are no keys and have rank_ = none. A merged key's weight is the sum over its rows,
+  // its value their weighted mean, and order_ names its first row.
+  std::vector<double> xs_, xr_, ys_, ws_;
+  std::vector<std::uint32_t> order_, rank_;  // 32 bits: half the memory at 1e7 rows
+  bool unit_weights_ = true;  // no sample weights given: every key weighs at least 1
+  // Merged keys (merged_): key g's slots [first_[g], first_[g+1]), each slot's input row, value
+  // (over y_scale_), sample weight (empty: all 1), and the rest of its key without it: weight
+  // rest_w_ and sum of w (y - y_key) rest_dy_ (each summed without the slot, not subtracted);
+  // per key, sum over its rows of (s_i / W)^2.
+  bool merged_ = false;
+  std::vector<std::uint32_t> first_, slot_row_;
+  std::vector<double> slot_y_, slot_w_, rest_w_, rest_dy_, q2_;
+  double y_scale_ = 1;
+  double y_mid_ = 0;  // the middle of the values' range (over y_scale_): the fast Gauss transform's y0
+  std::unique_ptr<KdTree> tree_;  // several columns, n >= 128: keys in its leaf order
+  bool prune_ = false;            // the tree prunes at this bandwidth (else every key is summed)
+  // Categorical columns (levels.h): per column its kind (number for continuous ones) and
+  // number of levels, and its kernel at this bandwidth (cat_[k].on for categorical columns).
+  std::vector<ColumnKind> kinds_;
+  std::vector<std::string> names_;
+  std::vector<std::size_t> levels_;
+  std::vector<kernel::Category> cat_;
+  bool categorical_ = false;  // some column is categorical
+  // The k-d tree's columns: the continuous ones (all without categorical columns), their 1 / h,
+  // and with categorical columns their keys in leaf order by column (the tree's own copy).
+  std::vector<std::size_t> cont_;
+  std::vector<double> tree_ih_, xc_;
+  const double* tree_point(const double* q, double* buf) const;  // q's continuous coordinates
+  Norm nearest_norm() const;  // how the nearest key is measured: L1 for Laplace, else L2
+  double level_factor(std::size_t i, const double* q) const;       // key i's categorical factor at q
+  bool line_ = false;         // one continuous column: keys sorted by x, windows (row_1d, window_1d)
+  // A local fit (local linear or polynomial): its design (kernel_nd.h) and number of rows p_
+  // (NW: p_ = d + 1 all the same, for the c vectors of equivalent weights).
+  bool local_ = false;
+  std::unique_ptr<kernel::Design> design_;
+  std::size_t p_ = 0;
+  // The distance from q to its K-th nearest key other than `exclude` (EngineOptions::knn: the
+  // query's scale s(q), w.inv_h = inv_h_ / s(q); adaptive: a key's), in bandwidths, over the
+  // continuous columns in the kernel's norm; the nearest positive one where K keys lie at q.
+  double knn_scale(const double* q, std::size_t exclude, Work& w, std::size_t K) const;
+  // EngineOptions::adaptive: each key's 1 / s_i and log2(1 / s_i^d), set with the bandwidth.
+  std::vector<double> inv_s_, lognorm_;
+  void adaptive_scales();
+  bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
+  bool bounded_ = false;    // every |x| <= 4e307
+  bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply
+  double K2_ = 0;           // -log2(e) / (2 h^2), d = 1
+  mutable std::atomic<std::uint64_t> pairs_{0};
+};
+
+}  // namespace nwreg

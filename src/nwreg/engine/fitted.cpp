@@ -1,0 +1,137 @@
+#include "nwreg/engine/fitted.h"
+
+#include <cmath>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/model/model.h"
+#include "nwreg/base/numbers.h"
+
+namespace nwreg {
+namespace {
+
+EngineOptions with_model(EngineOptions e, const Model& m) {
+  e.kernel = m.kernel;
+  e.method = m.method;
+  e.degree = m.degree;
+  e.knn = m.knn;
+  e.adaptive = m.adaptive;
+  e.categorical = m.categorical;
+  e.categorical_in_fit = m.categorical_in_fit;
+  e.leave_out = m.leave_out;
+  return e;
+}
+
+Attention make_engine(const Dataset& train, const Model& m, const EngineOptions& e,
+                      const std::optional<MetricMap>& map) {
+  if (map) return Attention(map->data(), std::vector<double>(m.metric.rank, 1.0), with_model(e, m));
+  return Attention(train, m.bandwidth, with_model(e, m));
+}
+
+}  // namespace
+
+double normal_quantile(double p) {
+  // Acklam's rational approximation (relative error 1.15e-9), then one Halley step on
+  // Phi(x) - p with erfc, which brings it to double precision.
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01,  -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  double x;
+  if (p < 0.02425) {
+    const double q = std::sqrt(-2 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else if (p > 1 - 0.02425) {
+    const double q = std::sqrt(-2 * std::log1p(-p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else {
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  const double u = e * std::sqrt(2 * M_PI) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+void check_level(double level) {
+  if (!(level > 0 && level < 1)) throw ParameterError("level", "must be > 0 and < 1, got " + format_double(level));
+}
+
+double loo_r2(const Dataset& data, double loo_mse) {
+  long double mean = 0, ss = 0, total = 0;
+  auto w = [&](std::size_t i) { return data.weight.empty() ? 1.0L : static_cast<long double>(data.weight[i]); };
+  for (std::size_t i = 0; i < data.n; ++i) {
+    mean += w(i) * data.y[i];
+    total += w(i);
+  }
+  mean /= total;
+  for (std::size_t i = 0; i < data.n; ++i) ss += w(i) * (data.y[i] - mean) * (data.y[i] - mean);
+  const double var = static_cast<double>(ss / total);
+  return var > 0 ? 1 - loo_mse / var : 0.0;
+}
+
+Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
+    : map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, train) : std::nullopt),
+      engine_(make_engine(train, model, engine, map_)) {}
+
+std::vector<double> Fitted::mapped(const double* q, std::size_t m) const { return map_->queries(q, m); }
+
+void Fitted::predict(const double* q, std::size_t m, double* out) const {
+  if (!map_) return engine_.predict(q, m, out);
+  engine_.predict(mapped(q, m).data(), m, out);
+}
+
+void Fitted::weights(const double* q, std::size_t m,
+                     const std::function<void(std::size_t, const double*)>& row) const {
+  if (!map_) return engine_.weights(q, m, row);
+  engine_.weights(mapped(q, m).data(), m, row);
+}
+
+Band Fitted::predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const {
+  check_level(level);
+  std::vector<double> r2;
+  for (double r : loo.residual) r2.push_back(r * r);
+  Band band;
+  band.se.resize(m);
+  std::vector<double> w2(m), sigma2(m), zq;
+  const double* qq = q;
+  if (map_) {
+    zq = mapped(q, m);
+    qq = zq.data();
+  }
+  engine_.predict_detail(qq, m, r2, out, w2.data(), sigma2.data());
+  const double z = normal_quantile(0.5 + level / 2);
+  for (std::size_t j = 0; j < m; ++j) {
+    band.se[j] = std::sqrt(sigma2[j] * w2[j]);
+    band.lower.push_back(out[j] - z * band.se[j]);
+    band.upper.push_back(out[j] + z * band.se[j]);
+  }
+  return band;
+}
+
+Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* loo) const {
+  if (map_) throw ParameterError("derivative", "not with a learned metric (--metric full): its slopes are along A's rows");
+  const std::size_t d = engine_.bandwidth().size();
+  Slopes out;
+  out.slope.resize(m * d);
+  if (!loo) {
+    engine_.slopes(q, m, out.slope.data());
+    return out;
+  }
+  std::vector<double> l2(m * d), r2, f(m), sigma2(m);
+  engine_.slopes(q, m, out.slope.data(), l2.data());
+  for (double r : loo->residual) r2.push_back(r * r);
+  engine_.predict_detail(q, m, r2, f.data(), nullptr, sigma2.data());
+  out.se.resize(m * d);
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::sqrt(sigma2[j] * l2[j * d + k]);
+  return out;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,125 @@
+#include "nwreg/engine/kd_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace nwreg {
+
+KdTree::KdTree(const double* x, std::size_t n, std::size_t d, std::size_t leaf)
+    : n_(n), d_(d), leaf_(std::max<std::size_t>(leaf, 1)) {
+  order_.resize(n);
+  std::iota(order_.begin(), order_.end(), std::uint32_t{0});
+  nodes_.reserve(2 * (n / leaf_ + 1));
+  if (n > 0) build(order_, x, 0, n);
+}
+
+std::uint32_t KdTree::build(std::vector<std::uint32_t>& idx, const double* x, std::size_t lo, std::size_t hi) {
+  const auto id = static_cast<std::uint32_t>(nodes_.size());
+  nodes_.push_back({lo, hi, 0, 0});
+  box_.resize(box_.size() + 2 * d_);
+  double* mn = &box_[id * 2 * d_];
+  double* mx = mn + d_;
+  std::size_t widest = 0;
+  for (std::size_t k = 0; k < d_; ++k) {
+    mn[k] = std::numeric_limits<double>::infinity();
+    mx[k] = -mn[k];
+    for (std::size_t p = lo; p < hi; ++p) {
+      const double v = x[k * n_ + idx[p]];
+      mn[k] = std::min(mn[k], v);
+      mx[k] = std::max(mx[k], v);
+    }
+    if (mx[k] - mn[k] > mx[widest] - mn[widest]) widest = k;
+  }
+  if (hi - lo <= leaf_ || !(mx[widest] > mn[widest])) return id;  // a leaf, or keys all equal
+  const std::size_t mid = lo + (hi - lo) / 2;
+  const double* col = x + widest * n_;
+  std::nth_element(idx.begin() + static_cast<std::ptrdiff_t>(lo), idx.begin() + static_cast<std::ptrdiff_t>(mid),
+                   idx.begin() + static_cast<std::ptrdiff_t>(hi), [&](std::uint32_t a, std::uint32_t b) {
+                     return col[a] < col[b] || (col[a] == col[b] && a < b);
+                   });
+  const std::uint32_t left = build(idx, x, lo, mid);
+  const std::uint32_t right = build(idx, x, mid, hi);
+  nodes_[id].left = left;
+  nodes_[id].right = right;
+  return id;
+}
+
+double KdTree::box_distance(std::uint32_t node, const double* q, const double* inv_h, Norm norm) const {
+  const double* mn = &box_[node * 2 * d_];
+  const double* mx = mn + d_;
+  double s = 0;
+  for (std::size_t k = 0; k < d_; ++k) {
+    const double g = std::max({mn[k] - q[k], q[k] - mx[k], 0.0}) * inv_h[k];
+    s = norm == Norm::l2 ? s + g * g : norm == Norm::l1 ? s + g : std::max(s, g);
+  }
+  return s;
+}
+
+double KdTree::key_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const {
+  double s = 0;
+  for (std::size_t k = 0; k < d_; ++k) {
+    const double g = std::abs(x_[k * n_ + i] - q[k]) * inv_h[k];
+    s = norm == Norm::l2 ? s + g * g : norm == Norm::l1 ? s + g : std::max(s, g);
+  }
+  return s;
+}
+
+void KdTree::ranges(const double* q, const double* inv_h, Norm norm, double bound,
+                    std::vector<std::pair<std::size_t, std::size_t>>& out) const {
+  if (nodes_.empty()) return;
+  std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
+  int top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const std::uint32_t id = stack[--top];
+    if (box_distance(id, q, inv_h, norm) > bound) continue;
+    const Node& nd = nodes_[id];
+    if (nd.left == 0) {
+      if (!out.empty() && out.back().second == nd.lo)
+        out.back().second = nd.hi;  // adjacent leaves: one range
+      else
+        out.emplace_back(nd.lo, nd.hi);
+      continue;
+    }
+    stack[top++] = nd.right;  // left first: ranges in increasing order
+    stack[top++] = nd.left;
+  }
+}
+
+std::size_t KdTree::nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const {
+  dmin = std::numeric_limits<double>::infinity();
+  std::size_t best = skip == 0 ? 1 : 0;
+  std::uint32_t stack[128];
+  int top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const std::uint32_t id = stack[--top];
+    if (box_distance(id, q, inv_h, norm) > dmin) continue;
+    const Node& nd = nodes_[id];
+    if (nd.left == 0) {
+      for (std::size_t i = nd.lo; i < nd.hi; ++i) {
+        if (i == skip) continue;
+        const double r = key_distance(i, q, inv_h, norm);
+        if (r < dmin || (r == dmin && order_[i] < order_[best])) {  // ties: the first key as given
+          dmin = r;
+          best = i;
+        }
+      }
+      continue;
+    }
+    // The nearer child last on the stack: visited first.
+    const double dl = box_distance(nd.left, q, inv_h, norm), dr = box_distance(nd.right, q, inv_h, norm);
+    if (dl <= dr) {
+      stack[top++] = nd.right;
+      stack[top++] = nd.left;
+    } else {
+      stack[top++] = nd.left;
+      stack[top++] = nd.right;
+    }
+  }
+  return best;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,54 @@
+#pragma once
+/// A k-d tree over keys with several columns, for exact pruning: the keys are permuted into
+/// leaf order, so that each leaf is a contiguous range of the engine's column arrays and the
+/// loops over it vectorise (kernel_nd.h). Each node keeps the bounding box of its keys. A query
+/// asks for the leaves whose box lies within a distance of it, measured in bandwidths:
+///
+///   L2: sum_k (gap_k / h_k)^2,  L1: sum_k gap_k / h_k,  Linf: max_k gap_k / h_k,
+///
+/// gap_k the distance from q_k to the box's interval in column k (0 inside), and for the key
+/// nearest it. Distances are plain sums of rounded terms: callers widen bounds by a margin.
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "nwreg/kernel/kernels.h"
+
+namespace nwreg {
+
+class KdTree {
+ public:
+  KdTree() = default;
+  /// Builds over n keys given by column (column k at x + k * n). order()[p] is the key at leaf
+  /// position p; `leaf` keys per leaf at most.
+  KdTree(const double* x, std::size_t n, std::size_t d, std::size_t leaf = 64);
+  const std::vector<std::uint32_t>& order() const { return order_; }
+  /// Must be called after the keys are stored in leaf order (x by column, n x d).
+  void attach(const double* x) { x_ = x; }
+
+  /// Appends to out each leaf range [lo, hi) whose box lies within distance `bound` of q.
+  void ranges(const double* q, const double* inv_h, Norm norm, double bound,
+              std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+  /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
+  /// Of keys at the same distance, the first in the order the keys were given.
+  std::size_t nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const;
+
+ private:
+  struct Node {
+    std::size_t lo = 0, hi = 0;
+    std::uint32_t left = 0, right = 0;  // children; 0 for a leaf (the root is never a child)
+  };
+  std::uint32_t build(std::vector<std::uint32_t>& idx, const double* x, std::size_t lo, std::size_t hi);
+  double box_distance(std::uint32_t node, const double* q, const double* inv_h, Norm norm) const;
+  double key_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const;
+
+  std::size_t n_ = 0, d_ = 0, leaf_ = 64;
+  std::vector<Node> nodes_;
+  std::vector<double> box_;  // per node: d minima, then d maxima
+  std::vector<std::uint32_t> order_;
+  const double* x_ = nullptr;
+};
+
+}  // namespace nwreg

@@ -1,0 +1,332 @@
+#include "nwreg/io/writers.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/model/model.h"
+#include "nwreg/base/numbers.h"
+
+namespace nwreg {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+
+
+ColumnKind kind_of(const std::vector<ColumnKind>& kinds, std::size_t k) {
+  return k < kinds.size() ? kinds[k] : ColumnKind::number;
+}
+
+const Levels* levels_of(const std::vector<Levels>& levels, std::size_t k) {
+  return k < levels.size() && levels[k].size() ? &levels[k] : nullptr;
+}
+
+// An x value: a number, an ISO 8601 stamp (in quotes for JSON), or a categorical column's
+// label (a JSON string, or a CSV field quoted where it must be; an ordered column of numbers
+// writes the number).
+void append_x(std::string& buf, double v, ColumnKind kind, const Levels* levels, bool json, char sep = ',') {
+  if (levels && is_categorical(kind) && !levels->numeric) {
+    const std::string& label = levels->label(v);
+    buf += json ? Json(label).dump(-1, ' ', false, Json::error_handler_t::replace) : csv_field(label, sep);
+    return;
+  }
+  if (!is_time(kind)) return append_double(buf, v);
+  if (json) buf += '"';
+  append_instant(buf, v, kind == ColumnKind::date);
+  if (json) buf += '"';
+}
+
+// A point for JSON: its value when d = 1, else [v1,v2,...].
+void append_point(std::string& buf, const double* p, std::size_t d, const std::vector<ColumnKind>& kinds,
+                  const std::vector<Levels>& levels) {
+  if (d == 1) return append_x(buf, p[0], kind_of(kinds, 0), levels_of(levels, 0), true);
+  buf += '[';
+  for (std::size_t k = 0; k < d; ++k) {
+    if (k) buf += ',';
+    append_x(buf, p[k], kind_of(kinds, k), levels_of(levels, k), true);
+  }
+  buf += ']';
+}
+
+}  // namespace
+
+Format parse_format(const std::string& text, const std::string& option) {
+  if (text == "csv") return Format::csv;
+  if (text == "tsv") return Format::tsv;
+  if (text == "json") return Format::json;
+  if (text == "jsonl") return Format::jsonl;
+  throw UsageError(option + ": unknown format " + quote(text) + " (known: csv, tsv, json, jsonl)");
+}
+
+char separator(Format format) { return format == Format::tsv ? '\t' : ','; }
+
+bool has_extension(std::string_view path, std::string_view ext) {
+  if (path.size() < ext.size()) return false;
+  const std::string_view tail = path.substr(path.size() - ext.size());
+  return std::equal(tail.begin(), tail.end(), ext.begin(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+}
+
+Format format_for_path(const std::string& path, Format fallback) {
+  if (has_extension(path, ".csv")) return Format::csv;
+  if (has_extension(path, ".tsv")) return Format::tsv;
+  if (has_extension(path, ".json")) return Format::json;
+  if (has_extension(path, ".jsonl") || has_extension(path, ".ndjson")) return Format::jsonl;
+  return fallback;
+}
+
+WeightsLayout parse_layout(const std::string& text) {
+  if (text == "wide") return WeightsLayout::wide;
+  if (text == "long") return WeightsLayout::long_;
+  throw ParameterError("weights_layout", "unknown layout " + quote(text) + " (known: wide, long)");
+}
+
+std::string csv_field(const std::string& text, char sep) {
+  const bool quote = text.find_first_of(std::string("\"\r\n") + sep) != std::string::npos ||
+                     (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                                        std::isspace(static_cast<unsigned char>(text.back()))));
+  if (!quote) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+
+
+PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model& model, Columns columns,
+                                   bool header)
+    : out_(out), format_(format), columns_(std::move(columns)) {
+  const char sep = separator(format_);
+  if (format_ == Format::csv || format_ == Format::tsv) {
+    if (!header) return;
+    bool first = true;
+    for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
+      for (const auto& name : *names) {
+        if (!first) buf_ += sep;
+        buf_ += csv_field(name, sep);
+        first = false;
+      }
+    buf_ += '\n';
+    return;
+  }
+  for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
+    for (const auto& name : *names)
+      keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + (format_ == Format::json ? ": " : ":"));
+  if (format_ == Format::json) {
+    json_.emplace(out_);
+    write_model_fields(*json_, model);
+    json_->begin_array("predictions");
+  }
+}
+
+namespace {
+
+// Whether `t` is a JSON number as written (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?): such
+// text goes into JSON unchanged; anything else ("007", "+4", "inf") as a string.
+bool json_number(std::string_view t) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') ++i;
+  else if (!digits()) return false;
+  if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == t.size();
+}
+
+}  // namespace
+
+void PredictionWriter::append_kept(std::string_view text) {
+  if (format_ == Format::csv || format_ == Format::tsv) buf_ += csv_field(std::string(text), separator(format_));
+  else if (json_number(text)) buf_ += text;  // as read, digit for digit
+  else buf_ += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void PredictionWriter::row(const std::string_view* kept, const double* x, const double* values) {
+  ++rows_;
+  for (std::size_t c = 0; c < columns_.values.size(); ++c)
+    if (!std::isfinite(values[c])) throw DataError(columns_.values[c] + " " + std::to_string(rows_) + " is not finite");
+  const bool csv = format_ == Format::csv || format_ == Format::tsv;
+  const char* between = csv ? "" : format_ == Format::json ? ", " : ",";
+  if (format_ == Format::json) buf_.clear();  // JSON: the record is one array element
+  std::size_t key = 0;
+  bool first = true;
+  auto next = [&] {
+    if (csv) {
+      if (!first) buf_ += separator(format_);
+    } else {
+      if (!first) buf_ += between;
+      buf_ += keys_[key];
+    }
+    ++key;
+    first = false;
+  };
+  if (!csv) buf_ += '{';
+  for (std::size_t c = 0; c < columns_.kept.size(); ++c) next(), append_kept(kept[c]);
+  for (std::size_t k = 0; k < columns_.x.size(); ++k)
+    next(), append_x(buf_, x[k], kind_of(columns_.kinds, k), levels_of(columns_.levels, k), !csv, separator(format_));
+  for (std::size_t c = 0; c < columns_.values.size(); ++c) next(), append_double(buf_, values[c]);
+  if (format_ == Format::json) {
+    buf_ += '}';
+    json_->element(buf_);
+    buf_.clear();
+    return;
+  }
+  buf_ += csv ? "\n" : "}\n";
+  if (buf_.size() > (1 << 16)) {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    check_stream(out_);
+    buf_.clear();
+  }
+}
+
+void PredictionWriter::flush() {
+  out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  buf_.clear();
+  out_.flush();
+  check_stream(out_);
+}
+
+void PredictionWriter::finish() {
+  if (json_) {
+    json_->end_array();
+    json_->finish();
+    return;
+  }
+  flush();
+}
+
+WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout layout,
+                             const Dataset& train, const double* queries, std::size_t m, std::size_t first,
+                             bool header, std::vector<ColumnKind> kinds)
+    : out_(out), format_(format), layout_(layout), train_(train),
+      queries_(queries), m_(m), first_(first), kinds_(std::move(kinds)) {
+  const std::size_t n = train.n, d = train.d;
+  const char sep = separator(format_);
+  if (format_ == Format::jsonl) {
+    buf_.clear();
+    for (const auto& name : train.x_names) x_keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
+  } else if (format_ != Format::json) {
+    if (!header) {
+      buf_.clear();
+    } else if (layout_ == WeightsLayout::long_) {
+      buf_ = std::string("query") + sep + "key" + sep + "weight\n";
+    } else {
+      for (const auto& name : train.x_names) buf_ += csv_field(name, sep) + sep;
+      for (std::size_t i = 0; i < n; ++i) buf_ += "k" + std::to_string(i + 1) + (i + 1 < n ? sep : '\n');
+    }
+  } else if (layout_ == WeightsLayout::long_) {
+    buf_ = "[";
+  } else {
+    buf_ = "{\n  \"x_columns\": " + Json(train.x_names).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n  \"queries\": [";
+    for (std::size_t j = 0; j < m; ++j) {
+      if (j) buf_ += ',';
+      append_point(buf_, queries + j * d, d, kinds_, train.levels);
+    }
+    buf_ += "],\n  \"keys\": [";
+    std::vector<ColumnKind> key_kinds;
+    for (std::size_t k = 0; k < d; ++k) key_kinds.push_back(output_kind(train.kind(k), train.x.data() + k, n, d));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) buf_ += ',';
+      append_point(buf_, train.row(i), d, key_kinds, train.levels);
+    }
+    buf_ += "],\n  \"weights\": [";
+  }
+  out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  check_stream(out_);
+}
+
+void WeightsWriter::row(std::size_t j, const double* a) {
+  const std::size_t n = train_.n, d = train_.d;
+  const char sep = separator(format_);
+  buf_.clear();
+  if (format_ == Format::jsonl && layout_ == WeightsLayout::wide) {
+    // {"x": 2.4, "weights": [...]}: the query's coordinates by name, then its row.
+    buf_ += '{';
+    for (std::size_t k = 0; k < d; ++k) {
+      buf_ += x_keys_[k];
+      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), true);
+      buf_ += ',';
+    }
+    buf_ += "\"weights\":[";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) buf_ += ',';
+      append_double(buf_, a[i]);
+    }
+    buf_ += "]}\n";
+  } else if (format_ == Format::jsonl) {
+    const std::string q = "{\"query\":" + std::to_string(first_ + j + 1) + ",\"key\":";
+    for (std::size_t i = 0; i < n; ++i) {
+      buf_ += q;
+      buf_ += std::to_string(i + 1);
+      buf_ += ",\"weight\":";
+      append_double(buf_, a[i]);
+      buf_ += "}\n";
+    }
+  } else if (format_ != Format::json && layout_ == WeightsLayout::wide) {
+    for (std::size_t k = 0; k < d; ++k) {
+      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), false, sep);
+      buf_ += sep;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      append_double(buf_, a[i]);
+      buf_ += i + 1 < n ? sep : '\n';
+    }
+  } else if (format_ != Format::json) {
+    const std::string q = std::to_string(first_ + j + 1) + sep;
+    for (std::size_t i = 0; i < n; ++i) {
+      buf_ += q;
+      buf_ += std::to_string(i + 1);
+      buf_ += sep;
+      append_double(buf_, a[i]);
+      buf_ += '\n';
+    }
+  } else if (layout_ == WeightsLayout::wide) {
+    buf_ += j ? ",\n    [" : "\n    [";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) buf_ += ',';
+      append_double(buf_, a[i]);
+    }
+    buf_ += ']';
+  } else {
+    const std::string q = "{\"query\": " + std::to_string(first_ + j + 1) + ", \"key\": ";
+    for (std::size_t i = 0; i < n; ++i) {
+      buf_ += (j || i) ? ",\n  " : "\n  ";
+      buf_ += q;
+      buf_ += std::to_string(i + 1);
+      buf_ += ", \"weight\": ";
+      append_double(buf_, a[i]);
+      buf_ += '}';
+    }
+  }
+  out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  check_stream(out_);
+}
+
+void WeightsWriter::finish() {
+  if (format_ == Format::json) {
+    if (layout_ == WeightsLayout::long_) out_ << (m_ ? "\n]\n" : "]\n");
+    else out_ << (m_ ? "\n  ]\n}\n" : "]\n}\n");
+  }
+  out_.flush();
+  check_stream(out_);
+}
+
+}  // namespace nwreg

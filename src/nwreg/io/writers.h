@@ -1,0 +1,114 @@
+#pragma once
+/// Output formats: predictions and attention weights as CSV or JSON, written to any stream.
+/// Every number is written in its shortest round-trip form; rows are formatted into a buffer
+/// and written whole, and the stream is checked after each so a failed write stops at once.
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include <optional>
+
+
+#include "nwreg/base/json_writer.h"
+#include "nwreg/data/dataset.h"
+#include "nwreg/base/timestamp.h"
+
+namespace nwreg {
+
+struct Model;
+
+enum class Format {
+  csv,   //!< a header row, then one row per query
+  tsv,   //!< as csv, tab-separated
+  json,  //!< one object: the model's fields and the predictions as records
+  jsonl  //!< one compact JSON object per query and line, nothing else (streams, shards)
+};
+enum class WeightsLayout {
+  wide,  //!< one row per query: its coordinates, then one weight per training point
+  long_  //!< one (query, key, weight) row per pair
+};
+
+/// "csv", "tsv", "json" or "jsonl"; throws UsageError naming `option` otherwise.
+Format parse_format(const std::string& text, const std::string& option);
+/// Whether `path` ends in `ext` (".svg"), any case.
+bool has_extension(std::string_view path, std::string_view ext);
+/// The format a path's name asks for (any case): .csv, .tsv, .json, .jsonl or .ndjson; else
+/// `fallback`.
+Format format_for_path(const std::string& path, Format fallback);
+/// The field separator of csv (',') and tsv ('\t').
+char separator(Format format);
+WeightsLayout parse_layout(const std::string& text);
+
+/// One CSV field, quoted when it holds the separator, a quote, a line break or outer blanks.
+std::string csv_field(const std::string& text, char sep = ',');
+
+
+
+/// Writes predictions row by row, as they are computed. CSV/TSV: a header, then a row per
+/// query; JSON: the model's fields, then "predictions": [records]; JSONL: one record per line.
+/// Each row holds the kept columns (text copied from the input, --keep), the query's x (an ISO
+/// 8601 stamp for a time column, a JSON string) and the value columns (prediction; se, lower,
+/// upper; y and residual for fitted values).
+class PredictionWriter {
+ public:
+  struct Columns {
+    std::vector<std::string> kept;    //!< names of columns copied from the input
+    std::vector<std::string> x;       //!< x column names
+    std::vector<ColumnKind> kinds;    //!< how each x is written (empty = numbers); a date column
+                                      //!< writes whole days as dates, other instants as date-times
+    std::vector<std::string> values;  //!< value column names
+    std::vector<Levels> levels;       //!< categorical columns' levels, written as labels (empty = none)
+  };
+  /// `header` = false leaves out the CSV/TSV header (for shards after the first); JSON always
+  /// has its fields.
+  PredictionWriter(std::ostream& out, Format format, const Model& model, Columns columns, bool header = true);
+  /// One row: kept[0..kept columns), x[0..d), values[0..value columns). Throws DataError for a
+  /// value that is not finite, naming its column and row.
+  void row(const std::string_view* kept, const double* x, const double* values);
+  /// Writes out the rows buffered so far and flushes the stream (for readers waiting on a pipe).
+  void flush();
+  /// Ends the output (JSON's closing brackets) and flushes.
+  void finish();
+
+ private:
+  void append_kept(std::string_view text);
+  std::ostream& out_;
+  Format format_;
+  Columns columns_;
+  std::optional<JsonObjectWriter> json_;
+  std::vector<std::string> keys_;  // JSON and JSONL: each column's "name": text
+  std::string buf_;
+  std::size_t rows_ = 0;
+};
+
+/// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
+class WeightsWriter {
+ public:
+  /// csv and tsv write a table, json one object, jsonl a line per query (wide: its coordinates
+  /// and "weights") or per pair (long: "query", "key", "weight"). `first` numbers the queries
+  /// from first + 1 in the long layout, and `header` = false leaves out the CSV/TSV header: for
+  /// the second and later shards. `kinds` say how the queries' x are written (as in
+  /// PredictionWriter; empty = numbers); the keys' follow the training data.
+  WeightsWriter(std::ostream& out, Format format, WeightsLayout layout, const Dataset& train,
+                const double* queries, std::size_t m, std::size_t first = 0, bool header = true,
+                std::vector<ColumnKind> kinds = {});
+  /// Row i of the matrix (n weights); rows must come in order 0..m-1.
+  void row(std::size_t i, const double* a);
+  void finish();
+
+ private:
+  std::ostream& out_;
+  Format format_;
+  WeightsLayout layout_;
+  const Dataset& train_;
+  const double* queries_;
+  std::size_t m_;
+  std::size_t first_;
+  std::string buf_;
+  std::vector<std::string> x_keys_;  // jsonl: "<x column>": per column
+  std::vector<ColumnKind> kinds_;    // the queries' x
+};
+
+}  // namespace nwreg

@@ -1,0 +1,366 @@
+#include "nwreg/kernel/kernel_nd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "nwreg/base/simd.h"
+
+namespace nwreg::kernel {
+namespace {
+
+// sum over i in [0, n) of f(i), in `lanes` partial sums added in a fixed order.
+template <class F>
+[[gnu::always_inline]] inline double lane_sum(std::size_t n, const F& f) {
+  double acc[lanes] = {};
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int l = 0; l < lanes; ++l) acc[l] += f(i + l);
+  double s = 0;
+  for (int l = 0; l < lanes; ++l) s += acc[l];
+  for (; i < n; ++i) s += f(i);
+  return s;
+}
+
+// The Gaussian's term per column as kernel1d computes it, (x - x_b)((x - q) + D) K2 with
+// D = x_b - q and K2 = -log2(e) / (2 h^2): no guards, valid when no inf can meet a 0 (keys
+// and q within 4e307, K2 a normal number). Up to 8 columns.
+struct FastGaussian {
+  bool on = false;
+  double D[8], K2[8];
+  FastGaussian(const Keys& keys, const double* q, const double* xb, const double* inv_h) {
+    if (!keys.bounded || keys.d > 8) return;
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      if (keys.category(k)) continue;
+      D[k] = xb[k] - q[k];
+      K2[k] = -0.5 * kernels::log2e * inv_h[k] * inv_h[k];
+      if (!(std::abs(q[k]) <= 4e307) || !std::isnormal(K2[k])) return;  // no inf * 0
+    }
+    on = true;
+  }
+};
+
+// The weights of keys [a, a + m) into out[0..m).
+template <class K>
+[[gnu::always_inline]] inline void block_weights(const Keys& keys, std::size_t a, std::size_t m, const double* q,
+                                                 const double* xb, const double* inv_h, const FastGaussian& fast,
+                                                 double* out, double ref) {
+  const double* w = keys.w ? keys.w + a : nullptr;
+  if (keys.inv_s) {  // adaptive: each key its own bandwidths and normalisation
+    const double* is = keys.inv_s + a;
+    const double* ln = keys.lognorm + a;
+    if constexpr (K::compact) {
+      for (std::size_t i = 0; i < m; ++i) out[i] = (w ? w[i] : 1.0) * std::exp2(ln[i]);
+    } else {
+      for (std::size_t i = 0; i < m; ++i) out[i] = ln[i] - ref;
+    }
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], ih = inv_h[k];
+      const Category* c = keys.category(k);
+      for (std::size_t i = 0; i < m; ++i) {
+        if constexpr (K::compact)
+          out[i] *= c ? std::exp2(-c->cost(x[i] - qk)) : K::value((x[i] - qk) * ih * is[i]);
+        else
+          out[i] += c ? -c->cost(x[i] - qk) : K::term(x[i], qk, qk, ih * is[i]);
+      }
+    }
+    if constexpr (!K::compact) {
+      for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
+      if (w)
+        for (std::size_t i = 0; i < m; ++i) out[i] *= w[i];
+    }
+    return;
+  }
+  if constexpr (K::compact) {
+    if (w)
+      std::copy_n(w, m, out);
+    else
+      std::fill_n(out, m, 1.0);
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], ih = inv_h[k];
+      if (const Category* c = keys.category(k))
+        for (std::size_t i = 0; i < m; ++i) out[i] *= std::exp2(-c->cost(x[i] - qk));
+      else
+        for (std::size_t i = 0; i < m; ++i) out[i] *= K::value((x[i] - qk) * ih);
+    }
+  } else {
+    std::fill_n(out, m, 0.0);
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], bk = xb[k], ih = inv_h[k];
+      if (const Category* c = keys.category(k)) {
+        const double cb = c->cost(bk - qk);  // b is nearest counting this cost: no exponent > 0
+        for (std::size_t i = 0; i < m; ++i) out[i] += cb - c->cost(x[i] - qk);
+      } else if (std::is_same_v<K, kernels::Gaussian> && fast.on) {
+        const double D = fast.D[k], K2 = fast.K2[k];
+        for (std::size_t i = 0; i < m; ++i) out[i] += (x[i] - bk) * ((x[i] - qk) + D) * K2;
+      } else {
+        for (std::size_t i = 0; i < m; ++i) out[i] += K::term(x[i], bk, qk, ih);
+      }
+    }
+    for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
+    if (w)
+      for (std::size_t i = 0; i < m; ++i) out[i] *= w[i];
+  }
+}
+
+template <class K, bool HasY, bool Grad, bool Moments>
+[[gnu::always_inline]] inline double fill_impl(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
+                                               const double* xb, const double* inv_h, double* e, const Targets& sums) {
+  double s0 = 0, s1 = 0;
+  const FastGaussian fast(keys, q, xb, inv_h);
+  for (std::size_t a = lo; a < hi; a += block) {
+    const std::size_t m = std::min(block, hi - a);
+    double* out = e + a;
+    block_weights<K>(keys, a, m, q, xb, inv_h, fast, out, sums.ref);
+    s0 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i]; });
+    if constexpr (HasY) {
+      const double* y = sums.y + a;
+      const double yb = sums.yb;
+      s1 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * (y[i] - yb); });
+      if constexpr (Grad) {
+        for (std::size_t k = 0; k < keys.d; ++k) {
+          double g[block];
+          const double* x = keys.column(k) + a;
+          const double qk = q[k], bk = xb[k], ih = inv_h[k];
+          if (const Category* c = keys.category(k))
+            for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * c->gain * c->steps(x[i] - qk) : 0.0;
+          else
+            for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * K::dlog(x[i], bk, qk, ih) : 0.0;
+          sums.t[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i]; });
+          sums.v[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i] * (y[i] - yb); });
+        }
+      }
+      if constexpr (Moments) {
+        // z rows: 1, then (x_k - q_k) / h_k, set to 0 where e = 0 (where z may overflow: no
+        // inf * 0 in the sums, which then need no guards); S_cr += sum e z_c z_r,
+        // tz_c += sum e z_c (y - yb).
+        const std::size_t p = keys.p();
+        std::fill_n(sums.z, m, 1.0);
+        for (std::size_t k = 0; k < keys.d; ++k) {
+          const double* x = keys.column(k) + a;
+          double* z = sums.z + (k + 1) * block;
+          const double qk = q[k], ih = keys.z_scale(k, inv_h);
+          if (ih == 0)  // a categorical column out of the polynomial
+            std::fill_n(z, m, 0.0);
+          else
+            for (std::size_t i = 0; i < m; ++i) z[i] = out[i] != 0 ? (x[i] - qk) * ih : 0.0;
+        }
+        for (std::size_t r = keys.d + 1; r < p; ++r) {  // higher monomials
+          const double* a = sums.z + keys.design->parent[r] * block;
+          const double* b = sums.z + (keys.design->col[r] + 1) * block;
+          double* z = sums.z + r * block;
+          for (std::size_t i = 0; i < m; ++i) z[i] = a[i] * b[i];
+        }
+        for (std::size_t c = 0; c < p; ++c) {
+          const double* zc = sums.z + c * block;
+          sums.tz[c] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * zc[i] * (y[i] - yb); });
+          for (std::size_t r = 0; r <= c; ++r) {
+            const double* zr = sums.z + r * block;
+            sums.S[c * p + r] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * zc[i] * zr[i]; });
+          }
+        }
+      }
+    }
+  }
+  if constexpr (HasY) *sums.s1 += s1;
+  return s0;
+}
+
+template <class K>
+[[gnu::always_inline]] inline std::size_t nearest_impl(const Keys& keys, std::size_t lo, std::size_t hi,
+                                                       std::size_t skip, const double* q, const double* inv_h,
+                                                       double& rmin) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  rmin = inf;
+  std::size_t best = lo == skip ? lo + 1 : lo;  // when every distance is +inf
+  for (std::size_t a = lo; a < hi; a += block) {
+    const std::size_t m = std::min(block, hi - a);
+    double r[block];
+    std::fill_n(r, m, 0.0);
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], ih = inv_h[k];
+      if (const Category* c = keys.category(k)) {
+        for (std::size_t i = 0; i < m; ++i) r[i] += kernels::distance_per_log2<K> * c->cost(x[i] - qk);
+        continue;
+      }
+      if (keys.inv_s) {  // adaptive: each key's own scale
+        const double* is = keys.inv_s + a;
+        for (std::size_t i = 0; i < m; ++i) {
+          const double z = (x[i] - qk) * ih * is[i];
+          r[i] += K::l1 ? std::abs(z) : z * z;
+        }
+        continue;
+      }
+      for (std::size_t i = 0; i < m; ++i) {
+        const double z = (x[i] - qk) * ih;
+        r[i] += K::l1 ? std::abs(z) : z * z;
+      }
+    }
+    if (keys.inv_s && !K::compact)  // and its normalisation, as a distance of equal weight
+      for (std::size_t i = 0; i < m; ++i) r[i] -= kernels::distance_per_log2<K> * keys.lognorm[a + i];
+    if (skip >= a && skip < a + m) r[skip - a] = inf;
+    double mins[lanes];
+    std::fill_n(mins, lanes, inf);
+    std::size_t i = 0;
+    for (; i + lanes <= m; i += lanes)
+      for (int l = 0; l < lanes; ++l) mins[l] = std::min(mins[l], r[i + l]);
+    double low = inf;
+    for (int l = 0; l < lanes; ++l) low = std::min(low, mins[l]);
+    for (; i < m; ++i) low = std::min(low, r[i]);
+    if (low < rmin) {  // strictly: the first of equal keys stays
+      rmin = low;
+      best = a + static_cast<std::size_t>(std::find(r, r + m, low) - r);
+    }
+  }
+  return best;
+}
+
+// The factor (v_i - shift) * scale, or 1.
+template <bool Has>
+[[gnu::always_inline]] inline double at(const Factor& f, std::size_t i) {
+  if constexpr (Has)
+    return (f.v[i] - f.shift) * f.scale;
+  else
+    return 1.0;
+}
+
+// sum over i in [lo, hi) with e_i != 0 of e_i g_i a_i b_i, g_i = 1 or the kernel's dlog.
+template <bool A, bool B, class G>
+[[gnu::always_inline]] inline double dot_impl(std::size_t lo, std::size_t hi, const double* e, const Factor& a,
+                                              const Factor& b, const G& g) {
+  return lane_sum(hi - lo, [&](std::size_t j) NWREG_INLINE {
+    const std::size_t i = lo + j;
+    return e[i] != 0 ? e[i] * g(i) * at<A>(a, i) * at<B>(b, i) : 0.0;
+  });
+}
+
+template <class G>
+[[gnu::always_inline]] inline double dot_any(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b,
+                                             const G& g) {
+  if (!a.v) std::swap(a, b);
+  if (!a.v) return dot_impl<false, false>(lo, hi, e, a, b, g);
+  if (!b.v) return dot_impl<true, false>(lo, hi, e, a, b, g);
+  return dot_impl<true, true>(lo, hi, e, a, b, g);
+}
+
+}  // namespace
+
+NWREG_CLONES
+double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* xb,
+            const double* inv_h, double* e, const Targets& sums) {
+  return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    if (!sums.y) return fill_impl<K, false, false, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+    if (sums.S) return fill_impl<K, true, false, true>(keys, lo, hi, q, xb, inv_h, e, sums);
+    if (!sums.t) return fill_impl<K, true, false, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+    return fill_impl<K, true, true, false>(keys, lo, hi, q, xb, inv_h, e, sums);
+  });
+}
+
+NWREG_CLONES
+std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
+                    const double* q, const double* inv_h, double& rmin) {
+  return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    return nearest_impl<K>(keys, lo, hi, skip, q, inv_h, rmin);
+  });
+}
+
+NWREG_CLONES
+double dot(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b) {
+  return dot_any(lo, hi, e, a, b, [](std::size_t) NWREG_INLINE { return 1.0; });
+}
+
+NWREG_CLONES
+double dlog_dot(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
+                const double* xb, const double* inv_h, const double* e, Factor a, Factor b) {
+  const double* xk = keys.column(k);
+  const double qk = q[k], xbk = xb[k], inv_hk = inv_h[k];
+  if (const Category* c = keys.category(k))
+    return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE { return c->gain * c->steps(xk[i] - qk); });
+  return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE { return K::dlog(xk[i], xbk, qk, inv_hk); });
+  });
+}
+
+double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const double* q, const double* xb,
+            const double* inv_h) {
+  const double xi = keys.column(k)[i];
+  if (const Category* c = keys.category(k)) return c->gain * c->steps(xi - q[k]);
+  return visit_kernel(kernel, [&]<class K>(K) { return K::dlog(xi, xb[k], q[k], inv_h[k]); });
+}
+
+NWREG_CLONES
+void slope_weights(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, std::size_t hi, const double* q,
+                   const double* inv_h, const double* e, double* out) {
+  const double* x = keys.column(k);
+  const double qk = q[k], ih = inv_h[k];
+  visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    if (keys.inv_s)
+      for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih * keys.inv_s[i]) : 0.0;
+    else
+      for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih) : 0.0;
+  });
+}
+
+double log2_weight(Kernel kernel, const Keys& keys, std::size_t i, const double* q, const double* inv_h) {
+  return visit_kernel(kernel, [&]<class K>(K) {
+    double t = keys.lognorm ? keys.lognorm[i] : 0.0;
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double x = keys.column(k)[i];
+      if (const Category* c = keys.category(k)) t -= c->cost(x - q[k]);
+      else if constexpr (!K::compact) t += K::term(x, q[k], q[k], inv_h[k] * (keys.inv_s ? keys.inv_s[i] : 1.0));
+    }
+    return t;
+  });
+}
+
+NWREG_CLONES
+void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, const double* inv_h, const double* c,
+            double* out) {
+  std::fill(out + lo, out + hi, c[0]);
+  for (std::size_t k = 0; k < keys.d; ++k) {
+    const double* x = keys.column(k);
+    const double qk = q[k], ck = c[k + 1] * keys.z_scale(k, inv_h);
+    if (ck == 0) continue;
+    for (std::size_t i = lo; i < hi; ++i) out[i] += ck * (x[i] - qk);
+  }
+  const std::size_t p = keys.p();
+  if (p == keys.d + 1) return;
+  // Higher monomials, a key at a time: each row from its parent (rows come after their parents).
+  std::vector<double> z(p);
+  for (std::size_t i = lo; i < hi; ++i) {
+    z[0] = 1;
+    for (std::size_t k = 0; k < keys.d; ++k) z[k + 1] = (keys.column(k)[i] - q[k]) * keys.z_scale(k, inv_h);
+    double v = 0;
+    for (std::size_t r = keys.d + 1; r < p; ++r) {
+      z[r] = z[keys.design->parent[r]] * z[keys.design->col[r] + 1];
+      v += c[r] * z[r];
+    }
+    out[i] += v;
+  }
+}
+
+Design make_design(std::size_t d, std::size_t degree) {
+  Design g;
+  std::vector<std::uint32_t> last;  // each row's largest column (monomials in nondecreasing column order)
+  g.parent.push_back(0), g.col.push_back(0), last.push_back(0);
+  std::size_t from = 0, to = 1;  // the rows of the previous degree
+  for (std::size_t deg = 1; deg <= degree; ++deg) {
+    for (std::size_t r = from; r < to; ++r)
+      for (std::size_t k = deg == 1 ? 0 : last[r]; k < d; ++k) {
+        g.parent.push_back(static_cast<std::uint32_t>(r));
+        g.col.push_back(static_cast<std::uint32_t>(k));
+        last.push_back(static_cast<std::uint32_t>(k));
+      }
+    from = to;
+    to = g.parent.size();
+  }
+  g.p = g.parent.size();
+  return g;
+}
+
+}  // namespace nwreg::kernel

@@ -1,0 +1,624 @@
+#include "nwreg/learn/bandwidth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <string_view>
+#include <utility>
+
+#include "nwreg/engine/attention.h"
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/base/timestamp.h"
+#include "nwreg/learn/plugin.h"
+
+namespace nwreg {
+namespace {
+
+std::vector<ColumnStats> all_stats(const Dataset& data, const char* what) {
+  std::vector<ColumnStats> out;
+  for (std::size_t k = 0; k < data.d; ++k) {
+    out.push_back(column_stats(data, k));
+    if (out.back().sd == 0)
+      throw DataError(data.n < 2 ? std::string(what) + " needs at least 2 training rows, got " +
+                                       std::to_string(data.n)
+                                 : "all values of x column " + quote(data.x_names[k]) +
+                                       " are equal: " + what +
+                                       " cannot work; give --bandwidth H");
+  }
+  return out;
+}
+
+// Rules of thumb know continuous columns only.
+void no_categorical(const Dataset& data, const char* rule) {
+  for (std::size_t k = 0; k < data.d; ++k)
+    if (is_categorical(data.kind(k)))
+      throw DataError(std::string(rule) + " has no lambda for categorical column " + quote(data.x_names[k]) +
+                      ": learn the bandwidth, or give each column's value in --bandwidth");
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double a : v) m = std::max(m, std::abs(a));
+  return m;
+}
+
+std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
+  std::vector<double> h;
+  for (const auto& s : stats) h.push_back(c * s.sd);
+  return h;
+}
+
+// The objective (LOO or another criterion) over a fixed set of rows (all by default), in log h.
+class Objective {
+ public:
+  Objective(const Dataset& data, const FitOptions& options)
+      : engine_(data, options.engine), loss_(options.loss), criterion_(options.criterion),
+        min_neighbours_(options.min_neighbours), neighbour_rows_(options.neighbour_rows) {
+    for (std::size_t i = 0; i < data.n; ++i) keys_ += data.weight.empty() || data.weight[i] > 0;
+    // Leave-block-out below the spacing of x: each row's estimate is the nearest key beyond its
+    // block, which says nothing about the fit at that bandwidth (it interpolates).
+    if (options.engine.leave_out > 0 && data.d == 1) min_h_ = typical_spacing(data, 0);
+  }
+
+  /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
+  void use_rows(std::size_t count) {
+    rows_ = engine_.spread_rows(count == 0 ? std::numeric_limits<std::size_t>::max() : count);
+  }
+  std::size_t rows() const { return rows_.size(); }
+
+  /// The objective at h; +inf where a row has no other key in reach (compact kernels) or the
+  /// criterion is undefined.
+  LooResult at(const std::vector<double>& h, bool gradient) {
+    ++evaluations;
+    engine_.set_bandwidth(h);
+    if (criterion_ != Criterion::loo) {
+      const InSample fit = engine_.insample(gradient, &rows_);
+      if (!std::isfinite(fit.mse))
+        throw DataError("the residual sum of squares overflows: y values are too large to square");
+      return bounded(criterion_value(criterion_, fit, keys_, gradient), h);
+    }
+    LooResult r = engine_.loo(gradient, &rows_);
+    if (r.out_of_reach) return r;
+    if (!std::isfinite(r.mse))
+      throw DataError("the leave-one-out error overflows: y values are too large to square");
+    const double factor = loss_ == Loss::sum ? static_cast<double>(rows_.size()) : 1.0;
+    r.mse *= factor;
+    for (double& g : r.gradient) g *= factor;
+    return bounded(r, h);
+  }
+  double mean(double objective) const {
+    return loss_ == Loss::sum ? objective / static_cast<double>(rows_.size()) : objective;
+  }
+
+  int evaluations = 0;
+  /// The leave-one-out mean squared error at h over every row (for the report).
+  LooResult loo_at(const std::vector<double>& h) {
+    engine_.set_bandwidth(h);
+    return engine_.loo(false);
+  }
+
+ private:
+  Attention engine_;
+  Loss loss_;
+  Criterion criterion_;
+  double min_neighbours_;
+  std::size_t neighbour_rows_;
+  double keys_ = 0;
+  double min_h_ = 0;
+
+  // Out of bounds (+inf) below min_h_ or where the fit averages fewer than min_neighbours_
+  // neighbours.
+  LooResult bounded(LooResult r, const std::vector<double>& h) const {
+    if (h[0] < min_h_) r.mse = std::numeric_limits<double>::infinity();
+    if (min_neighbours_ <= 0 || !std::isfinite(r.mse)) return r;
+    double neighbours = 0;
+    try {
+      neighbours = engine_.loo_detail(neighbour_rows_, false).neighbours;
+    } catch (const DataError&) {  // a row no other key reaches: no neighbours to count
+    }
+    if (neighbours < min_neighbours_) r.mse = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  std::vector<std::size_t> rows_;
+};
+
+bool usable(const std::vector<double>& h) {
+  return std::all_of(h.begin(), h.end(), [](double v) {
+    return v > 0 && std::isfinite(v) && std::isfinite(1 / v);
+  });
+}
+
+// The descent's coordinates: theta_k = log h_k, and for a categorical column lambda_k =
+// min(e^theta_k, top_k), its kernel's range (levels.h): at the top, a gradient that points
+// beyond it counts as 0 (projected descent), so that a column best ignored converges there.
+struct Coordinates {
+  std::vector<double> top;  // per column: lambda's largest value, or 0 (continuous)
+
+  Coordinates(const Dataset& data, CategoricalKernel kernel) {
+    for (std::size_t k = 0; k < data.d; ++k)
+      top.push_back(is_categorical(data.kind(k)) ? lambda_max(kernel, data.kind(k), data.levels.at(k).size()) : 0.0);
+  }
+  std::vector<double> h(const std::vector<double>& theta) const {
+    std::vector<double> out;
+    for (std::size_t k = 0; k < theta.size(); ++k)
+      out.push_back(top[k] > 0 ? std::min(std::exp(theta[k]), top[k]) : std::exp(theta[k]));
+    return out;
+  }
+  std::vector<double> theta(const std::vector<double>& h) const {
+    std::vector<double> out;
+    for (double v : h) out.push_back(std::log(v));
+    return out;
+  }
+  // The engine's gradient in log h, projected: 0 where lambda is at its top and would rise.
+  void project(const std::vector<double>& h, std::vector<double>& gradient) const {
+    for (std::size_t k = 0; k < gradient.size(); ++k)
+      if (top[k] > 0 && h[k] >= top[k] && gradient[k] < 0) gradient[k] = 0;
+  }
+  bool categorical() const {
+    return std::any_of(top.begin(), top.end(), [](double t) { return t > 0; });
+  }
+};
+
+}  // namespace
+
+
+LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient) {
+  LooResult r;
+  const double t = fit.trace, inf = std::numeric_limits<double>::infinity();
+  if (criterion == Criterion::aicc) {
+    // log(RSS/n) + (n + tr) / (n - tr - 2); a perfect fit (constant y) is held at the
+    // smallest normal mse, so the penalty still decides.
+    const double mse = std::max(fit.mse, std::numeric_limits<double>::min()), room = n - t - 2;
+    r.mse = room > 0 ? std::log(mse) + (n + t) / room : inf;
+    if (gradient && room > 0)
+      for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
+        r.gradient.push_back(fit.d_mse[k] / mse + (2 * n - 2) / (room * room) * fit.d_trace[k]);
+  } else {
+    const double room = n - t;  // GCV = n RSS / (n - tr)^2 = n^2 mse / (n - tr)^2
+    r.mse = room > 0 ? n * n * fit.mse / (room * room) : inf;
+    if (gradient && room > 0)
+      for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
+        r.gradient.push_back(n * n * (fit.d_mse[k] / (room * room) + 2 * fit.mse * fit.d_trace[k] / (room * room * room)));
+  }
+  if (gradient && !std::isfinite(r.mse)) r.gradient.assign(fit.d_mse.size(), 0.0);
+  return r;
+}
+
+
+Descent line_search(std::vector<double> theta, const FitOptions& opt,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record) {
+  Descent res;
+  const std::size_t d = theta.size();
+  LooResult cur = eval(theta);
+  if (!std::isfinite(cur.mse) && cur.out_of_reach)
+    throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
+                    " training rows with no other key in reach (first: row " +
+                    std::to_string(cur.first_out_of_reach + 1) + "); start from a wider bandwidth");
+  if (!std::isfinite(cur.mse))
+    throw DataError("the start point of the descent is out of bounds (the criterion is undefined there, or the fit "
+                    "averages fewer than --min-neighbours neighbours); start from a wider bandwidth");
+  record(0, theta, cur.mse);
+
+  // Barzilai-Borwein step lengths proposed, Armijo backtracking accepting: no step can raise
+  // the loss, so the descent cannot diverge.
+  double step = opt.lr / std::max(max_abs(cur.gradient), std::numeric_limits<double>::min());
+  std::vector<double> prev_theta, prev_grad;
+  res.stop_reason = "epoch cap";
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    const double gmax = max_abs(cur.gradient);
+    if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0) {
+      res.converged = true;
+      res.stop_reason = "tolerance";
+      break;
+    }
+    if (!prev_theta.empty()) {
+      double ss = 0, sy = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double s = theta[k] - prev_theta[k], y = cur.gradient[k] - prev_grad[k];
+        ss += s * s;
+        sy += s * y;
+      }
+      if (sy > 0) step = ss / sy;
+    }
+    // No single step moves any parameter by more than 1 (for log h, a factor e); the scan
+    // found the basin.
+    step = std::min(step, 1.0 / gmax);
+    const double g2 = [&] {
+      double a = 0;
+      for (double g : cur.gradient) a += g * g;
+      return a;
+    }();
+    bool accepted = false;
+    std::vector<double> trial_theta(d);
+    LooResult trial;
+    for (int tries = 0; tries < 60 && step * gmax > 1e-15; ++tries, step /= 2) {
+      for (std::size_t k = 0; k < d; ++k) trial_theta[k] = theta[k] - step * cur.gradient[k];
+      trial = eval(trial_theta);  // +inf where unusable: rejected below
+      if (trial.mse <= cur.mse - 1e-4 * step * g2) {
+        accepted = true;
+        break;
+      }
+    }
+    if (!accepted) {
+      res.converged = true;
+      res.stop_reason = "no further decrease";
+      break;
+    }
+    double moved = 0;
+    for (std::size_t k = 0; k < d; ++k) moved = std::max(moved, std::abs(trial_theta[k] - theta[k]));
+    prev_theta = theta;
+    prev_grad = cur.gradient;
+    theta = trial_theta;
+    cur = trial;
+    res.epochs = epoch;
+    record(epoch, theta, cur.mse);
+    // A step that changed every parameter by tol or less: known to that precision.
+    if (moved <= opt.tol) {
+      res.converged = true;
+      res.stop_reason = "tolerance";
+      break;
+    }
+  }
+  res.theta = theta;
+  res.loss = cur.mse;
+  return res;
+}
+
+namespace {
+
+FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::vector<double>& h, Objective& obj,
+                  const std::function<void(const Epoch&)>& on_epoch) {
+  FitResult res;
+  auto eval = [&](const std::vector<double>& t) {
+    const auto trial_h = coords.h(t);
+    if (!usable(trial_h)) {
+      LooResult r;
+      r.mse = std::numeric_limits<double>::infinity();
+      return r;
+    }
+    LooResult r = obj.at(trial_h, true);
+    coords.project(trial_h, r.gradient);
+    return r;
+  };
+  auto record = [&](int epoch, const std::vector<double>& t, double loss) {
+    Epoch e{epoch, coords.h(t), loss, {}};
+    if (on_epoch) on_epoch(e);
+    record_epoch(res.history, std::move(e));
+  };
+  const Descent dsc = line_search(coords.theta(h), opt, eval, record);
+  res.bandwidth = coords.h(dsc.theta);
+  res.criterion = obj.mean(dsc.loss);
+  res.converged = dsc.converged;
+  res.stop_reason = dsc.stop_reason;
+  return res;
+}
+
+FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h, Objective& obj,
+              const std::function<void(const Epoch&)>& on_epoch) {
+  FitResult res;
+  const std::size_t d = data.d;
+  LooResult cur = obj.at(h, true);
+  if (cur.out_of_reach)
+    throw DataError("sgd: the start bandwidth leaves training row " + std::to_string(cur.first_out_of_reach + 1) +
+                    " with no other key in reach; start from a wider bandwidth");
+  record_epoch(res.history, {0, h, cur.mse, {}});
+  if (on_epoch) on_epoch(res.history.back());
+  std::vector<double> w(d);
+  for (std::size_t k = 0; k < d; ++k) w[k] = 1 / h[k];
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    for (std::size_t k = 0; k < d; ++k) {
+      if (opt.parameter == Parameter::log_h) {
+        h[k] = std::exp(std::log(h[k]) - opt.lr * cur.gradient[k]);
+      } else {
+        // theta = log h = -log|w|, so dL/dw = -(dL/dtheta) / w.
+        w[k] -= opt.lr * (-cur.gradient[k] / w[k]);
+        h[k] = 1 / std::abs(w[k]);
+      }
+    }
+    if (!usable(h))
+      throw DataError("sgd diverged at epoch " + std::to_string(epoch) + ": the bandwidth left the range of a double (" +
+                      format_double(h[0]) + "); lower --lr");
+    cur = obj.at(h, true);
+    if (cur.out_of_reach)
+      throw DataError("sgd: at epoch " + std::to_string(epoch) + " training row " +
+                      std::to_string(cur.first_out_of_reach + 1) + " has no other key in reach; lower --lr");
+    Epoch e{epoch, h, cur.mse, {}};
+    if (on_epoch) on_epoch(e);
+    record_epoch(res.history, std::move(e));
+  }
+  res.bandwidth = h;
+  res.criterion = obj.mean(cur.mse);
+  res.stop_reason = "epochs done";
+  return res;
+}
+
+}  // namespace
+
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option) {
+  BandwidthSpec spec;
+  if (text.empty() || text == "auto") return spec;
+  if (text == "silverman") spec.kind = BandwidthSpec::Kind::silverman;
+  else if (text == "scott") spec.kind = BandwidthSpec::Kind::scott;
+  else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
+  if (spec.kind != BandwidthSpec::Kind::learn) return spec;
+  if (text.rfind("knn:", 0) == 0 || text.rfind("adaptive:", 0) == 0) {
+    spec.kind = BandwidthSpec::Kind::knn;
+    spec.adaptive = text[0] == 'a';
+    const std::string k = text.substr(text.find(':') + 1);
+    if (k == "auto") return spec;
+    const auto v = parse_double(k);
+    if (!v || *v < 1 || *v != std::floor(*v) || *v > 1e9)
+      throw UsageError(option + ": " + (spec.adaptive ? "adaptive" : "knn") +
+                       ":K takes a whole number of neighbours K >= 1, or auto; got " + quote(text));
+    spec.knn = static_cast<std::size_t>(*v);
+    return spec;
+  }
+  spec.kind = BandwidthSpec::Kind::fixed;
+  std::string_view rest(text);
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string_view part = rest.substr(0, comma);
+    ParseFailure why{};
+    auto v = parse_double(part, &why);
+    const auto span = v ? std::nullopt : parse_duration(part, option);
+    if (span) v = span;
+    spec.timed.push_back(span.has_value());
+    if (!v) {
+      if (why == ParseFailure::not_a_number)
+        throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got " + quote(text));
+      throw UsageError(option + ": " + describe(why, part));
+    }
+    check_bandwidth({*v}, 1, option);
+    spec.values.push_back(*v);
+    if (comma == std::string_view::npos) return spec;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+std::vector<double> silverman_bandwidth(const Dataset& data) {
+  no_categorical(data, "Silverman's rule");
+  std::vector<double> h;
+  for (const auto& s : all_stats(data, "Silverman's rule")) {
+    const double spread = s.iqr > 0 ? std::min(s.sd, s.iqr / 1.34) : s.sd;
+    h.push_back(0.9 * spread * std::pow(static_cast<double>(data.n), -0.2));
+  }
+  return h;
+}
+
+std::vector<double> scott_bandwidth(const Dataset& data) {
+  no_categorical(data, "Scott's rule");
+  std::vector<double> h;
+  const double p = -1.0 / (4.0 + static_cast<double>(data.d));
+  for (const auto& s : all_stats(data, "Scott's rule"))
+    h.push_back(1.06 * s.sd * std::pow(static_cast<double>(data.n), p));
+  return h;
+}
+
+std::vector<double> scan_scales(const Dataset& data) {
+  const auto stats = all_stats(data, "learning the bandwidth");
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const auto& s : stats) {
+    lo = std::min(lo, 0.25 * s.min_gap / s.sd);
+    hi = std::max(hi, 4 * s.range / s.sd);
+  }
+  lo = std::max(lo, hi * 1e-8);  // at most eight decades
+  std::vector<double> c;
+  const int steps = static_cast<int>(std::ceil(10 * std::log10(hi / lo)));
+  for (int i = 0; i <= steps; ++i) c.push_back(lo * std::pow(hi / lo, double(i) / steps));
+  return c;
+}
+
+std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
+                                      const FitOptions& options) {
+  const auto g3 = format_g3;
+  std::vector<std::string> out;
+  std::string why;
+  // About 3, and at most half of the n - 1 there can be (4 rows: 1.5).
+  const double few = std::min(3.0, (static_cast<double>(data.n) - 1) / 2);
+  if (neighbours && *neighbours < few) why = g3(*neighbours) + " effective neighbours";
+  // One column: a bandwidth below the spacing of x leaves each point to itself. (With several,
+  // a narrow column can be an exact match on purpose while the others smooth.)
+  if (data.d == 1 && !fit.bandwidth.empty() && !is_categorical(data.kind(0))) {
+    const double spacing = typical_spacing(data, 0);
+    // A time column's figures in time units: "h = 1 h is below the typical spacing of "day", 1 d".
+    const auto show = is_time(data.kind(0)) ? format_duration : g3;
+    if (fit.bandwidth[0] < spacing)
+      why += (why.empty() ? "" : "; ") + std::string("h = ") + show(fit.bandwidth[0]) +
+             " is below the typical spacing of " + quote(data.x_names[0]) + ", " + show(spacing);
+  }
+  const std::size_t k = options.engine.leave_out;
+  if (!why.empty() && k == 0)
+    out.push_back("the fit nearly interpolates (" + why +
+                  "): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for "
+                  "a series with correlated errors, or --min-neighbours 5");
+  else if (!why.empty())
+    out.push_back("the fit nearly interpolates (" + why + ") even leaving out " + std::to_string(k) +
+                  " keys on each side: the curve steps from point to point. Try a larger --leave-out, --criterion "
+                  "aicc, --bandwidth plugin, or --min-neighbours 5");
+  if (fit.stop_reason == "epoch cap")
+    out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
+                  (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");
+  if (fit.scan_widest)
+    out.push_back("the criterion kept falling towards the widest bandwidth tried (4 times the x range): no "
+                  "structure found, the fit is close to a constant");
+  return out;
+}
+
+SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
+  SeriesCheck out;
+  if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
+  const std::size_t n = data.n;
+  std::vector<std::size_t> order(n);  // rows in x order
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return data.x[a] < data.x[b]; });
+  std::vector<double> gaps(n - 1);
+  for (std::size_t i = 1; i < n; ++i) gaps[i - 1] = data.x[order[i]] - data.x[order[i - 1]];
+  std::vector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  // Every gap a whole number of steps (within 1% of a step): a few missing points (at most 5% of
+  // the gaps longer than one step) leave a series a series.
+  std::size_t skips = 0;
+  out.evenly_spaced = median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
+    const double steps = std::round(g / median);
+    skips += steps > 1;
+    return steps >= 1 && std::abs(g - steps * median) <= 0.01 * median;
+  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps.size());
+  if (!out.evenly_spaced) return out;
+  double h = 0;
+  try {
+    h = plugin_bandwidth(data.x, data.y).bandwidth;
+  } catch (const DataError&) {
+    return out;  // no pilot, no test
+  }
+  out.pilot = true;
+  // The residuals of consecutive rows: every row up to series_rows; beyond, runs of three
+  // consecutive rows at series_runs places spread over x (the estimate's standard error is
+  // then about 1 / sqrt(series_runs), and the pilot costs the same at any n).
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // [first, last) in x order
+  if (n <= series_rows) {
+    runs.emplace_back(0, n);
+  } else {
+    for (std::size_t k = 0; k < series_runs; ++k) {
+      const std::size_t c = 1 + (2 * k + 1) * (n - 2) / (2 * series_runs);
+      runs.emplace_back(c - 1, c + 2);
+    }
+  }
+  std::vector<double> q;
+  for (const auto& [first, last] : runs)
+    for (std::size_t i = first; i < last; ++i) q.push_back(data.x[order[i]]);
+  EngineOptions engine(default_tolerance, pool);
+  engine.method = Method::local_linear;
+  std::vector<double> f(q.size());
+  Attention(data, {h}, engine).predict(q.data(), q.size(), f.data());
+  // Differences of the residuals in x order (x has no repeats, so the order is unique): for
+  // errors e with lag-1 correlation rho, d_i = e_(i+1) - e_i has lag-1 correlation -(1 - rho)/2,
+  // whatever the variance, and what the pilot fit left of the trend differences away.
+  std::vector<std::vector<double>> d;  // per run
+  double mean = 0;
+  std::size_t count = 0, at = 0;
+  for (const auto& [first, last] : runs) {
+    auto& dr = d.emplace_back();
+    for (std::size_t i = first; i < last; ++i, ++at)
+      if (i > first)
+        dr.push_back((data.y[order[i]] - f[at]) - (data.y[order[i - 1]] - f[at - 1]));
+    for (double v : dr) mean += v, ++count;
+  }
+  mean /= static_cast<double>(count);
+  double lag = 0, var = 0;
+  std::size_t lags = 0;
+  for (const auto& dr : d)
+    for (std::size_t i = 0; i < dr.size(); ++i) {
+      var += (dr[i] - mean) * (dr[i] - mean);
+      if (i) lag += (dr[i] - mean) * (dr[i - 1] - mean), ++lags;
+    }
+  // Lag products and squares averaged over their own counts (equal but for one in a single run).
+  const double c = var > 0 ? (lag / static_cast<double>(lags)) / (var / static_cast<double>(count)) : 0;
+  out.autocorrelation = 1 + 2 * c;
+  if (out.autocorrelation > 0.3) {
+    const double k = std::ceil(std::log(0.05) / std::log(std::min(out.autocorrelation, 0.95)));
+    out.leave_out = std::max<std::size_t>(1, std::min(static_cast<std::size_t>(k), n / 20));
+  }
+  return out;
+}
+
+void check_fit_options(const FitOptions& options) {
+  if (!(options.min_neighbours >= 0) || !std::isfinite(options.min_neighbours))
+    throw ParameterError("min_neighbours", "must be >= 0, got " + format_double(options.min_neighbours));
+  if (options.criterion != Criterion::loo) {
+    if (options.optimizer == Optimizer::sgd || options.loss == Loss::sum)
+      throw ParameterError("criterion", to_string(options.criterion) +
+                                            " only with the line search on the mean loss (the d2l run minimises the LOO error)");
+  }
+  if (options.epochs < 0) throw ParameterError("epochs", "must be >= 0, got " + std::to_string(options.epochs));
+  if (!(options.lr > 0) || !std::isfinite(options.lr))
+    throw ParameterError("lr", "must be > 0, got " + format_double(options.lr));
+  if (!(options.tol >= 0) || !std::isfinite(options.tol))
+    throw ParameterError("tol", "must be >= 0, got " + format_double(options.tol));
+}
+
+FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
+                        const std::function<void(const Epoch&)>& on_epoch) {
+  check_fit_options(options);
+  if (data.n < 2)
+    throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
+  const Coordinates coords(data, options.engine.categorical);
+  if (coords.categorical() && options.optimizer == Optimizer::sgd)
+    throw UsageError("--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)");
+  Objective obj(data, options);
+  std::vector<double> start;
+  std::vector<std::vector<double>> more;  // further start points (several columns)
+  bool scan_widest = false;
+  if (options.init) {
+    start = *options.init;
+    check_bandwidth(start, data.d, "--init");
+    all_stats(data, "learning the bandwidth");  // refuses constant columns
+  } else {
+    const auto stats = all_stats(data, "learning the bandwidth");
+    obj.use_rows(options.scan_rows);
+    double best = std::numeric_limits<double>::infinity();
+    const auto scales = scan_scales(data);
+    for (std::size_t i = 0; i < scales.size(); ++i) {
+      auto h = scaled(stats, scales[i]);
+      // A categorical column's lambda follows the scale: small where the continuous columns
+      // are narrow, towards its largest (the levels weighed most alike) where they are wide.
+      for (std::size_t k = 0; k < data.d; ++k)
+        if (coords.top[k] > 0) h[k] = coords.top[k] * scales[i] / (1 + scales[i]);
+      const double loss = usable(h) ? obj.at(h, false).mse : std::numeric_limits<double>::infinity();
+      if (options.on_scan) options.on_scan(i + 1, scales.size(), h, loss);
+      if (loss < best) {
+        best = loss;
+        start = h;
+        scan_widest = i + 1 == scales.size();
+      }
+    }
+    if (start.empty() && options.min_neighbours > 0)
+      throw DataError("no bandwidth up to 4 times the x range averages " + format_double(options.min_neighbours) +
+                      " effective neighbours (--min-neighbours); the most there can be is n - 1 = " +
+                      std::to_string(data.n - 1));
+    if (start.empty())  // cannot happen for a scan that reaches four times the range
+      throw DataError("no bandwidth of the scan reaches every training row");
+    // With several columns the common scale is only a start: the LOO error can have several
+    // basins once the columns go their own ways (Boston, local linear). Descend also from a
+    // half decade below and above, and keep the best.
+    if (data.d > 1)
+      for (double f : {std::pow(10.0, -0.5), std::pow(10.0, 0.5)}) {
+        std::vector<double> h = start;
+        for (std::size_t k = 0; k < data.d; ++k)
+          if (coords.top[k] == 0) h[k] *= f;
+        more.push_back(h);
+      }
+  }
+  const int scan_evaluations = obj.evaluations;
+  const bool sgd_run = options.optimizer == Optimizer::sgd;
+  obj.use_rows(sgd_run ? 0 : options.descent_rows);
+  FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
+                          : descend(options, coords, start, obj, on_epoch);
+  for (const auto& h : more) {
+    if (!usable(h) || !std::isfinite(obj.at(h, false).mse)) continue;
+    FitResult other = descend(options, coords, h, obj, on_epoch);
+    if (other.criterion < res.criterion) res = std::move(other);
+  }
+  res.descent_rows = obj.rows();
+  res.scan_widest = scan_widest;
+  if (obj.rows() < data.n) {  // the value reported is over every row
+    obj.use_rows(0);
+    const LooResult full = obj.at(res.bandwidth, false);
+    if (full.out_of_reach)
+      throw DataError("the bandwidth learned on " + std::to_string(res.descent_rows) + " rows leaves training row " +
+                      std::to_string(full.first_out_of_reach + 1) + " with no other key in reach; give --loo-rows 0");
+    res.criterion = obj.mean(full.mse);
+  }
+  // The LOO error is reported whatever the criterion: +inf when a row has no other key in
+  // reach of a compact kernel (another criterion can choose such a bandwidth).
+  res.loo_mse = options.criterion == Criterion::loo ? res.criterion : obj.loo_at(res.bandwidth).mse;
+  res.evaluations = obj.evaluations;
+  res.scan_evaluations = scan_evaluations;
+  return res;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,210 @@
+#include "nwreg/learn/fit.h"
+
+#include <cmath>
+#include <optional>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/engine/fitted.h"
+#include "nwreg/learn/metric.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/learn/plugin.h"
+
+namespace nwreg {
+namespace {
+
+// The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the
+// effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over x:
+// at 1e5 rows every row would cost several times the learning). Throws DataError for a row no
+// other key reaches.
+void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
+  const std::size_t neighbour_rows = FitOptions{}.neighbour_rows;
+  if (m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
+  const Fitted fitted(data, m, engine);
+  const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
+  if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
+  if (!std::isfinite(*m.loo_mse))
+    throw DataError("the leave-one-out error overflows: y values are too large to square");
+  m.loo_r2 = loo_r2(data, *m.loo_mse);
+  m.neighbours = detail.neighbours;
+}
+
+// The learned bandwidth (and metric) into m; what fit_warnings needs of it into `learned`.
+void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& plan, const EngineOptions& engine,
+           const FitEvents& events) {
+  FitOptions f = plan.fit;
+  f.engine = engine;
+  f.engine.progress = nullptr;
+  if (plan.init_rule == "silverman") f.init = silverman_bandwidth(data);
+  else if (plan.init_rule == "scott") f.init = scott_bandwidth(data);
+  else if (plan.init_rule == "plugin") f.init = std::vector<double>{plugin_bandwidth(data, engine.kernel)};
+  else if (f.init && f.init->size() == 1) f.init = std::vector<double>(data.d, f.init->front());
+  f.on_scan = events.on_scan;
+  int offset = 0;  // metric epochs are numbered on from the bandwidth's
+  auto on_epoch = [&](const Epoch& e) {
+    if (!events.on_epoch) return;
+    Epoch numbered = e;
+    numbered.epoch += offset;
+    events.on_epoch(numbered);
+  };
+  FitResult r = fit_bandwidth(data, f, on_epoch);
+  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations);
+  learned.bandwidth = r.bandwidth;
+  learned.stop_reason = r.stop_reason;
+  learned.scan_widest = r.scan_widest;
+  m.bandwidth = r.bandwidth;
+  m.bandwidth_source = "learned";
+  if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
+  m.criterion = f.criterion;
+  m.criterion_value = r.criterion;
+  m.history = std::move(r.history);
+  m.stop_reason = r.stop_reason;
+  if (!plan.metric_full) return;
+  offset = m.history.back().epoch;
+  MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
+  if (events.on_stop) events.on_stop(true, mf.history.back().epoch, mf.stop_reason, mf.evaluations);
+  for (Epoch& e : mf.history) {
+    e.epoch += offset;
+    if (e.epoch > offset) m.history.push_back(std::move(e));
+  }
+  m.metric = mf.metric;
+  learned.stop_reason = mf.stop_reason;
+  m.loo_mse = mf.loo_mse;
+  m.criterion_value = mf.loo_mse;
+  m.stop_reason = mf.stop_reason;
+}
+
+// Nearest-neighbour bandwidths: the space the distances are measured in (one continuous column
+// alone: x itself; else the learned bandwidths, lambdas included), then K, given or the one of
+// a grid that minimises the criterion.
+void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
+  std::size_t continuous = 0;
+  for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
+  const char* what = plan.adaptive ? "adaptive" : "knn";
+  if (continuous == 0)
+    throw DataError(std::string(what) + " bandwidths need a continuous x column; every x column is categorical");
+  if (data.n < 3) throw DataError(std::string(what) + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
+  const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
+  if (plan.knn > most)
+    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.knn)) +
+                                          " needs K between 1 and the training rows less one (" + std::to_string(most) + ")");
+  if (continuous == 1 && data.d == 1) {
+    m.bandwidth = {1.0};
+  } else {
+    FitResult ignored;
+    learn(m, ignored, data, plan, engine, events);
+  }
+  m.history.clear();
+  m.loo_mse.reset();
+  m.criterion.reset();
+  m.criterion_value.reset();
+  m.bandwidth_source = what;
+  // K into the engine options (and at the end the model), as knn or adaptive.
+  auto set = [&](EngineOptions& e, std::size_t k) { (plan.adaptive ? e.adaptive : e.knn) = k; };
+  std::size_t chosen = plan.knn;
+  // Else K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
+  std::vector<std::size_t> grid;
+  for (double k = 1; !chosen && k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
+    grid.push_back(static_cast<std::size_t>(k));
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    EngineOptions e = engine;
+    set(e, grid[i]);
+    e.progress = nullptr;
+    const Attention a(data, m.bandwidth, e);
+    const auto rows = a.spread_rows(2000);
+    double value;
+    if (plan.fit.criterion == Criterion::loo) {
+      const LooResult r = a.loo(false, &rows);
+      value = r.out_of_reach ? std::numeric_limits<double>::infinity() : r.mse;
+    } else {
+      value = criterion_value(plan.fit.criterion, a.insample(false, &rows), static_cast<double>(data.n), false).mse;
+    }
+    if (plan.fit.min_neighbours > 0 && std::isfinite(value) &&
+        a.loo_detail(plan.fit.neighbour_rows, false).neighbours < plan.fit.min_neighbours)
+      value = std::numeric_limits<double>::infinity();  // --min-neighbours bounds K as it bounds h
+    if (events.on_scan) events.on_scan(i + 1, grid.size(), {static_cast<double>(grid[i])}, value);
+    if (value < best) best = value, chosen = grid[i];
+  }
+  if (!chosen && plan.fit.min_neighbours > 0)
+    throw DataError("no K of the " + std::string(what) + " grid averages " + format_double(plan.fit.min_neighbours) +
+                    " effective neighbours (--min-neighbours)");
+  if (!chosen)
+    throw DataError("no K of the " + std::string(what) + " grid gives every training row a key in reach");
+  set(engine, chosen);
+  (plan.adaptive ? m.adaptive : m.knn) = chosen;
+  if (plan.knn) return;  // given: no criterion
+  m.criterion = plan.fit.criterion;
+  const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
+  const LooResult loo = a.loo(false);
+  if (!loo.out_of_reach) m.loo_mse = loo.mse;
+  m.criterion_value = plan.fit.criterion == Criterion::loo
+                          ? loo.mse
+                          : criterion_value(plan.fit.criterion, a.insample(false), static_cast<double>(data.n), false).mse;
+}
+
+}  // namespace
+
+Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events) {
+  if (plan.leave_out_auto) {
+    const SeriesCheck series = check_series(data, engine.pool);
+    if (series.leave_out) {
+      engine.leave_out = series.leave_out;
+      if (events.on_series) events.on_series(series);
+    }
+  }
+  if (plan.metric_full)
+    for (std::size_t k = 0; k < data.d; ++k)
+      if (is_categorical(data.kind(k)))
+        throw UsageError("--metric full: not with categorical columns (the map mixes continuous columns); column " +
+                         quote(data.x_names[k]) + " is categorical");
+  Model m;
+  m.kernel = engine.kernel;
+  m.method = engine.method;
+  m.degree = engine.degree;
+  m.leave_out = engine.leave_out;
+  m.x_columns = data.x_names;
+  m.x_kinds = data.x_kind;
+  m.levels = data.levels;
+  m.categorical = engine.categorical;
+  m.categorical_in_fit = engine.categorical_in_fit;
+  m.y_column = data.y_name;
+  m.sample_weight = data.weight_name;
+  m.n = data.n;
+  m.checksum = checksum(data);
+  using Kind = BandwidthSpec::Kind;
+  std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
+  switch (plan.kind) {
+    case Kind::learn:
+      learn(m, learned.emplace(), data, plan, engine, events);
+      break;
+    case Kind::silverman:
+      m.bandwidth = silverman_bandwidth(data);
+      m.bandwidth_source = "silverman";
+      break;
+    case Kind::scott:
+      m.bandwidth = scott_bandwidth(data);
+      m.bandwidth_source = "scott";
+      break;
+    case Kind::plugin:
+      m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
+      m.bandwidth_source = "plugin";
+      break;
+    case Kind::knn:
+      choose_knn(m, data, plan, engine, events);
+      break;
+    case Kind::fixed:
+      m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
+      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
+      m.bandwidth_source = "fixed";
+      break;
+  }
+  if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine);
+  if (learned) {
+    FitOptions used = plan.fit;
+    used.engine = engine;  // with the leave-out leave_out_auto chose
+    m.warnings = fit_warnings(data, *learned, m.neighbours, used);
+  }
+  return m;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,53 @@
+#pragma once
+/// The fit pipeline: from a data set and a plan to a model. The bandwidth is learned (scan and
+/// descent on the criterion, then a learned metric if asked), taken from a rule of thumb or
+/// given; then the leave-one-out statistics and the warnings about a learned bandwidth. The
+/// caller hears of progress through callbacks and formats it as it likes.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nwreg/learn/bandwidth.h"
+#include "nwreg/data/dataset.h"
+#include "nwreg/model/model.h"
+
+namespace nwreg {
+
+/// How to choose the bandwidth, and what to compute besides.
+struct FitPlan {
+  BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
+  std::vector<double> fixed;  //!< Kind::fixed: one bandwidth (for every column), or one per x column
+  std::size_t knn = 0;        //!< Kind::knn: K, or 0 to choose it by the criterion
+  bool adaptive = false;      //!< Kind::knn: per key (EngineOptions::adaptive), not per query
+  FitOptions fit;             //!< Kind::learn; a single fit.init value is spread over the columns
+  std::string init_rule;      //!< "silverman", "scott" or "plugin": the start of the descent
+  bool metric_full = false;   //!< learn a linear map after the bandwidths (Gaussian NW)
+  std::size_t rank = 0;       //!< its rows; 0 = one per x column
+  /// Check whether the data are a series with correlated errors (check_series) and leave
+  /// blocks out if so.
+  bool leave_out_auto = false;
+  bool loo_statistics = true;  //!< the LOO error, R^2 and effective neighbours, for any kind
+};
+
+/// What fit_model reports as it goes; each may be empty.
+struct FitEvents {
+  /// leave_out_auto found a series and leaves `series.leave_out` keys out on each side.
+  std::function<void(const SeriesCheck& series)> on_series;
+  /// After each scan point (see FitOptions::on_scan).
+  std::function<void(std::size_t, std::size_t, const std::vector<double>&, double)> on_scan;
+  /// After each epoch: the bandwidth's, then the metric's, numbered on from the bandwidth's.
+  std::function<void(const Epoch&)> on_epoch;
+  /// A descent stopped: the metric's or the bandwidth's, after `epochs` epochs, why, and the
+  /// leave-one-out passes it took.
+  std::function<void(bool metric, int epochs, const std::string& reason, int evaluations)> on_stop;
+};
+
+/// Chooses the bandwidth (and metric) per the plan, with the kernel, method and threads of
+/// `engine`, and returns the model with its statistics and warnings. Throws DataError for data
+/// the plan cannot use (a row out of reach, a rule that needs spread, too few rows) and
+/// UsageError for a bandwidth of the wrong size.
+Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events = {});
+
+}  // namespace nwreg

@@ -1,0 +1,253 @@
+#include "nwreg/model/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/base/json_writer.h"
+
+namespace nwreg {
+
+using Json = nlohmann::ordered_json;
+
+void write_model_fields(JsonObjectWriter& w, const Model& m) {
+  w.field("kernel", to_string(m.kernel));
+  w.field("method", to_string(m.method));
+  if (m.method == Method::local_polynomial) w.field("degree", m.degree);
+  if (m.leave_out) w.field("leave_out", m.leave_out);
+  w.field("bandwidth", m.bandwidth);
+  if (m.knn) w.field("knn", m.knn);
+  if (m.adaptive) w.field("adaptive", m.adaptive);
+  const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
+  const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
+  if (any_time) {
+    Json readable = Json::array();  // "6 h" for a time column, null for others
+    for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
+      readable.push_back(is_time(column_kind(m, k)) ? Json(format_duration(m.bandwidth[k])) : Json(nullptr));
+    w.field("bandwidth_readable", readable);
+  }
+  if (any_categorical) w.field("categorical_kernel", to_string(m.categorical));
+  if (any_categorical && m.categorical_in_fit) w.field("categorical_fit", "line");
+  if (m.metric.rank) {
+    Json rows = Json::array();
+    const std::size_t d = m.x_columns.size();
+    for (std::size_t a = 0; a < m.metric.rank; ++a)
+      rows.push_back(std::vector<double>(m.metric.a.begin() + static_cast<std::ptrdiff_t>(a * d),
+                                         m.metric.a.begin() + static_cast<std::ptrdiff_t>((a + 1) * d)));
+    w.field("metric", rows);
+  }
+  w.field("bandwidth_source", m.bandwidth_source);
+  w.field("x_columns", m.x_columns);
+  if (any_time || any_categorical) {
+    Json kinds = Json::array();
+    for (std::size_t k = 0; k < m.x_columns.size(); ++k) kinds.push_back(to_string(column_kind(m, k)));
+    w.field("x_kinds", kinds);
+  }
+  if (any_categorical) {
+    // Each categorical column's levels in order: labels, or numbers for an ordered column of
+    // numbers (whose values are the numbers); null for the other columns.
+    Json levels = Json::array();
+    for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+      if (k >= m.levels.size() || !is_categorical(column_kind(m, k))) {
+        levels.push_back(nullptr);
+      } else if (m.levels[k].numeric) {
+        levels.push_back(m.levels[k].values);
+      } else {
+        levels.push_back(m.levels[k].labels);
+      }
+    }
+    w.field("levels", levels);
+  }
+  w.field("y_column", m.y_column);
+  if (!m.sample_weight.empty()) w.field("sample_weight", m.sample_weight);
+  w.field("n", m.n);
+  w.field("checksum", m.checksum);
+  auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  w.field("loo_mse", opt(m.loo_mse));
+  if (m.loo_r2) w.field("loo_r2", opt(m.loo_r2));
+  if (m.neighbours) w.field("neighbours", opt(m.neighbours));
+  if (m.criterion) {
+    w.field("criterion", to_string(*m.criterion));
+    w.field("criterion_value", opt(m.criterion_value));
+  }
+  if (!m.warnings.empty()) w.field("warnings", m.warnings);
+  if (m.history.empty()) return;
+  w.field("stop_reason", m.stop_reason);
+  w.begin_array("history");
+  for (const auto& e : m.history) {
+    Json rec;
+    rec["epoch"] = e.epoch;
+    if (e.metric.empty()) rec["bandwidth"] = e.bandwidth;
+    else rec["metric"] = e.metric;
+    rec["loss"] = e.loss;
+    const auto finite = [](const std::vector<double>& v) {
+      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+    };
+    if (!std::isfinite(e.loss) || !finite(e.bandwidth) || !finite(e.metric))
+      throw DataError("the loss history holds a number that is not finite");
+    w.element(rec.dump());
+  }
+  w.end_array();
+}
+
+void write_model(std::ostream& out, const Model& m) {
+  JsonObjectWriter w(out);
+  w.field("format", Json(model_format));
+  w.field("version", Json(model_format_version));
+  write_model_fields(w, m);
+  w.finish();
+}
+
+namespace {
+
+// Reads the whole stream, at most max_model_bytes; read errors name the source.
+std::string read_bounded(std::istream& in, const std::string& source) {
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_model_bytes)
+      throw InputError(source, 0, "", "larger than 64 MiB: not a model file nwreg wrote");  // max_model_bytes
+  }
+  if (in.bad()) throw InputError(source, 0, "", "cannot read: input/output error");
+  return text;
+}
+
+// A short description of an untrusted JSON value for a message: never its whole text.
+std::string describe_value(const Json& v) {
+  if (v.is_number_integer() || v.is_number_float() || v.is_boolean() || v.is_null()) return v.dump();
+  if (v.is_string()) return quote(v.get_ref<const std::string&>());
+  return v.is_array() ? "an array" : "an object";
+}
+
+}  // namespace
+
+Model read_model(std::istream& in, const std::string& source) {
+  const std::string text = read_bounded(in, source);
+  Json j;
+  try {
+    // Nesting is refused past max_model_depth while parsing: nothing deeper is ever built,
+    // dumped or destroyed (100,000 levels would overflow the stack).
+    j = Json::parse(text, [&](int depth, Json::parse_event_t, Json&) {
+      if (depth > max_model_depth)
+        throw InputError(source, 0, "",
+                         "not a usable nwreg model: nested deeper than " + std::to_string(max_model_depth) + " levels");
+      return true;
+    });
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e7161
+    throw InputError(source, 0, "", "not a valid JSON model file: " + escape_excerpt(e.what(), 200));
+  }
+  auto bad = [&](const std::string& what) -> InputError {
+    return InputError(source, 0, "", "not a usable nwreg model: " + what);
+  };
+  if (!j.is_object() || j.value("format", Json()) != Json(model_format))
+    throw bad("no \"format\": \"nwreg-model\" field");
+  if (!j.contains("version") || !j["version"].is_number_integer() ||
+      j["version"].get<long long>() != model_format_version)
+    throw bad("format version " + (j.contains("version") ? describe_value(j["version"]) : "missing") +
+              ", this nwreg reads version " + std::to_string(model_format_version));
+  Model m;
+  try {
+    m.kernel = parse_kernel(j.at("kernel").get<std::string>());
+    m.method = parse_method(j.value("method", "nw"));
+    if (m.method == Method::local_polynomial) {
+      if (!j.at("degree").is_number_unsigned()) throw bad("\"degree\" must be a whole number");
+      m.degree = j.at("degree").get<std::size_t>();
+      check_degree(m.degree);
+    }
+    if (j.contains("leave_out")) {
+      if (!j.at("leave_out").is_number_unsigned()) throw bad("\"leave_out\" must be a whole number of keys");
+      m.leave_out = j.at("leave_out").get<std::size_t>();
+    }
+    m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
+    for (auto [key, field] : {std::pair{"knn", &m.knn}, {"adaptive", &m.adaptive}})
+      if (j.contains(key)) {
+        if (!j.at(key).is_number_unsigned() || j.at(key).get<std::size_t>() == 0)
+          throw bad("\"" + std::string(key) + "\" must be a whole number of neighbours >= 1");
+        *field = j.at(key).get<std::size_t>();
+      }
+    if (m.knn && m.adaptive) throw bad("\"knn\" and \"adaptive\" exclude each other");
+    m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
+    m.y_column = j.at("y_column").get<std::string>();
+    if (j.contains("x_kinds")) {
+      for (const auto& kind : j.at("x_kinds").get<std::vector<std::string>>()) {
+        const auto k = parse_column_kind(kind);
+        if (!k) throw bad("\"x_kinds\": unknown kind " + quote(kind) + " (known: number, date, time, unordered, ordered)");
+        m.x_kinds.push_back(*k);
+      }
+      if (m.x_kinds.size() != m.x_columns.size()) throw bad("\"x_kinds\" needs one kind per x column");
+    }
+    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) {
+      m.categorical = parse_categorical_kernel(j.value("categorical_kernel", "aitchison-aitken"));
+      const std::string fit = j.value("categorical_fit", "weights");
+      if (fit != "weights" && fit != "line") throw bad("\"categorical_fit\": expected weights or line, got " + quote(fit));
+      m.categorical_in_fit = fit == "line";
+      const Json& levels = j.at("levels");
+      if (!levels.is_array() || levels.size() != m.x_columns.size()) throw bad("\"levels\" needs one entry per x column");
+      m.levels.resize(m.x_columns.size());
+      for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+        if (!is_categorical(m.x_kinds[k])) continue;
+        Levels& lv = m.levels[k];
+        const Json& list = levels[k];
+        if (!list.is_array() || list.empty()) throw bad("\"levels\": each categorical column needs a list of its levels");
+        lv.numeric = m.x_kinds[k] == ColumnKind::ordered && list[0].is_number();
+        for (const Json& v : list) {
+          if (lv.numeric) {
+            lv.values.push_back(v.get<double>());
+            lv.labels.push_back(format_double(lv.values.back()));
+          } else {
+            lv.labels.push_back(v.get<std::string>());
+            lv.values.push_back(static_cast<double>(lv.values.size()));
+          }
+        }
+        if (!std::is_sorted(lv.values.begin(), lv.values.end()) ||
+            std::adjacent_find(lv.values.begin(), lv.values.end()) != lv.values.end())
+          throw bad("\"levels\": an ordered column's numbers must increase");
+      }
+    }
+    m.sample_weight = j.value("sample_weight", "");
+    if (j.contains("metric")) {
+      for (const auto& row : j.at("metric").get<std::vector<std::vector<double>>>()) {
+        if (row.size() != m.x_columns.size()) throw bad("each \"metric\" row needs one value per x column");
+        m.metric.a.insert(m.metric.a.end(), row.begin(), row.end());
+        ++m.metric.rank;
+      }
+      if (m.metric.rank == 0) throw bad("\"metric\" has no rows");
+    }
+    // A number too big for size_t parses as a double, and casting that is undefined (fuzzer).
+    if (!j.at("n").is_number_unsigned()) throw bad("\"n\" must be a whole number of rows");
+    m.n = j.at("n").get<std::size_t>();
+    m.checksum = j.at("checksum").get<std::string>();
+    m.bandwidth_source = j.value("bandwidth_source", "model");
+    if (j.contains("criterion")) m.criterion = parse_criterion(j.at("criterion").get<std::string>());
+    if (j.contains("warnings")) m.warnings = j.at("warnings").get<std::vector<std::string>>();
+    for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours},
+                              {"criterion_value", &m.criterion_value}})
+      if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();
+  } catch (const Json::exception& e) {
+    throw bad("a required field is missing or has the wrong type (" + escape_excerpt(e.what(), 200) + ")");
+  } catch (const ParameterError& e) {  // the field that holds it
+    throw bad("\"" + e.parameter() + "\": " + e.what());
+  } catch (const UsageError& e) {
+    throw bad(e.what());
+  }
+  if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
+    throw bad("\"bandwidth\" needs one value per x column");
+  try {
+    check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
+    for (std::size_t k = 0; k < m.levels.size(); ++k)
+      if (is_categorical(column_kind(m, k)) &&
+          m.bandwidth[k] > lambda_max(m.categorical, column_kind(m, k), m.levels[k].size()))
+        throw UsageError("\"bandwidth\": x column " + quote(m.x_columns[k]) + " is categorical: its lambda must be at most " +
+                         format_double(lambda_max(m.categorical, column_kind(m, k), m.levels[k].size())));
+    if (m.metric.rank) check_metric(m.metric, m.x_columns.size(), "metric");
+  } catch (const UsageError& e) {
+    throw bad(e.what());
+  }
+  return m;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,74 @@
+#pragma once
+/// A fitted model: what `fit -o FILE` writes and `predict --model FILE` reads.
+
+#include <cstddef>
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "nwreg/base/timestamp.h"
+#include "nwreg/data/levels.h"
+#include "nwreg/kernel/categorical.h"
+#include "nwreg/kernel/kernels.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg {
+
+inline constexpr const char* model_format = "nwreg-model";
+inline constexpr int model_format_version = 1;
+/// Limits on what read_model accepts: a model nwreg writes is far smaller and flatter.
+inline constexpr std::size_t max_model_bytes = std::size_t{64} << 20;
+inline constexpr int max_model_depth = 32;
+
+struct Model {
+  Kernel kernel = Kernel::gaussian;
+  Method method = Method::nw;
+  std::size_t degree = 2;               //!< Method::local_polynomial's degree
+  std::size_t leave_out = 0;            //!< leave-block-out: keys left out on each side (0 = leave one out)
+  std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
+  std::size_t knn = 0;                  //!< nearest-neighbour bandwidths: K (EngineOptions::knn); 0 = fixed
+  std::size_t adaptive = 0;             //!< adaptive bandwidths: K (EngineOptions::adaptive); 0 = fixed
+  Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
+  std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
+  std::vector<std::string> x_columns;   //!< training x column names
+  std::vector<ColumnKind> x_kinds;      //!< per x column: numbers, dates, times or categorical; empty = all numbers
+  std::vector<Levels> levels;           //!< per x column its levels (categorical), else empty; none at all = no such column
+  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels
+  bool categorical_in_fit = false;      //!< EngineOptions::categorical_in_fit (--categorical-fit line)
+  std::string y_column;                 //!< training y column name
+  std::string sample_weight;            //!< the sample-weight column's name; empty = none
+  std::size_t n = 0;                    //!< training rows
+  std::string checksum;                 //!< checksum(Dataset) of the training data
+  std::optional<double> loo_mse;        //!< mean LOO squared error at `bandwidth`
+  std::optional<double> loo_r2;         //!< 1 - loo_mse / var(y)
+  std::optional<double> neighbours;     //!< mean effective number of neighbours, 1 / sum a^2
+  std::vector<Epoch> history;           //!< loss per epoch when learned
+  std::string stop_reason;              //!< why learning stopped, when learned
+  std::optional<Criterion> criterion;   //!< what learning minimised, when learned
+  std::optional<double> criterion_value;  //!< its value at `bandwidth`, over every row
+  std::vector<std::string> warnings;    //!< why a learned bandwidth is suspect (fit_warnings)
+};
+
+/// Column k's kind (numbers when x_kinds is empty).
+inline ColumnKind column_kind(const Model& m, std::size_t k) {
+  return k < m.x_kinds.size() ? m.x_kinds[k] : ColumnKind::number;
+}
+
+class JsonObjectWriter;
+
+/// The model's fields (kernel, bandwidth, columns, n, checksum, LOO error, history), shared by
+/// the model file and the JSON predictions.
+void write_model_fields(JsonObjectWriter& w, const Model& m);
+
+/// Writes the model as a JSON object (see README, "Model file"). Throws DataError if a number
+/// is not finite (JSON cannot hold it).
+void write_model(std::ostream& out, const Model& model);
+
+/// Reads a model file. Throws InputError naming `source` for text that is not JSON, another
+/// format or version, missing or ill-typed fields, more than max_model_bytes or nesting deeper
+/// than max_model_depth, and for a read error.
+Model read_model(std::istream& in, const std::string& source);
+
+}  // namespace nwreg

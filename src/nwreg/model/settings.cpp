@@ -1,0 +1,76 @@
+#include "nwreg/model/settings.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+
+namespace nwreg {
+
+std::string to_string(Method method) {
+  return method == Method::nw ? "nw" : method == Method::local_linear ? "local-linear" : "local-polynomial";
+}
+
+std::size_t method_degree(Method method, std::size_t degree) {
+  return method == Method::nw ? 0 : method == Method::local_linear ? 1 : degree;
+}
+
+void check_degree(std::size_t degree) {
+  if (degree > max_degree)
+    throw ParameterError("degree", "must be between 0 and " + std::to_string(max_degree) + ", got " + std::to_string(degree));
+}
+
+Method parse_method(const std::string& name) {
+  if (name == "nw") return Method::nw;
+  if (name == "local-linear") return Method::local_linear;
+  if (name == "local-polynomial") return Method::local_polynomial;
+  throw ParameterError("method", "unknown method " + quote(name) + " (known: nw, local-linear, local-polynomial)");
+}
+
+std::string to_string(Criterion criterion) {
+  return criterion == Criterion::loo ? "loo" : criterion == Criterion::aicc ? "aicc" : "gcv";
+}
+
+Criterion parse_criterion(const std::string& name) {
+  for (Criterion c : {Criterion::loo, Criterion::aicc, Criterion::gcv})
+    if (name == to_string(c)) return c;
+  throw ParameterError("criterion", "unknown criterion " + quote(name) + " (known: loo, aicc, gcv)");
+}
+
+void record_epoch(std::vector<Epoch>& history, Epoch e) {
+  const int first = history.empty() ? e.epoch : history.front().epoch;
+  const int stride = history.size() >= 2 ? history[1].epoch - first : 1;
+  // The previous row was only the latest, off the stride: this one takes its place.
+  if (history.size() >= 2 && (history.back().epoch - first) % stride != 0) history.pop_back();
+  history.push_back(std::move(e));
+  if (history.size() <= max_history) return;
+  std::vector<Epoch> kept;
+  for (std::size_t i = 0; i < history.size(); ++i)
+    if ((history[i].epoch - first) % (2 * stride) == 0 || i + 1 == history.size()) kept.push_back(std::move(history[i]));
+  history = std::move(kept);
+}
+
+void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option) {
+  if (h.size() != d)
+    throw UsageError(option + ": needs " + std::to_string(d) + " value" + (d == 1 ? "" : "s") +
+                     " (one per x column), got " + std::to_string(h.size()));
+  for (double v : h) {
+    if (!(v > 0)) throw UsageError(option + ": must be > 0, got " + format_double(v));
+    if (!std::isfinite(v) || !std::isfinite(1 / v))
+      throw UsageError(option + ": " + format_double(v) + " is outside the usable range (" +
+                       format_double(1 / std::numeric_limits<double>::max()) + " to " +
+                       format_double(std::numeric_limits<double>::max()) + ")");
+  }
+}
+
+void check_metric(const Metric& m, std::size_t d, const std::string& option) {
+  if (m.rank == 0 || m.a.size() != m.rank * d)
+    throw UsageError(option + ": needs " + std::to_string(d) + " numbers per row (one per x column), got " +
+                     std::to_string(m.a.size()) + " in " + std::to_string(m.rank) + " rows");
+  for (double v : m.a)
+    if (!std::isfinite(v)) throw UsageError(option + ": " + format_double(v) + " is not a finite number");
+}
+
+}  // namespace nwreg

@@ -1,0 +1,66 @@
+#pragma once
+/// What a model records about how it was fitted, shared by the engine, the learner and the
+/// model file: the method (the estimator at each query), the criterion the bandwidth minimised,
+/// the learned metric's map and the loss history. Plain values: no engine or learner here.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace nwreg {
+
+/// The estimator at each query: a weighted mean (Nadaraya-Watson, local constant), a weighted
+/// line, or a weighted polynomial of a given degree.
+enum class Method { nw, local_linear, local_polynomial };
+std::string to_string(Method method);
+/// The degree of a method's local polynomial: NW 0, local linear 1, local polynomial `degree`.
+std::size_t method_degree(Method method, std::size_t degree);
+/// Throws UsageError naming --degree unless degree <= max_degree.
+inline constexpr std::size_t max_degree = 3;
+void check_degree(std::size_t degree);
+/// Throws UsageError naming --method for an unknown name.
+Method parse_method(const std::string& name);
+
+/// What the bandwidth minimises. RSS = sum_j (y_j - f_j)^2 is the in-sample fit (key j in),
+/// tr(H) = sum_j l_jj, n the number of keys; with sample weights RSS / n is their weighted mean.
+enum class Criterion {
+  loo,   //!< the leave-one-out error (Loss::mean or Loss::sum)
+  aicc,  //!< log(RSS / n) + (1 + tr(H) / n) / (1 - (tr(H) + 2) / n)  (Hurvich, Simonoff, Tsai 1998)
+  gcv,   //!< n RSS / (n - tr(H))^2  (Craven and Wahba 1979)
+};
+std::string to_string(Criterion criterion);
+/// Throws UsageError naming --criterion for an unknown name.
+Criterion parse_criterion(const std::string& name);
+
+/// One row of the loss history: the parameters after `epoch` steps (0 = the start point) and
+/// the objective there.
+struct Epoch {
+  int epoch = 0;
+  std::vector<double> bandwidth;
+  double loss = 0;  //!< the objective (mean or sum, per FitOptions::loss) over the rows used
+  std::vector<double> metric;  //!< metric descent: the map A (r x d, row-major); else empty
+};
+
+/// Most rows a loss history keeps: a run of 10^7 epochs must not keep 10^7 rows.
+inline constexpr std::size_t max_history = 10000;
+
+/// Appends `e` to a history whose epochs count up by one: every epoch while there are at most
+/// max_history rows, beyond that an evenly thinned selection (the stride doubles each time it
+/// fills; the first row and the latest are always kept).
+void record_epoch(std::vector<Epoch>& history, Epoch e);
+
+/// Checks a bandwidth vector for `d` columns: each entry finite, > 0, with a finite inverse.
+/// Throws UsageError that starts with `option`.
+void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option);
+
+/// A learned metric (--metric full): the linear map A of x, r x d, so that the Gaussian score
+/// is -|A (q - x)|^2 / 2 (learn/metric.h learns it; engine/metric_map.h applies it).
+struct Metric {
+  std::size_t rank = 0;   //!< r: rows of A; 0 = no metric (diagonal bandwidths)
+  std::vector<double> a;  //!< A, r x d, row-major
+};
+
+/// Throws UsageError naming `option` unless A holds rank x d finite numbers, rank >= 1.
+void check_metric(const Metric& m, std::size_t d, const std::string& option);
+
+}  // namespace nwreg
