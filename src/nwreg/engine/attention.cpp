@@ -20,10 +20,8 @@ namespace {
 
 using kernels::log2e;
 constexpr double ln2 = 0.6931471805599453;
-constexpr std::size_t none = static_cast<std::size_t>(-1);
 // Keys and queries within this magnitude cannot overflow the kernels' factored form.
-constexpr double fast_limit = 4e307;
-constexpr std::size_t tree_leaf = 64;  // keys per k-d tree leaf: a vectorised range
+constexpr double fast_limit = KeySet::bounded_limit;
 
 // A p x p symmetric positive semi-definite system S c = r (a local fit's moments), factored once
 // (Cholesky, intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys
@@ -141,7 +139,7 @@ void check_tolerance(double tolerance) {
     throw ParameterError("tolerance", "must be >= 0 and < 1, got " + format_double(tolerance));
 }
 
-// One attention row reduced, in units of y_scale_: the prediction, and (fast path) its
+// One attention row reduced, in units of ks_.y_scale: the prediction, and (fast path) its
 // derivative in log h; whether any key was in reach.
 struct Attention::Row {
   double f = 0;
@@ -188,186 +186,62 @@ struct Attention::Work {
 };
 
 kernel::Keys Attention::keys() const {
-  return {xs_.data(),
-          n_,
-          d_,
-          ws_.empty() ? nullptr : ws_.data(),
-          bounded_,
-          categorical_ ? cat_.data() : nullptr,
+  return {ks_.xs.data(),
+          ks_.n,
+          ks_.d,
+          ks_.ws.empty() ? nullptr : ks_.ws.data(),
+          ks_.bounded,
+          ks_.categorical ? cat_.data() : nullptr,
           design_.get(),
           inv_s_.empty() ? nullptr : inv_s_.data(),
           lognorm_.empty() ? nullptr : lognorm_.data()};
 }
 
-Attention::Attention(const Dataset& train, EngineOptions options)
-    : options_(options), n_(train.n), d_(train.d), n_in_(train.n) {
-  check_tolerance(options_.tolerance);
-  for (std::size_t k = 0; k < d_; ++k) {
-    const ColumnKind kind = train.kind(k);
-    kinds_.push_back(is_categorical(kind) ? kind : ColumnKind::number);
-    names_.push_back(k < train.x_names.size() ? train.x_names[k] : "x" + std::to_string(k + 1));
-    levels_.push_back(is_categorical(kind) && k < train.levels.size() ? train.levels[k].size() : 0);
-    categorical_ = categorical_ || is_categorical(kind);
-  }
-  cat_.resize(d_);
-  // knn and adaptive: bandwidths per query or per key, every key summed.
-  if (options_.knn && options_.adaptive) throw ParameterError("bandwidth", "knn and adaptive bandwidths exclude each other");
-  const bool neighbours = options_.knn || options_.adaptive;
-  line_ = d_ == 1 && !categorical_ && !neighbours;
-  if (options_.leave_out > 0 && neighbours)
-    throw ParameterError("leave_out", "not with knn or adaptive bandwidths");
-  if (options_.leave_out > 0 && !line_)
+namespace {
+
+// One continuous x column: keys sorted by x, windows (not with adaptive bandwidths, whose
+// per-key scales reach unevenly).
+bool line_index(const Dataset& train, const EngineOptions& o) {
+  return train.d == 1 && !is_categorical(train.kind(0)) && !o.adaptive;
+}
+
+// The fused 1-D Gaussian NW path (kernel1d.h): one column, a fixed bandwidth, no sample weights.
+bool fused_line(const Dataset& train, const EngineOptions& o) {
+  return line_index(train, o) && !o.knn && o.kernel == Kernel::gaussian && method_degree(o.method, o.degree) == 0 &&
+         train.weight.empty();
+}
+
+// Checks the options against the data and lays out the keys for them: merged unless rows must
+// stay apart (leave-block-out counts rows, neighbour bandwidths count keys); sorted windows for
+// one continuous column; a k-d tree for several, except with adaptive bandwidths.
+KeyLayout layout_for(const Dataset& train, const EngineOptions& o) {
+  check_tolerance(o.tolerance);
+  if (o.knn && o.adaptive) throw ParameterError("bandwidth", "knn and adaptive bandwidths exclude each other");
+  const bool neighbours = o.knn || o.adaptive;
+  if (o.leave_out > 0 && neighbours) throw ParameterError("leave_out", "not with knn or adaptive bandwidths");
+  if (o.leave_out > 0 && !(train.d == 1 && !is_categorical(train.kind(0))))
     throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
-  if (n_ > std::numeric_limits<std::uint32_t>::max())
-    throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
-  std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
-  unit_weights_ = train.weight.empty();
-  if (!unit_weights_) {
-    double wmax = 0;
-    for (double v : train.weight) wmax = std::max(wmax, v);
-    if (!(wmax > 0)) throw DataError("every sample weight is 0: there is nothing to attend to");
-    for (double v : train.weight) w.push_back(v / wmax);
-  }
-  auto weight = [&](std::uint32_t r) { return w.empty() ? 1.0 : w[r]; };
-  for (std::size_t i = 0; i < n_in_; ++i)
-    if (w.empty() || w[i] > 0) order_.push_back(static_cast<std::uint32_t>(i));
-  rows_ = n_ = order_.size();
-  // Rows sorted by x (every column in turn; input order among equal ones): identical keys
-  // are neighbours. One column keeps this order; several sort a copy.
-  auto less = [&](std::uint32_t a, std::uint32_t b) {
-    if (d_ == 1) return train.x[a] < train.x[b];
-    return std::lexicographical_compare(train.row(a), train.row(a) + d_, train.row(b), train.row(b) + d_);
-  };
-  auto same = [&](std::uint32_t a, std::uint32_t b) { return std::equal(train.row(a), train.row(a) + d_, train.row(b)); };
-  std::vector<std::uint32_t> copy;
-  if (d_ > 1) copy = order_;
-  std::vector<std::uint32_t>& sorted = d_ == 1 ? order_ : copy;
-  std::stable_sort(sorted.begin(), sorted.end(), less);
-  std::size_t distinct = n_ == 0 ? 0 : 1;
-  for (std::size_t i = 1; i < n_; ++i) distinct += !same(sorted[i - 1], sorted[i]);
-  check_degree(options_.degree);
+  check_degree(o.degree);
+  KeyLayout layout;
+  layout.merge = o.merge && o.leave_out == 0 && !neighbours;
+  layout.prefer_rows = fused_line(train, o);
+  layout.tree = !neighbours;
+  return layout;
+}
+
+}  // namespace
+
+Attention::Attention(const Dataset& train, EngineOptions options)
+    : options_(options),
+      ks_(train, layout_for(train, options_)),
+      index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out),
+      cat_(ks_.d) {
   local_ = method_degree(options_.method, options_.degree) > 0;
   if (method_degree(options_.method, options_.degree) > 1)
-    design_ = std::make_unique<kernel::Design>(kernel::make_design(d_, options_.degree));
-  p_ = design_ ? design_->p : d_ + 1;
-  const bool fused = line_ && options_.kernel == Kernel::gaussian && !local_ && w.empty();
-  merged_ = options_.merge && distinct < n_ && options_.leave_out == 0 && !neighbours &&
-            !(fused && 2 * distinct > n_);
-  // Merged: the keys in engine order as indices into start, each distinct key's first
-  // position in `sorted`; its first row names it, and they stand in the order of those rows.
-  std::vector<std::uint32_t> start, key;
-  if (merged_) {
-    for (std::size_t i = 0; i < n_; ++i)
-      if (i == 0 || !same(sorted[i - 1], sorted[i])) start.push_back(static_cast<std::uint32_t>(i));
-    start.push_back(static_cast<std::uint32_t>(n_));
-    key.resize(distinct);
-    std::iota(key.begin(), key.end(), std::uint32_t{0});
-    if (d_ > 1)
-      std::sort(key.begin(), key.end(), [&](std::uint32_t a, std::uint32_t b) { return sorted[start[a]] < sorted[start[b]]; });
-    std::vector<std::uint32_t> firsts;
-    for (std::uint32_t k : key) firsts.push_back(sorted[start[k]]);
-    if (d_ == 1) copy = order_;  // order_ becomes the keys; the rows stay sorted in copy
-    order_ = std::move(firsts);
-  } else if (d_ > 1) {
-    copy = {};
-  }
-  const std::vector<std::uint32_t>& rows_sorted = d_ == 1 && !merged_ ? order_ : copy;
-  n_ = order_.size();
-  // Several columns: keys in the leaf order of a k-d tree, so that a query sums over the leaves
-  // within reach (where that pays: see set_bandwidth).
-  // With categorical columns the tree splits on the continuous ones only.
-  for (std::size_t k = 0; k < d_; ++k)
-    if (!is_categorical(kinds_[k])) cont_.push_back(k);
-  if (d_ >= 2 && !cont_.empty() && n_ >= 2 * tree_leaf && !neighbours) {
-    const std::size_t dc = cont_.size();
-    std::vector<double> cols(n_ * dc);
-    for (std::size_t i = 0; i < n_; ++i)
-      for (std::size_t c = 0; c < dc; ++c) cols[c * n_ + i] = train.row(order_[i])[cont_[c]];
-    tree_ = std::make_unique<KdTree>(cols.data(), n_, dc, tree_leaf);
-    std::vector<std::uint32_t> leaf_order(n_), leaf_key(merged_ ? n_ : 0);
-    for (std::size_t p = 0; p < n_; ++p) {
-      leaf_order[p] = order_[tree_->order()[p]];
-      if (merged_) leaf_key[p] = key[tree_->order()[p]];
-    }
-    order_ = std::move(leaf_order);
-    key = std::move(leaf_key);
-  }
-  rank_.assign(n_in_, std::numeric_limits<std::uint32_t>::max());
-  double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
-  for (std::uint32_t i : merged_ ? rows_sorted : order_) {
-    ylo = std::min(ylo, train.y[i]);
-    yhi = std::max(yhi, train.y[i]);
-  }
-  const double ymax = ylo <= yhi ? std::max(std::abs(ylo), std::abs(yhi)) : 0.0;
-  if (ymax > 0) {
-    int e;
-    std::frexp(ymax, &e);  // 2^(e-1) <= ymax < 2^e, and 2^e may overflow
-    y_scale_ = std::ldexp(1.0, e - 1);
-  }
-  y_mid_ = ymax > 0 ? (0.5 * ylo + 0.5 * yhi) / y_scale_ : 0.0;
-  ys_.resize(n_);
-  if (merged_) {
-    // Each key's rows in input order: its slots. Sums over the rest of a key without one row
-    // are a prefix and a suffix added, not a total less the row (no cancellation).
-    first_.push_back(0);
-    ws_.resize(n_);
-    q2_.resize(n_);
-    for (std::size_t g = 0; g < n_; ++g) {
-      const std::size_t a = start[key[g]], z = start[key[g] + 1], s0 = slot_row_.size();
-      double W = 0, wy = 0;  // wy: sum of w (y - y of the first row): equal values stay exact
-      for (std::size_t i = a; i < z; ++i) {
-        const std::uint32_t r = rows_sorted[i];
-        rank_[r] = static_cast<std::uint32_t>(g);
-        slot_row_.push_back(r);
-        slot_y_.push_back(train.y[r] / y_scale_);
-        if (!w.empty()) slot_w_.push_back(w[r]);
-        W += weight(r);
-        wy += weight(r) * (slot_y_.back() - slot_y_[s0]);
-      }
-      ws_[g] = W;
-      ys_[g] = slot_y_[s0] + wy / W;
-      const std::size_t m = z - a;
-      std::vector<double> pre_w(m + 1, 0.0), pre_dy(m + 1, 0.0), suf_w(m + 1, 0.0), suf_dy(m + 1, 0.0);
-      double q2 = 0;
-      for (std::size_t k = 0; k < m; ++k) {
-        const double wk = weight(slot_row_[s0 + k]);
-        pre_w[k + 1] = pre_w[k] + wk;
-        pre_dy[k + 1] = pre_dy[k] + wk * (slot_y_[s0 + k] - ys_[g]);
-        q2 += (wk / W) * (wk / W);
-      }
-      for (std::size_t k = m; k-- > 0;) {
-        const double wk = weight(slot_row_[s0 + k]);
-        suf_w[k] = suf_w[k + 1] + wk;
-        suf_dy[k] = suf_dy[k + 1] + wk * (slot_y_[s0 + k] - ys_[g]);
-      }
-      for (std::size_t k = 0; k < m; ++k) {
-        rest_w_.push_back(pre_w[k] + suf_w[k + 1]);
-        rest_dy_.push_back(pre_dy[k] + suf_dy[k + 1]);
-      }
-      q2_[g] = q2;
-      first_.push_back(static_cast<std::uint32_t>(slot_row_.size()));
-    }
-  } else {
-    for (std::size_t i = 0; i < n_; ++i) rank_[order_[i]] = static_cast<std::uint32_t>(i);
-    if (!w.empty())
-      for (std::size_t i = 0; i < n_; ++i) ws_.push_back(w[order_[i]]);
-    for (std::size_t i = 0; i < n_; ++i) ys_[i] = train.y[order_[i]] / y_scale_;
-  }
-  xs_.resize(n_ * d_);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < d_; ++k) xs_[k * n_ + i] = train.row(order_[i])[k];
-  if (d_ > 1)
-    for (std::size_t i = 0; i < n_; ++i) xr_.insert(xr_.end(), train.row(order_[i]), train.row(order_[i]) + d_);
-  if (tree_ && categorical_) {  // the continuous columns in leaf order, for the tree
-    for (std::size_t k : cont_) xc_.insert(xc_.end(), xs_.begin() + static_cast<std::ptrdiff_t>(k * n_),
-                                           xs_.begin() + static_cast<std::ptrdiff_t>((k + 1) * n_));
-    tree_->attach(xc_.data());
-  } else if (tree_) {
-    tree_->attach(xs_.data());
-  }
-  simple_ = fused && !merged_;
-  bounded_ = std::all_of(xs_.begin(), xs_.end(), [](double v) { return std::abs(v) <= fast_limit; });
-  fast_keys_ = simple_ && bounded_;
+    design_ = std::make_unique<kernel::Design>(kernel::make_design(ks_.d, options_.degree));
+  p_ = design_ ? design_->p : ks_.d + 1;
+  simple_ = fused_line(train, options_) && !ks_.merged;
+  fast_keys_ = simple_ && ks_.bounded;
 }
 
 Attention::Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options)
@@ -378,46 +252,26 @@ Attention::Attention(const Dataset& train, std::vector<double> bandwidth, Engine
 Attention::~Attention() = default;
 
 void Attention::set_bandwidth(std::vector<double> bandwidth) {
-  check_bandwidth(bandwidth, d_, "--bandwidth");
-  for (std::size_t k = 0; k < d_; ++k)
-    if (is_categorical(kinds_[k])) {
-      const double top = lambda_max(options_.categorical, kinds_[k], levels_[k]);
+  check_bandwidth(bandwidth, ks_.d, "--bandwidth");
+  for (std::size_t k = 0; k < ks_.d; ++k)
+    if (is_categorical(ks_.kinds[k])) {
+      const double top = lambda_max(options_.categorical, ks_.kinds[k], ks_.levels[k]);
       if (bandwidth[k] > top)
-        throw ParameterError("bandwidth", "column " + quote(names_[k]) + " is categorical: its lambda must be <= " +
+        throw ParameterError("bandwidth", "column " + quote(ks_.names[k]) + " is categorical: its lambda must be <= " +
                                               format_double(top) + " (" +
                                               to_string(options_.categorical) + " kernel), got " +
                                               format_double(bandwidth[k]));
-      cat_[k] = category(options_.categorical, kinds_[k], levels_[k], bandwidth[k]);
+      cat_[k] = category(options_.categorical, ks_.kinds[k], ks_.levels[k], bandwidth[k]);
       cat_[k].in_line = options_.categorical_in_fit;
     }
   h_ = std::move(bandwidth);
   inv_h_.clear();
   for (double v : h_) inv_h_.push_back(1 / v);
-  if (d_ == 1) K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
+  if (ks_.d == 1) K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
   if (options_.adaptive) adaptive_scales();
-  if (!tree_) return;
   tree_ih_.clear();
-  for (std::size_t k : cont_) tree_ih_.push_back(inv_h_[k]);
-  // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
-  // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
-  // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
-  prune_ = true;
-  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
-  const Norm near = nearest_norm();
-  const std::size_t m = 32;
-  std::uint64_t reached = 0;
-  std::vector<Range> ranges;
-  std::vector<double> qc(d_);
-  for (std::size_t k = 0; k < m; ++k) {
-    const double* q = key((2 * k + 1) * n_ / (2 * m));
-    const double* qt = tree_point(q, qc.data());
-    double rb = 0;
-    const std::size_t b = tree_->nearest(qt, tree_ih_.data(), near, none, rb);
-    ranges.clear();
-    tree_->ranges(qt, tree_ih_.data(), norm, reach_bound((ws_.empty() ? 1.0 : ws_[b]) * level_factor(b, q), rb), ranges);
-    for (const auto& [lo, hi] : ranges) reached += hi - lo;
-  }
-  prune_ = 2 * reached <= m * n_;
+  for (std::size_t k : ks_.cont) tree_ih_.push_back(inv_h_[k]);
+  index_.choose(tree_ih_.data(), keys());
 }
 
 bool Attention::fast_row(double q) const {
@@ -425,82 +279,27 @@ bool Attention::fast_row(double q) const {
 }
 
 void Attention::check_loo_rows() const {
-  if (rows_ < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(rows_));
-  if (rows_ < 2 + 2 * options_.leave_out)
+  if (ks_.rows < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(ks_.rows));
+  if (ks_.rows < 2 + 2 * options_.leave_out)
     throw DataError("--leave-out " + std::to_string(options_.leave_out) + " leaves " + std::to_string(options_.leave_out) +
                     " keys out on each side of each row: it needs at least " + std::to_string(2 + 2 * options_.leave_out) +
-                    " training rows, got " + std::to_string(rows_));
-}
-
-double Attention::w_of(std::size_t s) const {
-  if (merged_) return slot_w_.empty() ? 1.0 : slot_w_[s];
-  return ws_.empty() ? 1.0 : ws_[s];
-}
-
-Attention::Block Attention::block(std::size_t exclude) const {
-  if (exclude == none) return {};
-  const std::size_t k = line_ ? options_.leave_out : 0;  // keys in x order: 1-D only
-  return {exclude - std::min(exclude, k), std::min(n_, exclude + k + 1)};
-}
-
-std::size_t Attention::nearest_1d(double q, std::size_t exclude) const {
-  const auto p = static_cast<std::size_t>(std::lower_bound(xs_.begin(), xs_.end(), q) - xs_.begin());
-  const Block ex = block(exclude);
-  const std::size_t right = ex.contains(p) ? ex.hi : p;
-  std::size_t left = p == 0 ? none : p - 1;
-  if (left != none && ex.contains(left)) left = ex.lo == 0 ? none : ex.lo - 1;
-  if (left == none) return right;
-  if (right >= n_) return left;
-  // x_l <= q <= x_r: both distances are differences of nearby numbers, exact or nearly, and
-  // never underflow to a tie the way a product of them can (keys near 1e-200).
-  return xs_[right] - q < q - xs_[left] ? right : left;
-}
-
-void Attention::window_1d(double q, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const {
-  const double h = h_[0], xb = xs_[b];
-  if (!is_compact(options_.kernel) && options_.tolerance == 0) {
-    lo = 0;
-    hi = n_;
-    return;
-  }
-  // Keys with |x - q| <= r; the margins absorb rounding at the edge.
-  const double r = visit_kernel(options_.kernel, [&]<class K>(K) {
-    if constexpr (K::compact) {
-      return h * (1 + 1e-12);  // the support: weights outside it are exactly 0
-    } else {
-      // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
-      // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight wb: its
-      // sample weight, 1 without them, the sum of a merged key's), every key within h of q
-      // weighs at least K(1) (e^-1/2 Gaussian, e^-1 Laplace) times its weight, at least 1
-      // without sample weights: S0 >= max(wb, count K(1)). Keys with weight below e^-T,
-      // T = ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight
-      // is below tolerance / n.
-      const auto near_lo = std::lower_bound(xs_.begin(), xs_.end(), q - h);
-      const auto near_hi = std::upper_bound(near_lo, xs_.end(), q + h);
-      const double s0_low =
-          unit_weights_ ? std::max(wb, static_cast<double>(near_hi - near_lo) * K::floor) : wb;
-      const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * s0_low)));
-      return K::reach(std::abs(q - xb), h, T) * (1 + 1e-12);
-    }
-  });
-  lo = static_cast<std::size_t>(std::lower_bound(xs_.begin(), xs_.end(), q - r) - xs_.begin());
-  hi = static_cast<std::size_t>(std::upper_bound(xs_.begin(), xs_.end(), q + r) - xs_.begin());
+                    " training rows, got " + std::to_string(ks_.rows));
 }
 
 Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) const {
-  const std::size_t b = nearest_1d(q, exclude);
-  const double xb = xs_[b], yb = ys_[b];
+  const std::size_t b = index_.nearest_1d(q, exclude);
+  const double xb = ks_.xs[b], yb = ks_.ys[b];
   std::size_t lo, hi;
-  window_1d(q, b, 1.0, lo, hi);
-  const Block ex = block(exclude);
+  index_.window_1d(q, h_[0], b, 1.0, lo, hi);
+  const Block ex = index_.block(exclude);
   pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
   kernel::Sums s;
   if (fast_row(q)) {
     const double D = xb - q;
     auto range = [&](std::size_t a, std::size_t z) {
       if (a < z)
-        add(s, gradient ? kernel::sums_grad(xs_.data(), ys_.data(), a, z, xb, q, D, K2_, yb)
-                        : kernel::sums(xs_.data(), ys_.data(), a, z, xb, q, D, K2_, yb));
+        add(s, gradient ? kernel::sums_grad(ks_.xs.data(), ks_.ys.data(), a, z, xb, q, D, K2_, yb)
+                        : kernel::sums(ks_.xs.data(), ks_.ys.data(), a, z, xb, q, D, K2_, yb));
     };
     // The window less the left-out block: [lo, ex.lo) and [ex.hi, hi), either possibly empty.
     range(lo, std::clamp(ex.lo, lo, hi));
@@ -508,8 +307,8 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
   } else {
     for (std::size_t i = lo; i < hi; ++i) {
       if (ex.contains(i)) continue;
-      const double u = std::max(kernels::Gaussian::term(xs_[i], xb, q, inv_h_[0]), -1021.0);
-      const double e = std::exp2(u), dy = ys_[i] - yb;
+      const double u = std::max(kernels::Gaussian::term(ks_.xs[i], xb, q, inv_h_[0]), -1021.0);
+      const double e = std::exp2(u), dy = ks_.ys[i] - yb;
       s.s0 += e;
       s.s1 += e * dy;
       s.t += e * u;
@@ -530,9 +329,9 @@ Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) c
 std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
   // Worth building (O(n p)) for many rows over many keys, on the fused path without
   // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row_fgt).
-  if (!options_.transform || !fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || n_ < 8192)
+  if (!options_.transform || !fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || ks_.n < 8192)
     return nullptr;
-  auto t = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0], options_.tolerance, y_mid_, rows,
+  auto t = std::make_unique<GaussTransform>(ks_.xs.data(), ks_.ys.data(), ks_.n, h_[0], options_.tolerance, ks_.y_mid, rows,
                                             options_.pool);
   return t->usable() ? std::move(t) : nullptr;
 }
@@ -540,13 +339,13 @@ std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
 Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const {
   // The transform's bound holds for a row whose weights sum to at least 1/e: one whose nearest
   // key (other than `exclude`) lies within sqrt(2) h. Other rows sum their windows.
-  const std::size_t b = nearest_1d(q, exclude);
-  if (!(std::abs(xs_[b] - q) <= std::sqrt(2.0) * h_[0])) return row_1d(q, exclude, gradient);
+  const std::size_t b = index_.nearest_1d(q, exclude);
+  if (!(std::abs(ks_.xs[b] - q) <= std::sqrt(2.0) * h_[0])) return row_1d(q, exclude, gradient);
   const double y0 = fgt.y0();
   const GaussTransform::Sums s = fgt.at(q, gradient);
   // A left-out key p = q goes: it weighs exp(0) = 1 at distance 0 (D = 0).
-  const bool out = exclude != none;
-  const double s0 = out ? s.s0 - 1 : s.s0, s1 = out ? s.s1 - (ys_[exclude] - y0) : s.s1;
+  const bool out = exclude != no_key;
+  const double s0 = out ? s.s0 - 1 : s.s0, s1 = out ? s.s1 - (ks_.ys[exclude] - y0) : s.s1;
   Row row;
   const double fc = s1 / s0;
   row.f = y0 + fc;
@@ -558,106 +357,25 @@ Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size
   return row;
 }
 
-std::size_t Attention::nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const {
-  if (line_) return nearest_1d(q[0], exclude);
-  const Norm norm = nearest_norm();
-  // (The tree knows the continuous columns only: with categorical ones, every key.)
-  const std::size_t b = tree_ && !categorical_ ? tree_->nearest(q, inv_h, norm, exclude, rmin)
-                                               : kernel::nearest(options_.kernel, keys(), 0, n_, exclude, q, inv_h, rmin);
-  // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
-  // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
-  // exact in their factored form (kernels.h), only measured from a key a hair farther away.
-  if (rmin * static_cast<double>(d_ + 3) < 0x1p58 || !inv_s_.empty()) return b;  // (adaptive: no exact form)
-  return nearest_exact(q, exclude, inv_h);
-}
-
-std::size_t Attention::nearest_exact(const double* q, std::size_t exclude, const double* inv_h) const {
-  // The nearest key by an exact comparison of scaled distances (see kernels::gap); L1 for
-  // Laplace. Only for queries so far away, or bandwidths so small, that the plain distances
-  // lose the nearest key. Only the sign of each comparison matters, so the columns are scaled
-  // by 1/h_k over the largest 1/h: no overflow at h = 1e-160. Of keys at the same distance, the
-  // first as given.
-  double top = 0;
-  for (std::size_t k = 0; k < d_; ++k) top = std::max(top, cat_[k].on ? 0.0 : inv_h[k]);
-  std::vector<double> scale(d_);
-  for (std::size_t k = 0; k < d_; ++k) scale[k] = inv_h[k] / top;
-  // A categorical column's cost as a distance of equal weight (kernel_nd.h), in the same units.
-  const double unit = visit_kernel(options_.kernel, []<class K>(K) { return kernels::distance_per_log2<K>; });
-  std::size_t b = exclude == 0 ? 1 : 0;
-  visit_kernel(options_.kernel, [&]<class K>(K) {
-    for (std::size_t i = b + 1; i < n_; ++i) {
-      if (i == exclude) continue;
-      double delta = 0;
-      for (std::size_t k = 0; k < d_; ++k) {
-        const double xi = xs_[k * n_ + i], xb = xs_[k * n_ + b];
-        if (cat_[k].on) {
-          delta += unit * (cat_[k].cost(xi - q[k]) - cat_[k].cost(xb - q[k])) / (K::l1 ? top : top * top);
-          continue;
-        }
-        delta += K::l1 ? kernels::l1_gap(xi, xb, q[k]) * scale[k] : kernels::gap(xi, xb, q[k], scale[k]);
-      }
-      if (delta < 0 || (delta == 0 && order_[i] < order_[b])) b = i;
-    }
-  });
-  return b;
-}
-
 Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
   Span s;
   s.ranges = &w.ranges;
   w.ranges.clear();
   s.inv_h = inv_h_.data();
+  double h = h_[0];  // one column: the window's bandwidth
   if (options_.knn) {
-    const double scale = knn_scale(q, exclude, w, options_.knn);
-    for (std::size_t k = 0; k < d_; ++k) w.inv_h[k] = cat_[k].on ? inv_h_[k] : inv_h_[k] / scale;
+    const double scale = index_.kth_distance(q, exclude, options_.knn, inv_h_.data(), w.a);
+    for (std::size_t k = 0; k < ks_.d; ++k) w.inv_h[k] = cat_[k].on ? inv_h_[k] : inv_h_[k] / scale;
     s.inv_h = w.inv_h.data();
+    h *= scale;
   }
-  double rb = 0, wb = rest;
-  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
-  if (prune_ && categorical_) {
-    // The leaves within reach of the key nearest in the continuous columns (its weight counts
-    // its levels' factor: every key's factor is at most 1), then b, the key of largest weight,
-    // among them.
-    const double* qt = tree_point(q, w.qc.data());
-    if (rest == 0) {
-      const std::size_t c = tree_->nearest(qt, tree_ih_.data(), nearest_norm(), exclude, rb);
-      wb = (ws_.empty() ? 1.0 : ws_[c]) * level_factor(c, q);
-    }
-    tree_->ranges(qt, tree_ih_.data(), norm, reach_bound(wb, rb), w.ranges);
-    s.b = exclude;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
-    if (rest == 0) {
-      double best = std::numeric_limits<double>::infinity();
-      s.b = none;
-      for (const auto& [lo, hi] : w.ranges) {
-        if (hi - lo == 1 && lo == exclude) continue;
-        double r;
-        const std::size_t i = kernel::nearest(options_.kernel, keys(), lo, hi, exclude, q, s.inv_h, r);
-        if (r < best || s.b == none) best = r, s.b = i;
-      }
-    }
-  } else {
-    if (rest > 0) {
-      s.b = exclude;  // q is this key: the rest of its rows are the nearest, at distance 0
-    } else {
-      s.b = nearest(q, exclude, rb, s.inv_h);
-      wb = ws_.empty() ? 1.0 : ws_[s.b];
-    }
-    if (line_) {
-      std::size_t lo, hi;
-      window_1d(q[0], s.b, wb, lo, hi);
-      w.ranges.emplace_back(lo, hi);
-    } else if (prune_) {
-      tree_->ranges(q, inv_h_.data(), norm, reach_bound(wb, rb), w.ranges);
-    } else {
-      w.ranges.emplace_back(0, n_);
-    }
-  }
+  s.b = index_.cover(q, exclude, rest, h, s.inv_h, tree_ih_.data(), keys(), w.ranges, w.qc.data());
   pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
                    std::memory_order_relaxed);
   const kernel::Keys k = keys();
-  const double* xb = key(s.b);
+  const double* xb = ks_.key(s.b);
   // The values, and NW's gradient terms or local linear's moments, in the same sweep.
-  kernel::Targets sums{ys_.data(), ys_[s.b], &s.s1};
+  kernel::Targets sums{ks_.ys.data(), ks_.ys[s.b], &s.s1};
   if (!inv_s_.empty()) sums.ref = kernel::log2_weight(options_.kernel, k, s.b, q, s.inv_h);
   if (local_) {
     std::fill(w.S.begin(), w.S.end(), 0.0);
@@ -673,7 +391,7 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   }
   // Each range less the left-out block, whose keys may be nearer than b (their weights could
   // overflow) and get 0.
-  const Block ex = block(exclude);
+  const Block ex = index_.block(exclude);
   s.each([&](std::size_t lo, std::size_t hi) {
     const std::size_t a = std::clamp(ex.lo, lo, hi), z = std::clamp(ex.hi, lo, hi);
     if (lo < a) s.s0 += kernel::fill(options_.kernel, k, lo, a, q, xb, s.inv_h, w.e, sums);
@@ -685,27 +403,15 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
     // (when keys are not merged): neighbours in x order in one column, in the k-d tree's
     // leaves whose box holds it with several.
     s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
-    const double* xb0 = key(s.b);
-    if (merged_) {
-      w.ranges.assign(1, {s.b, s.b + 1});
-    } else if (line_) {
-      std::size_t lo = s.b, hi = s.b + 1;
-      while (lo > 0 && xs_[lo - 1] == xb0[0] && !ex.contains(lo - 1)) --lo;
-      while (hi < n_ && xs_[hi] == xb0[0] && !ex.contains(hi)) ++hi;
-      w.ranges.assign(1, {lo, hi});
-    } else if (tree_) {
-      w.ranges.clear();
-      tree_->ranges(tree_point(xb0, w.qc.data()), tree_ih_.data(), Norm::linf, 0, w.ranges);
-    } else {
-      w.ranges.assign(1, {0, n_});
-    }
+    const double* xb0 = ks_.key(s.b);
+    index_.identical(s.b, exclude, tree_ih_.data(), w.ranges, w.qc.data());
     s.s0 = s.s1 = 0;
     s.each([&](std::size_t lo, std::size_t hi) {
       for (std::size_t i = lo; i < hi; ++i) {
-        const bool same = !ex.contains(i) && std::equal(xb0, xb0 + d_, key(i));
-        w.e[i] = same ? (ws_.empty() ? 1.0 : ws_[i]) : 0.0;
+        const bool same = !ex.contains(i) && std::equal(xb0, xb0 + ks_.d, ks_.key(i));
+        w.e[i] = same ? (ks_.ws.empty() ? 1.0 : ks_.ws[i]) : 0.0;
         s.s0 += w.e[i];
-        s.s1 += w.e[i] * (ys_[i] - ys_[s.b]);
+        s.s1 += w.e[i] * (ks_.ys[i] - ks_.ys[s.b]);
       }
     });
     s.fallback = true;
@@ -714,75 +420,20 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
 }
 
 void Attention::adaptive_scales() {
-  inv_s_.assign(n_, 1.0);
-  lognorm_.assign(n_, 0.0);
-  parallel_for(options_.pool, n_, 64, [&](std::size_t a, std::size_t z) {
-    Work w(n_, d_, p_);
+  inv_s_.assign(ks_.n, 1.0);
+  lognorm_.assign(ks_.n, 0.0);
+  parallel_for(options_.pool, ks_.n, 64, [&](std::size_t a, std::size_t z) {
+    Work w(ks_.n, ks_.d, p_);
     for (std::size_t i = a; i < z; ++i) {
-      const double s = knn_scale(key(i), i, w, options_.adaptive);
+      const double s = index_.kth_distance(ks_.key(i), i, options_.adaptive, inv_h_.data(), w.a);
       inv_s_[i] = 1 / s;
-      lognorm_[i] = -static_cast<double>(cont_.size()) * std::log2(s);
+      lognorm_[i] = -static_cast<double>(ks_.cont.size()) * std::log2(s);
     }
   });
 }
 
-Norm Attention::nearest_norm() const {
-  return visit_kernel(options_.kernel, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
-}
-
-const double* Attention::tree_point(const double* q, double* buf) const {
-  if (!categorical_) return q;
-  for (std::size_t c = 0; c < cont_.size(); ++c) buf[c] = q[cont_[c]];
-  return buf;
-}
-
-double Attention::level_factor(std::size_t i, const double* q) const {
-  double cost = 0;
-  for (std::size_t k = 0; k < d_; ++k)
-    if (cat_[k].on) cost += cat_[k].cost(xs_[k * n_ + i] - q[k]);
-  return std::exp2(-cost);
-}
-
-double Attention::knn_scale(const double* q, std::size_t exclude, Work& w, std::size_t K) const {
-  // Each key's distance from q in bandwidths, in the kernel's norm, into w.a; the K-th smallest.
-  // L2 is summed over the largest coordinate, so that 1e300 and 1e-300 neither overflow nor
-  // underflow when squared.
-  const Norm norm = visit_kernel(options_.kernel, []<class K>(K) { return K::norm; });
-  const bool compact = visit_kernel(options_.kernel, []<class K>(K) { return K::compact; });
-  std::size_t m = 0;
-  for (std::size_t i = 0; i < n_; ++i) {
-    if (i == exclude) continue;
-    double top = 0, r = 0;
-    for (std::size_t k : cont_) top = std::max(top, std::abs(xs_[k * n_ + i] - q[k]) * inv_h_[k]);
-    if (norm == Norm::linf || top == 0 || !std::isfinite(top)) {
-      r = top;
-    } else {
-      for (std::size_t k : cont_) {
-        const double z = std::abs(xs_[k * n_ + i] - q[k]) * inv_h_[k] / top;
-        r += norm == Norm::l2 ? z * z : z;
-      }
-      r = (norm == Norm::l2 ? std::sqrt(r) : r) * top;
-    }
-    w.a[m++] = r;
-  }
-  const std::size_t k = std::min(K, m) - 1;
-  std::nth_element(w.a, w.a + k, w.a + m);
-  double s = w.a[k];
-  // Where K keys lie at q itself, the nearest key beyond them; with a compact kernel, the next
-  // distance beyond the K-th, so that the K nearest keys (ties too) lie inside the support.
-  if (!(s > 0) || compact) {
-    const double after = s;
-    s = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < m; ++i)
-      if (w.a[i] > after) s = std::min(s, w.a[i]);
-    if (!std::isfinite(s) && after > 0) s = 2 * after;  // no key beyond: twice the K-th distance
-  }
-  // Every key at q (or distances that overflow): any positive scale gives q their mean.
-  return std::isfinite(s) && s > 0 ? s : 1.0;
-}
-
 void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
-  const double rw = rest_w_[slot], rdy = rest_dy_[slot];
+  const double rw = ks_.rest_w[slot], rdy = ks_.rest_dy[slot];
   s.s0 += rw;
   s.s1 += rdy;
   if (local_) {  // z = (1, 0, ..., 0) at distance 0
@@ -794,22 +445,22 @@ void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
 // A merged key's leave-one-out row gathered once for all its rows (each adds its rest after):
 // the span, and local linear's moments, as gathered.
 struct Attention::Rest {
-  std::size_t key = none;
+  std::size_t key = no_key;
   Span span;
   std::vector<double> S, tz;
 };
 
 Attention::Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const {
-  const double* q = key(at.key);
-  if (!merged_ || rest_w_[at.slot] == 0) {  // no other row at this key
-    cache.key = none;
+  const double* q = ks_.key(at.key);
+  if (!ks_.merged || ks_.rest_w[at.slot] == 0) {  // no other row at this key
+    cache.key = no_key;
     s = gather(q, at.key, w, grad != nullptr);
     return reduce(q, s, w, grad, c);
   }
   if (cache.key != at.key) {
     // One window for every row of the key: measured from the least rest among them.
     double rest = std::numeric_limits<double>::infinity();
-    for (std::size_t t = first_[at.key]; t < first_[at.key + 1]; ++t) rest = std::min(rest, rest_w_[t]);
+    for (std::size_t t = ks_.first_slot[at.key]; t < ks_.first_slot[at.key + 1]; ++t) rest = std::min(rest, ks_.rest_w[t]);
     cache.span = gather(q, at.key, w, grad != nullptr, rest);
     cache.S = w.S;
     cache.tz = w.tz;
@@ -822,26 +473,11 @@ Attention::Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s,
   return reduce(q, s, w, grad, c);
 }
 
-double Attention::reach_bound(double wb, double rb) const {
-  return visit_kernel(options_.kernel, [&]<class K>(K) {
-    if constexpr (K::compact) {
-      return 1 + 1e-12;  // the support
-    } else {
-      // As window_1d: keys below e^-T relative to b, T = ln(n / (tolerance S0_low)), add up to
-      // less than tolerance S0; S0 >= wb, b's own weight (1 without sample weights, the sum
-      // over a merged key's rows).
-      if (options_.tolerance == 0) return std::numeric_limits<double>::infinity();
-      const double T = std::max(0.5, std::log(static_cast<double>(n_) / (options_.tolerance * wb)));
-      return K::bound(rb, T) * (1 + 1e-12);
-    }
-  });
-}
-
 Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const {
-  const std::size_t d = d_;
-  const double* xb = key(s.b);
+  const std::size_t d = ks_.d;
+  const double* xb = ks_.key(s.b);
   const double* e = w.e;
-  const double yb = ys_[s.b];
+  const double yb = ks_.ys[s.b];
   const Kernel kernel = options_.kernel;
   Row row;
   if (s.s0 == 0) {  // out of reach (OutOfReach::error)
@@ -875,7 +511,7 @@ Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double
     const kernel::Keys keys_ = keys();
     s.each([&](std::size_t lo, std::size_t hi) {
       kernel::linear(keys_, lo, hi, q, s.inv_h, beta.data(), w.a);
-      for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ys_[i] - yb) - w.a[i];
+      for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ks_.ys[i] - yb) - w.a[i];
       kernel::linear(keys_, lo, hi, q, s.inv_h, cc.data(), w.b);
     });
     for (std::size_t k = 0; k < d; ++k)
@@ -901,9 +537,9 @@ void Attention::equivalent(const double* q, const Span& s, const double* c, Work
 
 void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo) const {
   std::string at;
-  for (std::size_t k = 0; k < d_; ++k) at += (k ? ", " : "") + format_double(q[k]);
+  for (std::size_t k = 0; k < ks_.d; ++k) at += (k ? ", " : "") + format_double(q[k]);
   std::string bw;
-  for (std::size_t k = 0; k < d_; ++k) bw += (k ? " " : "") + format_double(h_[k]);
+  for (std::size_t k = 0; k < ks_.d; ++k) bw += (k ? " " : "") + format_double(h_[k]);
   throw DataError(std::string(loo ? "training row " : "query ") + std::to_string(index + 1) + " (x = " + at +
                   ") has no " + (loo ? "other " : "") + "training point within reach of the " +
                   to_string(options_.kernel) + " kernel (bandwidth " + bw +
@@ -911,7 +547,7 @@ void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo)
 }
 
 Attention::Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
-  s = gather(q, none, w);
+  s = gather(q, no_key, w);
   const Row r = reduce(q, s, w, nullptr, c);
   if (r.reached) equivalent(q, s, c, w);
   return r;
@@ -920,16 +556,16 @@ Attention::Row Attention::weights_row(const double* q, Work& w, Span& s, double*
 Attention::Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
   Rest uncached;
   const Row r = loo_row(at, w, uncached, s, nullptr, c);
-  if (r.reached) equivalent(key(at.key), s, c, w);
+  if (r.reached) equivalent(ks_.key(at.key), s, c, w);
   return r;
 }
 
 template <class F>
 std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& body) const {
-  // Each chunk gets its own rows of work; returns the first query for which body failed (none).
-  std::atomic<std::size_t> done{0}, first_bad{none};
+  // Each chunk gets its own rows of work; returns the first query for which body failed (no_key).
+  std::atomic<std::size_t> done{0}, first_bad{no_key};
   parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
-    Work w(n_, d_, p_);
+    Work w(ks_.n, ks_.d, p_);
     for (std::size_t j = a; j < z; ++j) {
       if (!body(j, w)) lower_to(first_bad, j);
     }
@@ -949,7 +585,7 @@ void Attention::predict(const double* queries, std::size_t m, double* out) const
     parallel_for(options_.pool, m, 64, [&](std::size_t a, std::size_t z) {
       for (std::size_t k = a; k < z; ++k) {
         const double q = queries[qo[k]];
-        out[qo[k]] = (fgt && fast_row(q) ? row_fgt(*fgt, q, none, false) : row_1d(q, none, false)).f * y_scale_;
+        out[qo[k]] = (fgt && fast_row(q) ? row_fgt(*fgt, q, no_key, false) : row_1d(q, no_key, false)).f * ks_.y_scale;
       }
       if (options_.progress) options_.progress(done += z - a, m);
     });
@@ -963,9 +599,9 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
                                double* sum_w2, double* smooth) const {
   std::vector<double> ve;  // v in engine order, a merged key's the weighted mean over its rows
   if (smooth)
-    for (std::size_t g = 0; g < n_; ++g) {
+    for (std::size_t g = 0; g < ks_.n; ++g) {
       double sum = 0;
-      for (std::size_t t = first(g); t < first(g + 1); ++t) sum += share(t, g) * v.at(row_of(t));
+      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) sum += ks_.share(t, g) * v.at(ks_.row_of(t));
       ve.push_back(sum);
     }
   const bool detail = sum_w2 || smooth;
@@ -975,22 +611,22 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
   double vsum = 0;
   if (simple_ && detail && (fgt = transform(m))) {
-    fgt2 = std::make_unique<GaussTransform>(xs_.data(), ys_.data(), n_, h_[0] / std::sqrt(2.0), options_.tolerance,
-                                            y_mid_, m, options_.pool);
+    fgt2 = std::make_unique<GaussTransform>(ks_.xs.data(), ks_.ys.data(), ks_.n, h_[0] / std::sqrt(2.0), options_.tolerance,
+                                            ks_.y_mid, m, options_.pool);
     // v >= 0 (squared residuals) is summed as it is: measured from an offset, a local mean
     // many orders below the largest v would cancel. Other v: summed key by key.
     for (double x : ve) vsum += x;
     if (smooth && *std::min_element(ve.begin(), ve.end()) >= 0)
-      fgtv = std::make_unique<GaussTransform>(xs_.data(), ve.data(), n_, h_[0], options_.tolerance, 0.0, m,
+      fgtv = std::make_unique<GaussTransform>(ks_.xs.data(), ve.data(), ks_.n, h_[0], options_.tolerance, 0.0, m,
                                               options_.pool);
     if (!fgt2->usable()) fgt.reset();
     if (fgtv && !fgtv->usable()) fgtv.reset();
   }
-  const std::size_t bad = for_queries(m, line_ ? 32 : 8, [&](std::size_t j, Work& w) {
-      const double* q = queries + j * d_;
-      if (fgt && fast_row(q[0]) && std::abs(xs_[nearest_1d(q[0], none)] - q[0]) <= h_[0]) {
-        const Row r = row_fgt(*fgt, q[0], none, false);
-        out[j] = r.f * y_scale_;
+  const std::size_t bad = for_queries(m, index_.kind() == KeyIndex::Kind::line ? 32 : 8, [&](std::size_t j, Work& w) {
+      const double* q = queries + j * ks_.d;
+      if (fgt && fast_row(q[0]) && std::abs(ks_.xs[index_.nearest_1d(q[0], no_key)] - q[0]) <= h_[0]) {
+        const Row r = row_fgt(*fgt, q[0], no_key, false);
+        out[j] = r.f * ks_.y_scale;
         if (sum_w2) sum_w2[j] = fgt2->at(q[0], false).s0 / (r.s0 * r.s0);
         if (!smooth) return true;
         if (fgtv) {
@@ -1003,34 +639,34 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
           }
         }
         // The smooth key by key over the window.
-        const std::size_t b = nearest_1d(q[0], none);
+        const std::size_t b = index_.nearest_1d(q[0], no_key);
         std::size_t lo, hi;
-        window_1d(q[0], b, 1.0, lo, hi);
-        const kernel::Sums k = kernel::sums_detail(xs_.data(), ys_.data(), ve.data(), lo, hi, xs_[b], q[0],
-                                                   xs_[b] - q[0], K2_, ys_[b]);
+        index_.window_1d(q[0], h_[0], b, 1.0, lo, hi);
+        const kernel::Sums k = kernel::sums_detail(ks_.xs.data(), ks_.ys.data(), ve.data(), lo, hi, ks_.xs[b], q[0],
+                                                   ks_.xs[b] - q[0], K2_, ks_.ys[b]);
         smooth[j] = k.sv / k.s0;
         return true;
       }
       if (simple_ && detail && fast_row(q[0])) {  // (predict() answers the simple case without detail)
         // One vectorised pass: the prediction exactly as predict() makes it (s0 and s1 summed
         // as there), the squared weights and the smooth of v.
-        const std::size_t b = nearest_1d(q[0], none);
+        const std::size_t b = index_.nearest_1d(q[0], no_key);
         std::size_t lo, hi;
-        window_1d(q[0], b, 1.0, lo, hi);
+        index_.window_1d(q[0], h_[0], b, 1.0, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
-        const double xb = xs_[b], yb = ys_[b];
-        const kernel::Sums k = kernel::sums_detail(xs_.data(), ys_.data(), smooth ? ve.data() : ys_.data(), lo, hi,
+        const double xb = ks_.xs[b], yb = ks_.ys[b];
+        const kernel::Sums k = kernel::sums_detail(ks_.xs.data(), ks_.ys.data(), smooth ? ve.data() : ks_.ys.data(), lo, hi,
                                                    xb, q[0], xb - q[0], K2_, yb);
-        out[j] = (yb + k.s1 / k.s0) * y_scale_;
+        out[j] = (yb + k.s1 / k.s0) * ks_.y_scale;
         if (sum_w2) sum_w2[j] = k.w2 / (k.s0 * k.s0);
         if (smooth) smooth[j] = k.sv / k.s0;
         return true;
       }
-      const Span s = gather(q, none, w);
+      const Span s = gather(q, no_key, w);
       std::vector<double> c(p_);
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;
-      out[j] = r.f * y_scale_;
+      out[j] = r.f * ks_.y_scale;
       if (!detail) return true;
       if (smooth)  // NW weights e_i / s0
         smooth[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {ve.data()}); }) / s.s0;
@@ -1043,27 +679,27 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
       }
       return true;
   });
-  if (bad != none) throw_out_of_reach(queries + bad * d_, bad, false);
+  if (bad != no_key) throw_out_of_reach(queries + bad * ks_.d, bad, false);
 }
 
 void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
   if (options_.knn && !local_)
     throw ParameterError("derivative", "NW's slope with knn bandwidths is not built (each query's bandwidth moves with "
                                        "it); give --method local-linear, whose slope is its fitted line's");
-  const std::size_t d = d_, p = p_;
+  const std::size_t d = ks_.d, p = p_;
   const std::size_t bad = for_queries(m, 8, [&](std::size_t j, Work& w) {
     const double* q = queries + j * d;
     double* slope = out + j * d;
     double* l2 = sum_l2 ? sum_l2 + j * d : nullptr;
     std::fill(slope, slope + d, 0.0);
     if (l2) std::fill(l2, l2 + d, 0.0);
-    const Span s = gather(q, none, w);
+    const Span s = gather(q, no_key, w);
     std::vector<double> c(p);
     const Row row = reduce(q, s, w, nullptr, c.data());
     if (!row.reached) return false;
     if (s.fallback) return true;
     const kernel::Keys k = keys();
-    const double yb = ys_[s.b], fc = row.f - yb;
+    const double yb = ks_.ys[s.b], fc = row.f - yb;
     std::vector<double> beta(p), ck(p), unit(p);
     std::optional<SmallSystem> sys;
     if (local_) {
@@ -1076,7 +712,7 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
       if (sys) {
         // f(x) = yb + beta^T z, z_k = (x_k - q_k) / h_k: the slope is beta_k / h_k, and its
         // weights l_i = e_i (c_k^T z_i) / h_k with c_k = S^-1 e_k.
-        slope[kk] = beta[kk + 1] * zs * y_scale_;
+        slope[kk] = beta[kk + 1] * zs * ks_.y_scale;
         if (!l2) continue;
         std::fill(unit.begin(), unit.end(), 0.0);
         unit[kk + 1] = 1;
@@ -1091,9 +727,9 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
         double A = 0, B = 0;
         s.each([&](std::size_t lo, std::size_t hi) {
           kernel::slope_weights(options_.kernel, k, kk, lo, hi, q, s.inv_h, w.e, w.a);
-          for (std::size_t i = lo; i < hi; ++i) A += w.a[i] * (ys_[i] - yb), B += w.a[i];
+          for (std::size_t i = lo; i < hi; ++i) A += w.a[i] * (ks_.ys[i] - yb), B += w.a[i];
         });
-        slope[kk] = (A - fc * B) / s.s0 * y_scale_;
+        slope[kk] = (A - fc * B) / s.s0 * ks_.y_scale;
         if (!l2) continue;
         s.each([&](std::size_t lo, std::size_t hi) {
           for (std::size_t i = lo; i < hi; ++i) w.b[i] = (w.a[i] - w.e[i] * (B / s.s0)) / s.s0;
@@ -1103,25 +739,25 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
     }
     return true;
   });
-  if (bad != none) throw_out_of_reach(queries + bad * d_, bad, false);
+  if (bad != no_key) throw_out_of_reach(queries + bad * ks_.d, bad, false);
 }
 
 void Attention::weights(const double* queries, std::size_t m,
                         const std::function<void(std::size_t, const double*)>& emit) const {
   // Rows are made in parallel a block at a time (about 32 MB) and handed out in order.
-  const std::size_t block = std::clamp<std::size_t>((std::size_t{1} << 22) / std::max<std::size_t>(n_in_, 1), 1, 4096);
-  std::vector<double> buf(std::min(block, m) * n_in_);
-  std::atomic<std::size_t> first_bad{none};
+  const std::size_t block = std::clamp<std::size_t>((std::size_t{1} << 22) / std::max<std::size_t>(ks_.n_in, 1), 1, 4096);
+  std::vector<double> buf(std::min(block, m) * ks_.n_in);
+  std::atomic<std::size_t> first_bad{no_key};
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      Work work(n_, d_, p_);
+      Work work(ks_.n, ks_.d, p_);
       double* const e = work.e;
       std::vector<double> c(p_);
       for (std::size_t r = a; r < z; ++r) {
-        double* w = buf.data() + r * n_in_;
-        const double* q = queries + (start + r) * d_;
-        std::fill(w, w + n_in_, 0.0);
+        double* w = buf.data() + r * ks_.n_in;
+        const double* q = queries + (start + r) * ks_.d;
+        std::fill(w, w + ks_.n_in, 0.0);
         if (!simple_) {
           Span s;
           if (!weights_row(q, work, s, c.data()).reached) {
@@ -1130,47 +766,47 @@ void Attention::weights(const double* queries, std::size_t m,
           }
           s.each([&](std::size_t lo, std::size_t hi) {  // each row of a key its share
             for (std::size_t g = lo; g < hi; ++g)
-              for (std::size_t t = first(g); t < first(g + 1); ++t) w[row_of(t)] = e[g] * share(t, g);
+              for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) w[ks_.row_of(t)] = e[g] * ks_.share(t, g);
           });
           continue;
         }
-        const std::size_t b = nearest_1d(q[0], none);
-        const double xb = xs_[b];
+        const std::size_t b = index_.nearest_1d(q[0], no_key);
+        const double xb = ks_.xs[b];
         std::size_t lo, hi;
-        window_1d(q[0], b, 1.0, lo, hi);
+        index_.window_1d(q[0], h_[0], b, 1.0, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
         if (fast_row(q[0])) {
-          kernel::weights(xs_.data(), lo, hi, xb, q[0], xb - q[0], K2_, e);
+          kernel::weights(ks_.xs.data(), lo, hi, xb, q[0], xb - q[0], K2_, e);
         } else {
           for (std::size_t i = lo; i < hi; ++i)
-            e[i] = std::exp2(std::max(kernels::Gaussian::term(xs_[i], xb, q[0], inv_h_[0]), -1021.0));
+            e[i] = std::exp2(std::max(kernels::Gaussian::term(ks_.xs[i], xb, q[0], inv_h_[0]), -1021.0));
         }
         double s0 = 0;
         for (std::size_t i = lo; i < hi; ++i) s0 += e[i];
-        for (std::size_t i = lo; i < hi; ++i) w[order_[i]] = e[i] / s0;
+        for (std::size_t i = lo; i < hi; ++i) w[ks_.order[i]] = e[i] / s0;
       }
     });
-    if (first_bad.load() != none) throw_out_of_reach(queries + first_bad.load() * d_, first_bad.load(), false);
-    for (std::size_t r = 0; r < rows; ++r) emit(start + r, buf.data() + r * n_in_);
+    if (first_bad.load() != no_key) throw_out_of_reach(queries + first_bad.load() * ks_.d, first_bad.load(), false);
+    for (std::size_t r = 0; r < rows; ++r) emit(start + r, buf.data() + r * ks_.n_in);
     if (options_.progress) options_.progress(start + rows, m);
   }
 }
 
 double Attention::sum_squares(std::size_t lo, std::size_t hi, const double* e) const {
   // A merged key's rows share its weight e_g: their squares add up to e_g^2 q2_g.
-  return merged_ ? kernel::dot(lo, hi, e, {e}, {q2_.data()}) : kernel::dot(lo, hi, e, {e});
+  return ks_.merged ? kernel::dot(lo, hi, e, {e}, {ks_.q2.data()}) : kernel::dot(lo, hi, e, {e});
 }
 
 std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
   std::vector<std::size_t> rows;
-  if (count >= rows_) {
-    for (std::size_t t = 0; t < rows_; ++t) rows.push_back(row_of(t));
+  if (count >= ks_.rows) {
+    for (std::size_t t = 0; t < ks_.rows; ++t) rows.push_back(ks_.row_of(t));
     std::sort(rows.begin(), rows.end());
     return rows;
   }
   for (std::size_t k = 0; k < count; ++k) {
     // The middle of the k-th of `count` equal slices of the rows in engine order.
-    rows.push_back(row_of((2 * k + 1) * rows_ / (2 * count)));
+    rows.push_back(ks_.row_of((2 * k + 1) * ks_.rows / (2 * count)));
   }
   return rows;
 }
@@ -1178,43 +814,43 @@ std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
 std::vector<Attention::Slot> Attention::slots(const std::vector<std::size_t>* rows) const {
   std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
   if (!rows) {
-    for (std::size_t g = 0; g < n_; ++g)
-      for (std::size_t t = first(g); t < first(g + 1); ++t) out.push_back({g, t});
+    for (std::size_t g = 0; g < ks_.n; ++g)
+      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) out.push_back({g, t});
     return out;
   }
   for (std::size_t r : *rows) {
-    const std::uint32_t g = rank_.at(r);
+    const std::uint32_t g = ks_.rank.at(r);
     if (g == std::numeric_limits<std::uint32_t>::max()) continue;
-    if (!merged_) {
+    if (!ks_.merged) {
       out.push_back({g, g});
       continue;
     }
     // A key's slots hold its rows in input order.
-    const auto* lo = slot_row_.data() + first_[g];
-    const auto* at = std::lower_bound(lo, slot_row_.data() + first_[g + 1], static_cast<std::uint32_t>(r));
-    out.push_back({g, static_cast<std::size_t>(at - slot_row_.data())});
+    const auto* lo = ks_.slot_row.data() + ks_.first_slot[g];
+    const auto* at = std::lower_bound(lo, ks_.slot_row.data() + ks_.first_slot[g + 1], static_cast<std::uint32_t>(r));
+    out.push_back({g, static_cast<std::size_t>(at - ks_.slot_row.data())});
   }
   // By slot: the rows of a merged key one after another, gathered once.
-  if (merged_) std::stable_sort(out.begin(), out.end(), [](const Slot& a, const Slot& b) { return a.slot < b.slot; });
+  if (ks_.merged) std::stable_sort(out.begin(), out.end(), [](const Slot& a, const Slot& b) { return a.slot < b.slot; });
   return out;
 }
 
 LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
   check_loo_rows();
   const std::vector<Slot> at = slots(rows);
-  const std::size_t cnt = at.size(), d = d_;
+  const std::size_t cnt = at.size(), d = ks_.d;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : n_, d_, p_);
+    Work w(simple_ ? 0 : ks_.n, ks_.d, p_);
     Rest cache;
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (simple_) {
-        const Row row = fgt ? row_fgt(*fgt, xs_[p], p, with_gradient) : row_1d(xs_[p], p, with_gradient);
-        const double resid = ys_[p] - row.f;
+        const Row row = fgt ? row_fgt(*fgt, ks_.xs[p], p, with_gradient) : row_1d(ks_.xs[p], p, with_gradient);
+        const double resid = ks_.ys[p] - row.f;
         sq[k] = resid * resid;
         if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
         continue;
@@ -1225,7 +861,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         reached[k] = 0;
         continue;
       }
-      const double resid = y_of(at[k].slot) - row.f, sw = w_of(at[k].slot);
+      const double resid = ks_.y_of(at[k].slot) - row.f, sw = ks_.w_of(at[k].slot);
       sq[k] = sw * resid * resid;
       if (with_gradient)
         for (std::size_t c = 0; c < d; ++c) grad[k * d + c] = -2 * sw * resid * g[c];
@@ -1233,12 +869,12 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   });
   // Summed in a fixed order: the result does not depend on the number of threads.
   LooResult out;
-  const double unit = y_scale_ * y_scale_;
+  const double unit = ks_.y_scale * ks_.y_scale;
   double sse = 0, total = 0;
   for (std::size_t k = 0; k < cnt; ++k) {
     sse += sq[k];
-    total += w_of(at[k].slot);
-    if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = row_of(at[k].slot);
+    total += ks_.w_of(at[k].slot);
+    if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = ks_.row_of(at[k].slot);
   }
   out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
   if (with_gradient) {
@@ -1252,21 +888,21 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
 
 InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
   const std::vector<Slot> at = slots(rows);
-  const std::size_t cnt = at.size(), d = d_;
+  const std::size_t cnt = at.size(), d = ks_.d;
   // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : n_, d_, p_);
+    Work w(simple_ ? 0 : ks_.n, ks_.d, p_);
     std::vector<double> g(d), c(p_), dtrace(d);  // of the last key reduced
-    std::size_t last = none;
+    std::size_t last = no_key;
     Row fit;
     double ep = 0;  // e_p: the key's own unnormalised weight
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (simple_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
-        const Row row = fgt ? row_fgt(*fgt, xs_[p], none, with_gradient) : row_1d(xs_[p], none, with_gradient);
-        const double resid = ys_[p] - row.f;
+        const Row row = fgt ? row_fgt(*fgt, ks_.xs[p], no_key, with_gradient) : row_1d(ks_.xs[p], no_key, with_gradient);
+        const double resid = ks_.ys[p] - row.f;
         sq[k] = resid * resid;
         own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
         if (with_gradient) {
@@ -1276,16 +912,16 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         }
         continue;
       }
-      const double* q = key(p);
+      const double* q = ks_.key(p);
       if (p != last) {  // the fit at key p, once for all its rows
         last = p;
-        const Span s = gather(q, none, w, with_gradient);  // key p is in reach of itself: K(0) > 0
+        const Span s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
         fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
         ep = w.e[p];
         if (with_gradient) {
           // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
           // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
-          const double* xb = key(s.b);
+          const double* xb = ks_.key(s.b);
           s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, s.inv_h, c.data(), w.a); });
           for (std::size_t kk = 0; kk < d; ++kk) {
             const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
@@ -1298,7 +934,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
       // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0));
       // a row of a merged key has its share of e_p.
       const std::size_t t = at[k].slot;
-      const double resid = y_of(t) - fit.f, sw = w_of(t), part = share(t, p);
+      const double resid = ks_.y_of(t) - fit.f, sw = ks_.w_of(t), part = ks_.share(t, p);
       sq[k] = sw * resid * resid;
       own[k] = ep * c[0] * part;
       if (!with_gradient) continue;
@@ -1310,12 +946,12 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   });
   // Summed in a fixed order: the result does not depend on the number of threads.
   InSample out;
-  const double unit = y_scale_ * y_scale_, scale = static_cast<double>(rows_) / static_cast<double>(cnt);
+  const double unit = ks_.y_scale * ks_.y_scale, scale = static_cast<double>(ks_.rows) / static_cast<double>(cnt);
   double sse = 0, total = 0, tr = 0;
   for (std::size_t k = 0; k < cnt; ++k) {
     sse += sq[k];
     tr += own[k];
-    total += w_of(at[k].slot);
+    total += ks_.w_of(at[k].slot);
   }
   out.mse = sse / total * unit;
   out.trace = tr * scale;  // a sample of rows stands for every row
@@ -1342,21 +978,21 @@ LooDetail Attention::loo_residuals() const { return loo_pass(0, true, false); }
 LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const {
   check_loo_rows();
   LooDetail out;
-  if (residuals) out.residual.assign(n_in_, 0.0);
+  if (residuals) out.residual.assign(ks_.n_in, 0.0);
   // Every row's residual (the fast path where it applies); the effective number of neighbours
-  // from every row, or from `neighbour_rows` spread over the rows in engine order, or from none.
-  std::vector<char> sampled(rows_, neighbours && (neighbour_rows == 0 || neighbour_rows >= rows_));
+  // from every row, or from `neighbour_rows` spread over the rows in engine order, or from no_key.
+  std::vector<char> sampled(ks_.rows, neighbours && (neighbour_rows == 0 || neighbour_rows >= ks_.rows));
   if (neighbours && !sampled[0])
-    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * rows_ / (2 * neighbour_rows)] = 1;
-  std::vector<double> inv_w2(rows_, 0.0);
-  const std::unique_ptr<GaussTransform> fgt = residuals ? transform(n_) : nullptr;
-  const std::size_t bad = for_queries(n_, line_ ? 256 : 16, [&](std::size_t p, Work& w) {
-    const double* q = key(p);
-    const std::size_t lo = first(p), hi = first(p + 1);
+    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * ks_.rows / (2 * neighbour_rows)] = 1;
+  std::vector<double> inv_w2(ks_.rows, 0.0);
+  const std::unique_ptr<GaussTransform> fgt = residuals ? transform(ks_.n) : nullptr;
+  const std::size_t bad = for_queries(ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, [&](std::size_t p, Work& w) {
+    const double* q = ks_.key(p);
+    const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
     if (simple_ && !sampled[p]) {
-      out.residual[order_[p]] = (ys_[p] - (fgt ? row_fgt(*fgt, q[0], p, false) : row_1d(q[0], p, false)).f) * y_scale_;
+      out.residual[ks_.order[p]] = (ks_.ys[p] - (fgt ? row_fgt(*fgt, q[0], p, false) : row_1d(q[0], p, false)).f) * ks_.y_scale;
       return true;
     }
     Rest cache;
@@ -1366,33 +1002,33 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     // apart would underflow their squares).
     const std::size_t m = hi - lo;
     std::vector<SumSquares> pre(m + 1), suf(m + 1);
-    if (merged_ && any) {
-      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k].plus(w_of(lo + k));
-      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1].plus(w_of(lo + k));
+    if (ks_.merged && any) {
+      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k].plus(ks_.w_of(lo + k));
+      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1].plus(ks_.w_of(lo + k));
     }
     for (std::size_t t = lo; t < hi; ++t) {
       Span s;
       Row r;
       if (sampled[t]) {
         r = weights_row(Slot{p, t}, w, s, c.data());
-        cache.key = none;  // the weights were overwritten
+        cache.key = no_key;  // the weights were overwritten
       } else {
         r = loo_row(Slot{p, t}, w, cache, s, nullptr, nullptr);
       }
       if (!r.reached) return false;
-      if (residuals) out.residual[row_of(t)] = (y_of(t) - r.f) * y_scale_;
+      if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - r.f) * ks_.y_scale;
       if (!sampled[t]) continue;
       double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
-      if (merged_) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
+      if (ks_.merged) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
       inv_w2[t] = 1 / w2;
     }
     return true;
   });
-  if (bad != none) throw_out_of_reach(key(bad), order_[bad], true);
+  if (bad != no_key) throw_out_of_reach(ks_.key(bad), ks_.order[bad], true);
   double sum = 0, total = 0;
-  for (std::size_t t = 0; t < rows_; ++t) {
+  for (std::size_t t = 0; t < ks_.rows; ++t) {
     if (!sampled[t]) continue;
-    const double sw = w_of(t);
+    const double sw = ks_.w_of(t);
     sum += sw * inv_w2[t];
     total += sw;
   }
@@ -1401,44 +1037,44 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
 }
 
 std::vector<double> Attention::key_columns(const double* v, std::size_t c) const {
-  std::vector<double> out(c * rows_);
-  for (std::size_t t = 0; t < rows_; ++t)
-    for (std::size_t k = 0; k < c; ++k) out[k * rows_ + t] = v[row_of(t) * c + k];
+  std::vector<double> out(c * ks_.rows);
+  for (std::size_t t = 0; t < ks_.rows; ++t)
+    for (std::size_t k = 0; k < c; ++k) out[k * ks_.rows + t] = v[ks_.row_of(t) * c + k];
   return out;
 }
 
 bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
-  const std::uint32_t p = rank_.at(j);
-  if (p == std::numeric_limits<std::uint32_t>::max() || rows_ < 2 + 2 * options_.leave_out) return false;
+  const std::uint32_t p = ks_.rank.at(j);
+  if (p == std::numeric_limits<std::uint32_t>::max() || ks_.rows < 2 + 2 * options_.leave_out) return false;
   const std::vector<std::size_t> row{j};
   const Slot at = slots(&row).front();
-  Work w(n_, d_, p_);
+  Work w(ks_.n, ks_.d, p_);
   Span s;
   std::vector<double> cc(p_);
   const Row r = weights_row(at, w, s, cc.data());
   if (!r.reached) return false;
   // a[t] = a_jt (y_t - f) per row t over the keys' slots (a merged key's rows their shares;
-  // the rest of row j's own key w_t c_0 each, row j none); then each moment in one
+  // the rest of row j's own key w_t c_0 each, row j no_key); then each moment in one
   // vectorised pass per range of slots.
-  std::vector<double> a(rows_);
+  std::vector<double> a(ks_.rows);
   std::vector<Range> spans;
   s.each([&](std::size_t lo, std::size_t hi) {
-    spans.emplace_back(first(lo), first(hi));
+    spans.emplace_back(ks_.first(lo), ks_.first(hi));
     for (std::size_t g = lo; g < hi; ++g)
-      for (std::size_t t = first(g); t < first(g + 1); ++t) {
-        const double l = g == p ? (t == at.slot ? 0.0 : cc[0] * w_of(t)) : w.e[g] * share(t, g);
-        a[t] = l * (y_of(t) - r.f) * y_scale_;
+      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) {
+        const double l = g == p ? (t == at.slot ? 0.0 : cc[0] * ks_.w_of(t)) : w.e[g] * ks_.share(t, g);
+        a[t] = l * (ks_.y_of(t) - r.f) * ks_.y_scale;
       }
   });
   for (std::size_t k = 0; k < c; ++k)
     for (std::size_t l = 0; l <= k; ++l) {
       double sum = 0;
       for (const auto& [lo, hi] : spans)
-        sum += kernel::dot(lo, hi, a.data(), {&v[k * rows_], v[k * rows_ + at.slot]},
-                           {&v[l * rows_], v[l * rows_ + at.slot]});
+        sum += kernel::dot(lo, hi, a.data(), {&v[k * ks_.rows], v[k * ks_.rows + at.slot]},
+                           {&v[l * ks_.rows], v[l * ks_.rows + at.slot]});
       M[k * c + l] = M[l * c + k] = sum;
     }
-  f = r.f * y_scale_;
+  f = r.f * ks_.y_scale;
   return true;
 }
 

@@ -70,6 +70,9 @@
 #include <vector>
 
 #include "nwreg/data/dataset.h"
+#include "nwreg/engine/key_index.h"
+#include "nwreg/engine/key_set.h"
+#include "nwreg/kernel/kernel_nd.h"
 #include "nwreg/kernel/kernels.h"
 #include "nwreg/data/levels.h"
 #include "nwreg/kernel/categorical.h"
@@ -78,12 +81,7 @@
 namespace nwreg {
 
 class ThreadPool;
-class KdTree;
 class GaussTransform;
-namespace kernel {
-struct Keys;
-struct Category;
-}
 
 /// What a query with no key in reach of a compact kernel gets.
 enum class OutOfReach {
@@ -239,33 +237,17 @@ class Attention {
 
  private:
   LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
-  using Range = std::pair<std::size_t, std::size_t>;
   struct Row;
   struct Span;
   struct Work;
   struct Rest;
-  // A row of the training data as the engine holds it: its key and its slot. Slots are the rows
-  // of sample weight > 0, grouped by key in engine order, in input order within a key; without
-  // merged keys slot and key are the same.
+  // A row of the training data as the engine holds it: its key and its slot (KeySet).
   struct Slot {
     std::size_t key, slot;
   };
   std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
-  std::size_t first(std::size_t g) const { return merged_ ? first_[g] : g; }  // key g's slots: [first(g), first(g+1))
-  std::size_t row_of(std::size_t s) const { return merged_ ? slot_row_[s] : order_[s]; }  // input row
-  double y_of(std::size_t s) const { return merged_ ? slot_y_[s] : ys_[s]; }
-  double w_of(std::size_t s) const;  // sample weight (over the largest)
-  double share(std::size_t s, std::size_t g) const { return merged_ ? w_of(s) / ws_[g] : 1.0; }  // of key g's weight
-  // Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with
-  // EngineOptions::leave_out = K (one x column) the K keys on each side in x order.
-  struct Block {
-    std::size_t lo = 0, hi = 0;
-    bool contains(std::size_t i) const { return i >= lo && i < hi; }
-  };
-  Block block(std::size_t exclude) const;  // exclude: a position, or none (an empty block)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
-  const double* key(std::size_t i) const { return d_ == 1 ? &xs_[i] : &xr_[i * d_]; }  // key i's coordinates
   Row row_1d(double q, std::size_t exclude, bool gradient) const;
   // The fast Gauss transform (gauss_transform.h) for a pass over `rows` rows or queries of the
   // fused path, where it pays (else null); a row through it as row_1d makes it (row_1d itself
@@ -294,74 +276,29 @@ class Attention {
   // reached), per key (each of its rows gets its share); `at`: slot's leave-one-out row.
   Row weights_row(const double* q, Work& w, Span& s, double* c) const;
   Row weights_row(const Slot& at, Work& w, Span& s, double* c) const;
-  // The key nearest q (not exclude) and its distance in bandwidths (d > 1; see KdTree).
-  std::size_t nearest(const double* q, std::size_t exclude, double& rmin, const double* inv_h) const;
-  // How far (in the kernel's norm) keys can matter around a query whose nearest key, of
-  // weight wb, lies at rb.
-  double reach_bound(double wb, double rb) const;
-  std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h) const;
-  std::size_t nearest_1d(double q, std::size_t exclude) const;
   bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
-  void window_1d(double q, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;
   [[noreturn]] void throw_out_of_reach(const double* q, std::size_t index, bool loo) const;
   template <class F>
   std::size_t for_queries(std::size_t m, std::size_t grain, const F& body) const;
 
   EngineOptions options_;
-  std::size_t n_, d_, n_in_;  // keys (distinct; sample weight > 0), columns, input rows
-  std::size_t rows_ = 0;      // rows of sample weight > 0: slots
+  KeySet ks_;        // the keys in engine order
+  KeyIndex index_;   // which keys a query reaches
   std::vector<double> h_, inv_h_;
-  // Keys in engine order (sorted by x when d = 1), by column (xs_[k * n_ + i]) and, with
-  // several columns, by row (xr_[i * d_ + k]); their targets divided by y_scale_ (the power of
-  // two in (max|y|/2, max|y|], so sums of weighted values never overflow), and the maps
-  // between engine order and input order.
-  // Sample weights in engine order, divided by the largest (empty: all 1); input rows of
-  // weight 0 are no keys and have rank_ = none. A merged key's weight is the sum over its rows,
-  // its value their weighted mean, and order_ names its first row.
-  std::vector<double> xs_, xr_, ys_, ws_;
-  std::vector<std::uint32_t> order_, rank_;  // 32 bits: half the memory at 1e7 rows
-  bool unit_weights_ = true;  // no sample weights given: every key weighs at least 1
-  // Merged keys (merged_): key g's slots [first_[g], first_[g+1]), each slot's input row, value
-  // (over y_scale_), sample weight (empty: all 1), and the rest of its key without it: weight
-  // rest_w_ and sum of w (y - y_key) rest_dy_ (each summed without the slot, not subtracted);
-  // per key, sum over its rows of (s_i / W)^2.
-  bool merged_ = false;
-  std::vector<std::uint32_t> first_, slot_row_;
-  std::vector<double> slot_y_, slot_w_, rest_w_, rest_dy_, q2_;
-  double y_scale_ = 1;
-  double y_mid_ = 0;  // the middle of the values' range (over y_scale_): the fast Gauss transform's y0
-  std::unique_ptr<KdTree> tree_;  // several columns, n >= 128: keys in its leaf order
-  bool prune_ = false;            // the tree prunes at this bandwidth (else every key is summed)
-  // Categorical columns (levels.h): per column its kind (number for continuous ones) and
-  // number of levels, and its kernel at this bandwidth (cat_[k].on for categorical columns).
-  std::vector<ColumnKind> kinds_;
-  std::vector<std::string> names_;
-  std::vector<std::size_t> levels_;
+  // Categorical columns: each column's kernel at this bandwidth (cat_[k].on for categorical
+  // ones); the k-d tree's columns' 1 / h (the continuous ones).
   std::vector<kernel::Category> cat_;
-  bool categorical_ = false;  // some column is categorical
-  // The k-d tree's columns: the continuous ones (all without categorical columns), their 1 / h,
-  // and with categorical columns their keys in leaf order by column (the tree's own copy).
-  std::vector<std::size_t> cont_;
-  std::vector<double> tree_ih_, xc_;
-  const double* tree_point(const double* q, double* buf) const;  // q's continuous coordinates
-  Norm nearest_norm() const;  // how the nearest key is measured: L1 for Laplace, else L2
-  double level_factor(std::size_t i, const double* q) const;       // key i's categorical factor at q
-  bool line_ = false;         // one continuous column: keys sorted by x, windows (row_1d, window_1d)
+  std::vector<double> tree_ih_;
   // A local fit (local linear or polynomial): its design (kernel_nd.h) and number of rows p_
   // (NW: p_ = d + 1 all the same, for the c vectors of equivalent weights).
   bool local_ = false;
   std::unique_ptr<kernel::Design> design_;
   std::size_t p_ = 0;
-  // The distance from q to its K-th nearest key other than `exclude` (EngineOptions::knn: the
-  // query's scale s(q), w.inv_h = inv_h_ / s(q); adaptive: a key's), in bandwidths, over the
-  // continuous columns in the kernel's norm; the nearest positive one where K keys lie at q.
-  double knn_scale(const double* q, std::size_t exclude, Work& w, std::size_t K) const;
   // EngineOptions::adaptive: each key's 1 / s_i and log2(1 / s_i^d), set with the bandwidth.
   std::vector<double> inv_s_, lognorm_;
   void adaptive_scales();
-  bool simple_ = false;     // d = 1, Gaussian NW, unweighted: row_1d applies
-  bool bounded_ = false;    // every |x| <= 4e307
-  bool fast_keys_ = false;  // simple_ and bounded_: the vectorised kernels apply
+  bool simple_ = false;     // the fused 1-D Gaussian NW path (row_1d) applies
+  bool fast_keys_ = false;  // simple_ and every key bounded: the vectorised kernels apply
   double K2_ = 0;           // -log2(e) / (2 h^2), d = 1
   mutable std::atomic<std::uint64_t> pairs_{0};
 };

@@ -1,0 +1,320 @@
+#include "nwreg/engine/key_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace nwreg {
+
+KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out)
+    : keys_(keys),
+      kernel_(kernel),
+      tolerance_(tolerance),
+      leave_out_(line ? leave_out : 0),
+      kind_(line ? Kind::line : keys.tree ? Kind::tree : Kind::every) {}
+
+Norm KeyIndex::nearest_norm() const {
+  return visit_kernel(kernel_, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
+}
+
+void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys) {
+  if (kind_ != Kind::tree) return;
+  // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
+  // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
+  // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
+  prunes_ = true;
+  const std::size_t n = keys_.n, m = 32;
+  const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+  std::uint64_t reached = 0;
+  std::vector<Range> ranges;
+  std::vector<double> qc(keys_.d);
+  for (std::size_t k = 0; k < m; ++k) {
+    const double* q = keys_.key((2 * k + 1) * n / (2 * m));
+    const double* qt = keys_.continuous(q, qc.data());
+    double rb = 0;
+    const std::size_t b = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), no_key, rb);
+    ranges.clear();
+    keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(keys_.weight(b) * level_factor(b, q, keys), rb), ranges);
+    for (const auto& [lo, hi] : ranges) reached += hi - lo;
+  }
+  prunes_ = 2 * reached <= m * n;
+}
+
+Block KeyIndex::block(std::size_t exclude) const {
+  if (exclude == no_key) return {};
+  return {exclude - std::min(exclude, leave_out_), std::min(keys_.n, exclude + leave_out_ + 1)};
+}
+
+double KeyIndex::level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const {
+  if (!keys.cat) return 1;
+  double cost = 0;
+  for (std::size_t k = 0; k < keys_.d; ++k)
+    if (keys.cat[k].on) cost += keys.cat[k].cost(keys_.xs[k * keys_.n + i] - q[k]);
+  return std::exp2(-cost);
+}
+
+std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, double h, const double* inv_h,
+                            const double* tree_inv_h, const kernel::Keys& keys, std::vector<Range>& ranges,
+                            double* buf) const {
+  ranges.clear();
+  double rb = 0, wb = rest;
+  const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+  if (kind_ == Kind::tree && prunes_ && keys_.categorical) {
+    // The leaves within reach of the key nearest in the continuous columns (its weight counts
+    // its levels' factor: every key's factor is at most 1), then b, the key of largest weight,
+    // among them.
+    const double* qt = keys_.continuous(q, buf);
+    if (rest == 0) {
+      const std::size_t c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rb);
+      wb = keys_.weight(c) * level_factor(c, q, keys);
+    }
+    keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(wb, rb), ranges);
+    if (rest > 0) return exclude;  // q is this key, the rest of its rows the nearest at distance 0
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t b = no_key;
+    for (const auto& [lo, hi] : ranges) {
+      if (hi - lo == 1 && lo == exclude) continue;
+      double r;
+      const std::size_t i = kernel::nearest(kernel_, keys, lo, hi, exclude, q, inv_h, r);
+      if (r < best || b == no_key) best = r, b = i;
+    }
+    return b;
+  }
+  std::size_t b = exclude;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
+  if (rest == 0) {
+    b = nearest(q, exclude, inv_h, keys, rb);
+    wb = keys_.weight(b);
+  }
+  if (kind_ == Kind::line) {
+    std::size_t lo, hi;
+    window_1d(q[0], h, b, wb, lo, hi);
+    ranges.emplace_back(lo, hi);
+  } else if (prunes()) {
+    keys_.tree->ranges(q, tree_inv_h, norm, reach_bound(wb, rb), ranges);
+  } else {
+    ranges.emplace_back(0, keys_.n);
+  }
+  return b;
+}
+
+void KeyIndex::identical(std::size_t b, std::size_t exclude, const double* tree_inv_h, std::vector<Range>& ranges,
+                         double* buf) const {
+  const Block ex = block(exclude);
+  const double* xb = keys_.key(b);
+  if (keys_.merged) {
+    ranges.assign(1, {b, b + 1});
+  } else if (kind_ == Kind::line) {
+    std::size_t lo = b, hi = b + 1;
+    while (lo > 0 && keys_.xs[lo - 1] == xb[0] && !ex.contains(lo - 1)) --lo;
+    while (hi < keys_.n && keys_.xs[hi] == xb[0] && !ex.contains(hi)) ++hi;
+    ranges.assign(1, {lo, hi});
+  } else if (keys_.tree) {
+    ranges.clear();
+    keys_.tree->ranges(keys_.continuous(xb, buf), tree_inv_h, Norm::linf, 0, ranges);
+  } else {
+    ranges.assign(1, {0, keys_.n});
+  }
+}
+
+std::size_t KeyIndex::nearest_1d(double q, std::size_t exclude) const {
+  const std::vector<double>& xs = keys_.xs;
+  const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+  const Block ex = block(exclude);
+  const std::size_t right = ex.contains(p) ? ex.hi : p;
+  std::size_t left = p == 0 ? no_key : p - 1;
+  if (left != no_key && ex.contains(left)) left = ex.lo == 0 ? no_key : ex.lo - 1;
+  if (left == no_key) return right;
+  if (right >= keys_.n) return left;
+  // x_l <= q <= x_r: both distances are differences of nearby numbers, exact or nearly, and
+  // never underflow to a tie the way a product of them can (keys near 1e-200).
+  return xs[right] - q < q - xs[left] ? right : left;
+}
+
+void KeyIndex::window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const {
+  const std::vector<double>& xs = keys_.xs;
+  const double xb = xs[b];
+  if (!is_compact(kernel_) && tolerance_ == 0) {
+    lo = 0;
+    hi = keys_.n;
+    return;
+  }
+  // Keys with |x - q| <= r; the margins absorb rounding at the edge.
+  const double r = visit_kernel(kernel_, [&]<class K>(K) {
+    if constexpr (K::compact) {
+      return h * (1 + 1e-12);  // the support: weights outside it are exactly 0
+    } else {
+      // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
+      // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight wb: its
+      // sample weight, 1 without them, the sum of a merged key's), every key within h of q
+      // weighs at least K(1) (e^-1/2 Gaussian, e^-1 Laplace) times its weight, at least 1
+      // without sample weights: S0 >= max(wb, count K(1)). Keys with weight below e^-T,
+      // T = ln(n / (tolerance S0_low)), add up to less than that; each such normalised weight
+      // is below tolerance / n.
+      const auto near_lo = std::lower_bound(xs.begin(), xs.end(), q - h);
+      const auto near_hi = std::upper_bound(near_lo, xs.end(), q + h);
+      const double s0_low = keys_.unit_weights ? std::max(wb, static_cast<double>(near_hi - near_lo) * K::floor) : wb;
+      const double T = std::max(0.5, std::log(static_cast<double>(keys_.n) / (tolerance_ * s0_low)));
+      return K::reach(std::abs(q - xb), h, T) * (1 + 1e-12);
+    }
+  });
+  lo = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q - r) - xs.begin());
+  hi = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), q + r) - xs.begin());
+}
+
+double KeyIndex::reach_bound(double wb, double rb) const {
+  return visit_kernel(kernel_, [&]<class K>(K) {
+    if constexpr (K::compact) {
+      return 1 + 1e-12;  // the support
+    } else {
+      // As window_1d: keys below e^-T relative to b, T = ln(n / (tolerance S0_low)), add up to
+      // less than tolerance S0; S0 >= wb, b's own weight (1 without sample weights, the sum
+      // over a merged key's rows).
+      if (tolerance_ == 0) return std::numeric_limits<double>::infinity();
+      const double T = std::max(0.5, std::log(static_cast<double>(keys_.n) / (tolerance_ * wb)));
+      return K::bound(rb, T) * (1 + 1e-12);
+    }
+  });
+}
+
+std::size_t KeyIndex::nearest(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
+                              double& rmin) const {
+  if (kind_ == Kind::line) return nearest_1d(q[0], exclude);
+  // (The tree knows the continuous columns only: with categorical ones, every key.)
+  const std::size_t b = keys_.tree && !keys_.categorical
+                            ? keys_.tree->nearest(q, inv_h, nearest_norm(), exclude, rmin)
+                            : kernel::nearest(kernel_, keys, 0, keys_.n, exclude, q, inv_h, rmin);
+  // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
+  // nearer than b by rounding weighs less than 2^46 relative to b: the sums stay finite and
+  // exact in their factored form (kernels.h), only measured from a key a hair farther away.
+  if (rmin * static_cast<double>(keys_.d + 3) < 0x1p58 || keys.inv_s) return b;  // (adaptive: no exact form)
+  return nearest_exact(q, exclude, inv_h, keys);
+}
+
+std::size_t KeyIndex::nearest_exact(const double* q, std::size_t exclude, const double* inv_h,
+                                    const kernel::Keys& keys) const {
+  // The nearest key by an exact comparison of scaled distances (see kernels::gap); L1 for
+  // Laplace. Only for queries so far away, or bandwidths so small, that the plain distances
+  // lose the nearest key. Only the sign of each comparison matters, so the columns are scaled
+  // by 1/h_k over the largest 1/h: no overflow at h = 1e-160. Of keys at the same distance, the
+  // first as given.
+  const std::size_t d = keys_.d, n = keys_.n;
+  auto on = [&](std::size_t k) { return keys.cat && keys.cat[k].on; };
+  double top = 0;
+  for (std::size_t k = 0; k < d; ++k) top = std::max(top, on(k) ? 0.0 : inv_h[k]);
+  std::vector<double> scale(d);
+  for (std::size_t k = 0; k < d; ++k) scale[k] = inv_h[k] / top;
+  // A categorical column's cost as a distance of equal weight (kernel_nd.h), in the same units.
+  const double unit = visit_kernel(kernel_, []<class K>(K) { return kernels::distance_per_log2<K>; });
+  std::size_t b = exclude == 0 ? 1 : 0;
+  visit_kernel(kernel_, [&]<class K>(K) {
+    for (std::size_t i = b + 1; i < n; ++i) {
+      if (i == exclude) continue;
+      double delta = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double xi = keys_.xs[k * n + i], xb = keys_.xs[k * n + b];
+        if (on(k)) {
+          delta += unit * (keys.cat[k].cost(xi - q[k]) - keys.cat[k].cost(xb - q[k])) / (K::l1 ? top : top * top);
+          continue;
+        }
+        delta += K::l1 ? kernels::l1_gap(xi, xb, q[k]) * scale[k] : kernels::gap(xi, xb, q[k], scale[k]);
+      }
+      if (delta < 0 || (delta == 0 && keys_.order[i] < keys_.order[b])) b = i;
+    }
+  });
+  return b;
+}
+
+namespace {
+
+// Where K keys lie at q (s = 0), or for a compact kernel, the next distance beyond s: the
+// smallest distance above `after`, from `next_above` (+inf where there is none); with no key
+// beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
+// or distances that overflow): any positive scale then gives q the keys' mean.
+template <class F>
+double settle(double s, bool compact, const F& next_above) {
+  if (!(s > 0) || compact) {
+    const double after = s;
+    s = next_above(after);
+    if (!std::isfinite(s) && after > 0) s = 2 * after;
+  }
+  return std::isfinite(s) && s > 0 ? s : 1.0;
+}
+
+}  // namespace
+
+double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
+                              double* scratch) const {
+  if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0]);  // keys sorted by x
+  // Each key's distance from q in bandwidths, in the kernel's norm, into scratch; the K-th
+  // smallest. L2 is summed over the largest coordinate, so that 1e300 and 1e-300 neither
+  // overflow nor underflow when squared.
+  const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+  const bool compact = is_compact(kernel_);
+  const std::size_t n = keys_.n;
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == exclude) continue;
+    double top = 0, r = 0;
+    for (std::size_t k : keys_.cont) top = std::max(top, std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k]);
+    if (norm == Norm::linf || top == 0 || !std::isfinite(top)) {
+      r = top;
+    } else {
+      for (std::size_t k : keys_.cont) {
+        const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
+        r += norm == Norm::l2 ? z * z : z;
+      }
+      r = (norm == Norm::l2 ? std::sqrt(r) : r) * top;
+    }
+    scratch[m++] = r;
+  }
+  if (m == 0) return 1;
+  const std::size_t k = std::min(K, m) - 1;
+  std::nth_element(scratch, scratch + k, scratch + m);
+  return settle(scratch[k], compact, [&](double after) {
+    double s = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < m; ++i)
+      if (scratch[i] > after) s = std::min(s, scratch[i]);
+    return s;
+  });
+}
+
+double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h) const {
+  // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less `exclude`, found
+  // by a binary search on L (the window moves right while its left end lies farther from q
+  // than the key just past its right end); the K-th distance is the farther of its two ends.
+  const std::vector<double>& xs = keys_.xs;
+  const std::size_t n = keys_.n, skip = exclude < n ? 1 : 0, m = n - skip;
+  if (m == 0) return 1;
+  auto at = [&](std::size_t j) { return xs[j < exclude ? j : j + skip]; };  // j-th key less exclude
+  auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
+  const std::size_t k = std::min(K, m);
+  std::size_t lo = 0, hi = m - k;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if ((q - at(mid)) * inv_h > (at(mid + k) - q) * inv_h) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  const double s = std::max(dist(at(lo)), dist(at(lo + k - 1)));
+  return settle(s, is_compact(kernel_), [&](double after) {
+    // The nearest key on each side of q farther than `after` (distances rise away from q).
+    const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t r = static_cast<std::size_t>(
+        std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(), [&](double x) { return !(dist(x) > after); }) -
+        xs.begin());
+    if (r == exclude) ++r;
+    if (r < n) best = std::min(best, dist(xs[r]));
+    std::size_t l = static_cast<std::size_t>(
+        std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p), [&](double x) { return dist(x) > after; }) -
+        xs.begin());
+    if (l > 0 && l - 1 == exclude) --l;
+    if (l > 0) best = std::min(best, dist(xs[l - 1]));
+    return best;
+  });
+}
+
+}  // namespace nwreg

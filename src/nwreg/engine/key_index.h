@@ -1,0 +1,104 @@
+#pragma once
+/// The key index: which keys a query can reach, and how far its neighbours lie. One of three
+/// kinds, chosen once per engine from the keys' layout (KeySet):
+///
+/// - line: one continuous column, keys sorted by x. A query's keys within reach are one sorted
+///   window, its nearest key a binary search away, its K-th nearest distance O(log n).
+/// - tree: several columns stored in a k-d tree's leaf order; a query sums over the leaves
+///   within reach, or over every key where at the bandwidth in use the leaves would hold most
+///   of them (decided once per bandwidth by `choose`, measured on 32 keys spread over the tree).
+/// - every: every key, in input order.
+///
+/// Reach: for compact kernels the support; for Gaussian and Laplace the keys whose weight
+/// relative to the nearest key b (of weight wb) is at least e^-T, T = ln(n / (tolerance S0_low)),
+/// S0_low a lower bound on the row's weight sum, so the omitted weights add up to less than
+/// tolerance * S0. Every distance is in bandwidths (scaled by 1/h per column), so the caller's
+/// bandwidth policy decides the scale; the index holds no bandwidth.
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "nwreg/engine/key_set.h"
+#include "nwreg/kernel/kernel_nd.h"
+#include "nwreg/kernel/kernels.h"
+
+namespace nwreg {
+
+using Range = std::pair<std::size_t, std::size_t>;
+
+/// Keys [lo, hi) (engine order) left out of a leave-one-out row: the row itself, and with
+/// leave-block-out (one x column) the keys on each side in x order.
+struct Block {
+  std::size_t lo = 0, hi = 0;
+  bool contains(std::size_t i) const { return i >= lo && i < hi; }
+};
+
+class KeyIndex {
+ public:
+  enum class Kind { line, tree, every };
+
+  /// `line` asks for windows (one continuous column sorted by x); otherwise the tree where the
+  /// keys have one, else every key. `leave_out` keys on each side join a left-out row (line only).
+  KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out);
+
+  Kind kind() const { return kind_; }
+  /// Whether sums run over reach (windows or pruned leaves) rather than every key.
+  bool prunes() const { return kind_ == Kind::line || (kind_ == Kind::tree && prunes_); }
+
+  /// Decides whether the tree prunes at these bandwidths (inv_h over the continuous columns;
+  /// `keys` gives the categorical factors).
+  void choose(const double* tree_inv_h, const kernel::Keys& keys);
+
+  /// The left-out block of a leave-one-out row at key `exclude` (none: empty).
+  Block block(std::size_t exclude) const;
+
+  /// The keys a query covers, into `ranges`, and its nearest key b (by the whole distance,
+  /// categorical costs included), other than `exclude`. With rest > 0, q is key `exclude`
+  /// itself, whose other rows weigh at least `rest`: b is that key, reach measured from it.
+  /// `h` is the one-column bandwidth (line), `inv_h` each column's 1/h, `tree_inv_h` the
+  /// continuous columns' (tree), `buf` d doubles of scratch.
+  std::size_t cover(const double* q, std::size_t exclude, double rest, double h, const double* inv_h,
+                    const double* tree_inv_h, const kernel::Keys& keys, std::vector<Range>& ranges, double* buf) const;
+
+  /// The keys identical to key b (not left out), into `ranges`: where the nearest-key fallback
+  /// puts its weight when keys are not merged.
+  void identical(std::size_t b, std::size_t exclude, const double* tree_inv_h, std::vector<Range>& ranges,
+                 double* buf) const;
+
+  /// The key nearest q other than `exclude`, and its distance in bandwidths (rmin; several
+  /// columns). Of keys at the same distance, the first as given.
+  std::size_t nearest(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
+                      double& rmin) const;
+  std::size_t nearest_1d(double q, std::size_t exclude) const;
+
+  /// The one-column window [lo, hi) of keys within reach of q, whose nearest key b weighs wb.
+  void window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;
+
+  /// How far (in the kernel's norm) keys can matter around a query whose nearest key, of weight
+  /// wb, lies at rb.
+  double reach_bound(double wb, double rb) const;
+
+  /// The distance from q to its K-th nearest key other than `exclude`, in bandwidths, over the
+  /// continuous columns in the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
+  /// largest coordinate): ties counted with multiplicity. Where K keys lie at q itself, the
+  /// nearest positive distance; with a compact kernel the next distance beyond the K-th, so that
+  /// the K nearest keys (ties too) lie inside the support; with no key beyond, twice the K-th.
+  /// 1 where every key lies at q. `scratch`: n doubles (the every/tree kinds).
+  double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch) const;
+
+ private:
+  std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
+  double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h) const;
+  double level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const;
+  Norm nearest_norm() const;
+
+  const KeySet& keys_;
+  Kernel kernel_;
+  double tolerance_;
+  std::size_t leave_out_;
+  Kind kind_;
+  bool prunes_ = false;  // tree: the leaves within reach hold at most half the keys
+};
+
+}  // namespace nwreg

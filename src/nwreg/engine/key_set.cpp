@@ -1,0 +1,171 @@
+#include "nwreg/engine/key_set.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "nwreg/base/errors.h"
+
+namespace nwreg {
+
+KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d(train.d) {
+  for (std::size_t k = 0; k < d; ++k) {
+    const ColumnKind kind = train.kind(k);
+    kinds.push_back(is_categorical(kind) ? kind : ColumnKind::number);
+    names.push_back(k < train.x_names.size() ? train.x_names[k] : "x" + std::to_string(k + 1));
+    levels.push_back(is_categorical(kind) && k < train.levels.size() ? train.levels[k].size() : 0);
+    categorical = categorical || is_categorical(kind);
+    if (!is_categorical(kind)) cont.push_back(k);
+  }
+  if (n_in > std::numeric_limits<std::uint32_t>::max())
+    throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
+  std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
+  unit_weights = train.weight.empty();
+  if (!unit_weights) {
+    double wmax = 0;
+    for (double v : train.weight) wmax = std::max(wmax, v);
+    if (!(wmax > 0)) throw DataError("every sample weight is 0: there is nothing to attend to");
+    for (double v : train.weight) w.push_back(v / wmax);
+  }
+  for (std::size_t i = 0; i < n_in; ++i)
+    if (w.empty() || w[i] > 0) order.push_back(static_cast<std::uint32_t>(i));
+  rows = n = order.size();
+  order_keys(train, layout, w);
+  bounded = std::all_of(xs.begin(), xs.end(), [](double v) { return std::abs(v) <= bounded_limit; });
+}
+
+void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std::vector<double>& w) {
+  // Rows sorted by x (every column in turn; input order among equal ones): identical keys
+  // are neighbours. One column keeps this order; several sort a copy.
+  auto less = [&](std::uint32_t a, std::uint32_t b) {
+    if (d == 1) return train.x[a] < train.x[b];
+    return std::lexicographical_compare(train.row(a), train.row(a) + d, train.row(b), train.row(b) + d);
+  };
+  auto same = [&](std::uint32_t a, std::uint32_t b) { return std::equal(train.row(a), train.row(a) + d, train.row(b)); };
+  std::vector<std::uint32_t> copy;
+  if (d > 1) copy = order;
+  std::vector<std::uint32_t>& sorted = d == 1 ? order : copy;
+  std::stable_sort(sorted.begin(), sorted.end(), less);
+  std::size_t distinct = n == 0 ? 0 : 1;
+  for (std::size_t i = 1; i < n; ++i) distinct += !same(sorted[i - 1], sorted[i]);
+  merged = layout.merge && distinct < n && !(layout.prefer_rows && 2 * distinct > n);
+  // Merged: the keys in engine order as indices into start, each distinct key's first
+  // position in `sorted`; its first row names it, and they stand in the order of those rows.
+  std::vector<std::uint32_t> start, key;
+  if (merged) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (i == 0 || !same(sorted[i - 1], sorted[i])) start.push_back(static_cast<std::uint32_t>(i));
+    start.push_back(static_cast<std::uint32_t>(n));
+    key.resize(distinct);
+    std::iota(key.begin(), key.end(), std::uint32_t{0});
+    if (d > 1)
+      std::sort(key.begin(), key.end(), [&](std::uint32_t a, std::uint32_t b) { return sorted[start[a]] < sorted[start[b]]; });
+    std::vector<std::uint32_t> firsts;
+    for (std::uint32_t k : key) firsts.push_back(sorted[start[k]]);
+    if (d == 1) copy = order;  // order becomes the keys; the rows stay sorted in copy
+    order = std::move(firsts);
+  } else if (d > 1) {
+    copy = {};
+  }
+  const std::vector<std::uint32_t> rows_sorted = d == 1 && !merged ? order : copy;
+  n = order.size();
+  // Several columns: keys in the leaf order of a k-d tree over the continuous ones.
+  if (layout.tree && d >= 2 && !cont.empty() && n >= 2 * layout.leaf) {
+    const std::size_t dc = cont.size();
+    std::vector<double> cols(n * dc);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < dc; ++c) cols[c * n + i] = train.row(order[i])[cont[c]];
+    tree = std::make_unique<KdTree>(cols.data(), n, dc, layout.leaf);
+    std::vector<std::uint32_t> leaf_order(n), leaf_key(merged ? n : 0);
+    for (std::size_t p = 0; p < n; ++p) {
+      leaf_order[p] = order[tree->order()[p]];
+      if (merged) leaf_key[p] = key[tree->order()[p]];
+    }
+    order = std::move(leaf_order);
+    key = std::move(leaf_key);
+  }
+  rank.assign(n_in, std::numeric_limits<std::uint32_t>::max());
+  double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
+  for (std::uint32_t i : merged ? rows_sorted : order) {
+    ylo = std::min(ylo, train.y[i]);
+    yhi = std::max(yhi, train.y[i]);
+  }
+  const double ymax = ylo <= yhi ? std::max(std::abs(ylo), std::abs(yhi)) : 0.0;
+  if (ymax > 0) {
+    int e;
+    std::frexp(ymax, &e);  // 2^(e-1) <= ymax < 2^e, and 2^e may overflow
+    y_scale = std::ldexp(1.0, e - 1);
+  }
+  y_mid = ymax > 0 ? (0.5 * ylo + 0.5 * yhi) / y_scale : 0.0;
+  ys.resize(n);
+  if (merged) {
+    merge_slots(train, w, start, key, rows_sorted);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) rank[order[i]] = static_cast<std::uint32_t>(i);
+    if (!w.empty())
+      for (std::size_t i = 0; i < n; ++i) ws.push_back(w[order[i]]);
+    for (std::size_t i = 0; i < n; ++i) ys[i] = train.y[order[i]] / y_scale;
+  }
+  store(train);
+}
+
+void KeySet::merge_slots(const Dataset& train, const std::vector<double>& w, const std::vector<std::uint32_t>& start,
+                         const std::vector<std::uint32_t>& key, const std::vector<std::uint32_t>& rows_sorted) {
+  auto weight = [&](std::uint32_t r) { return w.empty() ? 1.0 : w[r]; };
+  // Each key's rows in input order: its slots. Sums over the rest of a key without one row
+  // are a prefix and a suffix added, not a total less the row (no cancellation).
+  first_slot.push_back(0);
+  ws.resize(n);
+  q2.resize(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    const std::size_t a = start[key[g]], z = start[key[g] + 1], s0 = slot_row.size();
+    double W = 0, wy = 0;  // wy: sum of w (y - y of the first row): equal values stay exact
+    for (std::size_t i = a; i < z; ++i) {
+      const std::uint32_t r = rows_sorted[i];
+      rank[r] = static_cast<std::uint32_t>(g);
+      slot_row.push_back(r);
+      slot_y.push_back(train.y[r] / y_scale);
+      if (!w.empty()) slot_w.push_back(w[r]);
+      W += weight(r);
+      wy += weight(r) * (slot_y.back() - slot_y[s0]);
+    }
+    ws[g] = W;
+    ys[g] = slot_y[s0] + wy / W;
+    const std::size_t m = z - a;
+    std::vector<double> pre_w(m + 1, 0.0), pre_dy(m + 1, 0.0), suf_w(m + 1, 0.0), suf_dy(m + 1, 0.0);
+    double sq = 0;
+    for (std::size_t k = 0; k < m; ++k) {
+      const double wk = weight(slot_row[s0 + k]);
+      pre_w[k + 1] = pre_w[k] + wk;
+      pre_dy[k + 1] = pre_dy[k] + wk * (slot_y[s0 + k] - ys[g]);
+      sq += (wk / W) * (wk / W);
+    }
+    for (std::size_t k = m; k-- > 0;) {
+      const double wk = weight(slot_row[s0 + k]);
+      suf_w[k] = suf_w[k + 1] + wk;
+      suf_dy[k] = suf_dy[k + 1] + wk * (slot_y[s0 + k] - ys[g]);
+    }
+    for (std::size_t k = 0; k < m; ++k) {
+      rest_w.push_back(pre_w[k] + suf_w[k + 1]);
+      rest_dy.push_back(pre_dy[k] + suf_dy[k + 1]);
+    }
+    q2[g] = sq;
+    first_slot.push_back(static_cast<std::uint32_t>(slot_row.size()));
+  }
+}
+
+void KeySet::store(const Dataset& train) {
+  xs.resize(n * d);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < d; ++k) xs[k * n + i] = train.row(order[i])[k];
+  if (d > 1)
+    for (std::size_t i = 0; i < n; ++i) xr.insert(xr.end(), train.row(order[i]), train.row(order[i]) + d);
+  if (tree && categorical) {  // the continuous columns in leaf order, for the tree
+    for (std::size_t k : cont)
+      xc.insert(xc.end(), xs.begin() + static_cast<std::ptrdiff_t>(k * n), xs.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
+  }
+  if (tree) tree->attach(tree_columns());
+}
+
+}  // namespace nwreg

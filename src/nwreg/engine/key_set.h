@@ -1,0 +1,108 @@
+#pragma once
+/// The training rows as the engine holds them: its keys, in engine order, and the maps back to
+/// the input rows. Built once per engine and read-only after.
+///
+/// - Rows of sample weight 0 are no keys. Sample weights are divided by the largest (empty:
+///   every key weighs 1); targets by y_scale, the power of two in (max|y|/2, max|y|], so that
+///   sums of weighted values never overflow.
+/// - Engine order: sorted by x with one x column (windows are then sorted ranges); the leaf
+///   order of a k-d tree over the continuous columns with several (each leaf a contiguous
+///   range); else input order. Keys are stored by column (xs[k * n + i]) and, with several
+///   columns, also by row (xr[i * d + k]).
+/// - Merged keys: identical keys (equal in every column) are one key whose weight is the sum W
+///   of their rows' sample weights and whose value is their weighted mean. Its rows are its
+///   slots, in input order: slots [first(g), first(g + 1)) of key g, each with its input row,
+///   value and weight, and the rest of its key without it (weight rest_w, sum of w (y - y_key)
+///   rest_dy: each a prefix plus a suffix, never a total less the slot, so nothing cancels).
+///   Without merged keys slot and key are the same.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nwreg/data/dataset.h"
+#include "nwreg/engine/kd_tree.h"
+
+namespace nwreg {
+
+/// "No key": an exclusion that excludes nothing, or a search that found nothing.
+inline constexpr std::size_t no_key = static_cast<std::size_t>(-1);
+
+/// How the keys are laid out.
+struct KeyLayout {
+  bool merge = true;     //!< merge identical keys where there are some
+  bool prefer_rows = false;  //!< merge only where at least half the keys are repeats (the fused
+                             //!< 1-D path's loop over every row beats the weighted one over groups)
+  bool tree = false;     //!< several columns: store the keys in a k-d tree's leaf order
+  std::size_t leaf = 64; //!< keys per k-d tree leaf
+};
+
+class KeySet {
+ public:
+  /// Throws DataError when every sample weight is 0 or there are more than 2^32 - 1 rows.
+  KeySet(const Dataset& train, const KeyLayout& layout);
+
+  std::size_t n_in = 0;  //!< input rows
+  std::size_t n = 0;     //!< keys (distinct when merged)
+  std::size_t rows = 0;  //!< rows of sample weight > 0: slots
+  std::size_t d = 0;     //!< columns
+  std::vector<double> xs, xr, ys, ws;        //!< keys by column and by row, values / y_scale, weights
+  std::vector<std::uint32_t> order, rank;    //!< engine -> input row (a key's first), input row -> key
+  bool unit_weights = true;  //!< no sample weights given: every key weighs at least 1
+  bool bounded = false;      //!< every |x| <= bounded_limit: the kernels' factored form cannot overflow
+  bool merged = false;
+  std::vector<std::uint32_t> first_slot, slot_row;
+  std::vector<double> slot_y, slot_w, rest_w, rest_dy;
+  std::vector<double> q2;  //!< merged: per key, sum over its rows of (s_i / W)^2
+  double y_scale = 1;
+  double y_mid = 0;  //!< the middle of the values' range (over y_scale)
+  // The columns: kind (number for continuous ones), name, levels (categorical), and the indices
+  // of the continuous ones.
+  std::vector<ColumnKind> kinds;
+  std::vector<std::string> names;
+  std::vector<std::size_t> levels;
+  std::vector<std::size_t> cont;
+  bool categorical = false;  //!< some column is categorical
+  /// The k-d tree over the continuous columns (KeyLayout::tree, n >= 2 leaves); with categorical
+  /// columns its own copy of the continuous columns in leaf order (xc).
+  std::unique_ptr<KdTree> tree;
+  std::vector<double> xc;
+
+  static constexpr double bounded_limit = 4e307;
+
+  /// Key g's slots: [first(g), first(g + 1)).
+  std::size_t first(std::size_t g) const { return merged ? first_slot[g] : g; }
+  /// Slot s's input row, value (over y_scale) and sample weight (over the largest).
+  std::size_t row_of(std::size_t s) const { return merged ? slot_row[s] : order[s]; }
+  double y_of(std::size_t s) const { return merged ? slot_y[s] : ys[s]; }
+  double w_of(std::size_t s) const {
+    if (merged) return slot_w.empty() ? 1.0 : slot_w[s];
+    return ws.empty() ? 1.0 : ws[s];
+  }
+  /// Key i's weight (the sum over a merged key's rows).
+  double weight(std::size_t i) const { return ws.empty() ? 1.0 : ws[i]; }
+  /// Slot s's share of key g's weight.
+  double share(std::size_t s, std::size_t g) const { return merged ? w_of(s) / ws[g] : 1.0; }
+  /// Key i's coordinates (d of them).
+  const double* key(std::size_t i) const { return d == 1 ? &xs[i] : &xr[i * d]; }
+  /// Column k of the keys.
+  const double* column(std::size_t k) const { return xs.data() + k * n; }
+  /// The continuous columns the tree was built on, in leaf order by column.
+  const double* tree_columns() const { return categorical ? xc.data() : xs.data(); }
+  /// q's continuous coordinates (q itself without categorical columns; else copied into buf).
+  const double* continuous(const double* q, double* buf) const {
+    if (!categorical) return q;
+    for (std::size_t c = 0; c < cont.size(); ++c) buf[c] = q[cont[c]];
+    return buf;
+  }
+
+ private:
+  void order_keys(const Dataset& train, const KeyLayout& layout, const std::vector<double>& w);
+  void merge_slots(const Dataset& train, const std::vector<double>& w, const std::vector<std::uint32_t>& start,
+                   const std::vector<std::uint32_t>& key, const std::vector<std::uint32_t>& rows_sorted);
+  void store(const Dataset& train);
+};
+
+}  // namespace nwreg
