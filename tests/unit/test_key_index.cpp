@@ -1,0 +1,103 @@
+// The key index (engine/key_index.h): the K-th nearest distance of sorted keys in one column
+// (a binary search for the window of the K nearest) against a brute-force sort of every
+// distance, with ties, repeated keys, far-away queries and a left-out key; and the cover of a
+// query against the keys a plain scan finds within reach.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "helpers.h"
+#include "nwreg/engine/key_index.h"
+#include "nwreg/engine/key_set.h"
+
+using namespace nwreg;
+
+namespace {
+
+// The rule of key_index.h spelt out on every distance: the K-th smallest (ties with
+// multiplicity); where it is 0, or for a compact kernel, the smallest distance beyond it (twice
+// the K-th where none is); 1 where no positive finite scale results.
+double brute_kth(const std::vector<double>& xs, double q, std::size_t exclude, std::size_t K, double inv_h, bool compact) {
+  std::vector<double> d;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (i != exclude) d.push_back(std::abs(xs[i] - q) * inv_h);
+  std::sort(d.begin(), d.end());
+  double s = d[std::min(K, d.size()) - 1];
+  if (!(s > 0) || compact) {
+    const double after = s;
+    s = std::numeric_limits<double>::infinity();
+    for (double v : d)
+      if (v > after) s = std::min(s, v);
+    if (!std::isfinite(s) && after > 0) s = 2 * after;
+  }
+  return std::isfinite(s) && s > 0 ? s : 1.0;
+}
+
+}  // namespace
+
+TEST_CASE("key index: the K-th nearest distance in one column equals a brute-force sort") {
+  std::mt19937_64 rng(20261125);
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = 2 + rng() % 60;
+    // Keys on a coarse grid (many ties and repeats), or spread out.
+    const bool ties = trial % 2 == 0;
+    std::vector<double> x(n), y(n, 0.0);
+    for (double& v : x) v = ties ? static_cast<double>(rng() % 7) : std::uniform_real_distribution<double>(-5, 5)(rng);
+    const Dataset data = testing::make_dataset(x, y);
+    KeyLayout layout;
+    layout.merge = false;  // neighbour bandwidths count rows
+    const KeySet keys(data, layout);
+    REQUIRE(keys.n == n);
+    for (const Kernel kernel : {Kernel::gaussian, Kernel::tricube}) {
+      const KeyIndex index(keys, kernel, 1e-16, true, 0);
+      const bool compact = is_compact(kernel);
+      std::vector<double> scratch(n);
+      for (int t = 0; t < 20; ++t) {
+        // Queries at keys, between them and far outside; the left-out key is a key or none.
+        const double q = t % 4 == 0 ? keys.xs[rng() % n]
+                         : t % 4 == 1 ? static_cast<double>(rng() % 9) - 1
+                         : t % 4 == 2 ? std::uniform_real_distribution<double>(-8, 8)(rng)
+                                      : 1e6 * (t % 8 == 3 ? 1 : -1);
+        const std::size_t exclude = t % 3 == 0 ? no_key : rng() % n;
+        const std::size_t K = 1 + rng() % (n + 2);
+        const double inv_h = t % 5 == 0 ? 1e-3 : 2.5;
+        const double got = index.kth_distance(&q, exclude, K, &inv_h, scratch.data());
+        const double want = brute_kth(keys.xs, q, exclude, K, inv_h, compact);
+        CAPTURE(n);
+        CAPTURE(q);
+        CAPTURE(exclude);
+        CAPTURE(K);
+        REQUIRE(got == want);  // the same distances: equal to the bit
+      }
+    }
+  }
+}
+
+TEST_CASE("key index: a window covers every key a plain scan finds within the kernel's support") {
+  std::mt19937_64 rng(7);
+  std::vector<double> x(500), y(500, 0.0);
+  for (double& v : x) v = std::uniform_real_distribution<double>(0, 10)(rng);
+  const Dataset data = testing::make_dataset(x, y);
+  const KeySet keys(data, KeyLayout{});
+  const KeyIndex index(keys, Kernel::epanechnikov, 1e-16, true, 0);
+  REQUIRE(index.kind() == KeyIndex::Kind::line);
+  for (const double h : {0.01, 0.3, 4.0})
+    for (const double q : {-1.0, 0.0, 3.3, 9.99, 12.0}) {
+      const std::size_t b = index.nearest_1d(q, no_key);
+      std::size_t lo = 0, hi = 0;
+      index.window_1d(q, h, b, 1.0, lo, hi);
+      std::size_t inside = 0, found = 0;
+      for (std::size_t i = 0; i < keys.n; ++i)
+        if (std::abs(keys.xs[i] - q) < h) {
+          ++inside;
+          found += i >= lo && i < hi;
+        }
+      CHECK(found == inside);
+      CHECK(hi - lo <= inside + 2);  // and little else: the margins only
+    }
+}
