@@ -12,6 +12,8 @@
 #include "nwreg/kernel/kernel1d.h"
 #include "nwreg/kernel/kernel_nd.h"
 #include "nwreg/engine/kd_tree.h"
+#include "nwreg/engine/pass.h"
+#include "nwreg/engine/small_system.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/thread_pool.h"
 
@@ -19,104 +21,8 @@ namespace nwreg {
 namespace {
 
 using kernels::log2e;
-constexpr double ln2 = 0.6931471805599453;
 // Keys and queries within this magnitude cannot overflow the kernels' factored form.
 constexpr double fast_limit = KeySet::bounded_limit;
-
-// A p x p symmetric positive semi-definite system S c = r (a local fit's moments), factored once
-// (Cholesky, intercept first). A direction whose pivot falls below 1e-10 of its diagonal (the keys
-// do not spread along it) is dropped: its coefficient is 0 and the others are solved without it.
-class SmallSystem {
- public:
-  /// The system of moments gathered as kernel::Targets::S (the lower triangle), factored.
-  static SmallSystem factored(std::size_t p, const double* lower) {
-    SmallSystem sys(p);
-    sys.reset();
-    for (std::size_t a = 0; a < p; ++a)
-      for (std::size_t b = 0; b <= a; ++b) sys.s(a, b) = sys.s(b, a) = lower[a * p + b];
-    sys.factor();
-    return sys;
-  }
-  explicit SmallSystem(std::size_t p) : p_(p), l_(p * p, 0.0), active_(p, false) {}
-  double& s(std::size_t i, std::size_t j) { return s_[i * p_ + j]; }
-  void reset() { s_.assign(p_ * p_, 0.0); }
-  void factor() {
-    for (std::size_t k = 0; k < p_; ++k) {
-      for (std::size_t j = 0; j < k; ++j) {
-        if (!active_[j]) continue;
-        double v = s_[k * p_ + j];
-        for (std::size_t m = 0; m < j; ++m)
-          if (active_[m]) v -= l_[k * p_ + m] * l_[j * p_ + m];
-        l_[k * p_ + j] = v / l_[j * p_ + j];
-      }
-      double piv = s_[k * p_ + k];
-      for (std::size_t m = 0; m < k; ++m)
-        if (active_[m]) piv -= l_[k * p_ + m] * l_[k * p_ + m];
-      active_[k] = s_[k * p_ + k] > 0 && piv > 1e-10 * s_[k * p_ + k];
-      l_[k * p_ + k] = active_[k] ? std::sqrt(piv) : 0.0;
-    }
-  }
-  /// Solves into x (inactive entries 0).
-  void solve(const double* r, double* x) const {
-    std::vector<double> t(p_, 0.0);
-    for (std::size_t k = 0; k < p_; ++k) {
-      if (!active_[k]) continue;
-      double v = r[k];
-      for (std::size_t m = 0; m < k; ++m)
-        if (active_[m]) v -= l_[k * p_ + m] * t[m];
-      t[k] = v / l_[k * p_ + k];
-    }
-    for (std::size_t k = p_; k-- > 0;) {
-      if (!active_[k]) {
-        x[k] = 0;
-        continue;
-      }
-      double v = t[k];
-      for (std::size_t m = k + 1; m < p_; ++m)
-        if (active_[m]) v -= l_[m * p_ + k] * x[m];
-      x[k] = v / l_[k * p_ + k];
-    }
-  }
-
- private:
-  std::size_t p_;
-  std::vector<double> s_, l_;
-  std::vector<bool> active_;
-};
-
-// A row of unnormalised weights and two scratch rows: only the span a query covers is ever
-// written and read, so they are not zeroed (at n = 1e6, zeroing 8 MB per chunk of queries cost
-// more than the sums).
-std::unique_ptr<double[]> row_buffer(std::size_t n) { return std::make_unique_for_overwrite<double[]>(n); }
-
-// first = min(first, v), atomically: the first query that failed, whatever the threads' order.
-void lower_to(std::atomic<std::size_t>& first, std::size_t v) {
-  std::size_t cur = first.load();
-  while (v < cur && !first.compare_exchange_weak(cur, v)) {
-  }
-}
-
-// A sum of squares kept as scale^2 * ssq (scale the largest |v|), so that neither overflows
-// nor underflows (as BLAS's dnrm2 keeps it).
-struct SumSquares {
-  double scale = 0, ssq = 0;
-  SumSquares plus(double v) const { return merge({std::abs(v), v != 0 ? 1.0 : 0.0}); }
-  SumSquares merge(const SumSquares& o) const {
-    if (o.scale == 0) return *this;
-    if (scale == 0) return o;
-    return scale >= o.scale ? SumSquares{scale, ssq + o.ssq * (o.scale / scale) * (o.scale / scale)}
-                            : SumSquares{o.scale, o.ssq + ssq * (scale / o.scale) * (scale / o.scale)};
-  }
-  // sum of (f v)^2, for f * scale <= 1 or so.
-  double times(double f) const { return scale == 0 ? 0.0 : (f * scale) * (f * scale) * ssq; }
-};
-
-void add(kernel::Sums& to, const kernel::Sums& s) {
-  to.s0 += s.s0;
-  to.s1 += s.s1;
-  to.t += s.t;
-  to.v += s.v;
-}
 
 }  // namespace
 
@@ -139,52 +45,6 @@ void check_tolerance(double tolerance) {
     throw ParameterError("tolerance", "must be >= 0 and < 1, got " + format_double(tolerance));
 }
 
-// One attention row reduced, in units of ks_.y_scale: the prediction, and (fast path) its
-// derivative in log h; whether any key was in reach.
-struct Attention::Row {
-  double f = 0;
-  double dfdtheta = 0;
-  bool reached = true;
-  // row_1d: the sums s0 = sum e and t = sum e u (t with the gradient only), relative to the
-  // nearest key (what in-sample rows need of their own key).
-  double s0 = 0, t = 0;
-};
-
-// The ranges of keys [lo, hi) (engine order) that a query's row covers, its nearest key b, the sum s0 of
-// the unnormalised weights e_i, and whether the nearest-key fallback made them.
-// With NW, also s1 = sum e_i (y_i - y_b), and (when asked) Work::t and Work::v.
-struct Attention::Span {
-  const std::vector<Range>* ranges = nullptr;  // the keys covered: Work::ranges
-  std::size_t b = 0;
-  double s0 = 0, s1 = 0;
-  bool fallback = false;
-  const double* inv_h = nullptr;  // this query's 1 / h (EngineOptions::knn: its own)
-  // sum of f(lo, hi) over the ranges, in order; f(lo, hi) for each range.
-  template <class F>
-  double sum(const F& f) const {
-    double t = 0;
-    for (const auto& [lo, hi] : *ranges) t += f(lo, hi);
-    return t;
-  }
-  template <class F>
-  void each(const F& f) const {
-    for (const auto& [lo, hi] : *ranges) f(lo, hi);
-  }
-};
-
-// A row of weights e and two scratch rows a and b over the keys, one per chunk of queries;
-// NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik; local
-// linear's moments S and tz (kernel::Targets) and their scratch z.
-struct Attention::Work {
-  Work(std::size_t n, std::size_t d, std::size_t p)
-      : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
-        z(p * kernel::block), inv_h(d), qc(d) {}
-  std::unique_ptr<double[]> buffer;
-  double *e, *a, *b;
-  std::vector<double> t, v, S, tz, z, inv_h, qc;
-  std::vector<Range> ranges;
-};
-
 kernel::Keys Attention::keys() const {
   return {ks_.xs.data(),
           ks_.n,
@@ -192,9 +52,9 @@ kernel::Keys Attention::keys() const {
           ks_.ws.empty() ? nullptr : ks_.ws.data(),
           ks_.bounded,
           ks_.categorical ? cat_.data() : nullptr,
-          design_.get(),
-          inv_s_.empty() ? nullptr : inv_s_.data(),
-          lognorm_.empty() ? nullptr : lognorm_.data()};
+          estimator_.design(),
+          policy_.inv_s(),
+          policy_.lognorm()};
 }
 
 namespace {
@@ -235,13 +95,11 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     : options_(options),
       ks_(train, layout_for(train, options_)),
       index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out),
+      estimator_(options_.method, options_.degree, ks_.d),
+      policy_(options_.knn, options_.adaptive),
       cat_(ks_.d) {
-  local_ = method_degree(options_.method, options_.degree) > 0;
-  if (method_degree(options_.method, options_.degree) > 1)
-    design_ = std::make_unique<kernel::Design>(kernel::make_design(ks_.d, options_.degree));
-  p_ = design_ ? design_->p : ks_.d + 1;
-  simple_ = fused_line(train, options_) && !ks_.merged;
-  fast_keys_ = simple_ && ks_.bounded;
+  if (fused_line(train, options_) && !ks_.merged)
+    fused_.emplace(ks_, index_, options_.tolerance, options_.transform, options_.pool, pairs_);
 }
 
 Attention::Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options)
@@ -267,15 +125,11 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   h_ = std::move(bandwidth);
   inv_h_.clear();
   for (double v : h_) inv_h_.push_back(1 / v);
-  if (ks_.d == 1) K2_ = -0.5 * log2e * inv_h_[0] * inv_h_[0];
-  if (options_.adaptive) adaptive_scales();
+  if (fused_) fused_->set_bandwidth(h_[0]);
+  policy_.set(ks_, index_, inv_h_.data(), options_.pool);
   tree_ih_.clear();
   for (std::size_t k : ks_.cont) tree_ih_.push_back(inv_h_[k]);
   index_.choose(tree_ih_.data(), keys());
-}
-
-bool Attention::fast_row(double q) const {
-  return fast_keys_ && std::abs(q) <= fast_limit && std::isnormal(K2_);
 }
 
 void Attention::check_loo_rows() const {
@@ -286,89 +140,12 @@ void Attention::check_loo_rows() const {
                     " training rows, got " + std::to_string(ks_.rows));
 }
 
-Attention::Row Attention::row_1d(double q, std::size_t exclude, bool gradient) const {
-  const std::size_t b = index_.nearest_1d(q, exclude);
-  const double xb = ks_.xs[b], yb = ks_.ys[b];
-  std::size_t lo, hi;
-  index_.window_1d(q, h_[0], b, 1.0, lo, hi);
-  const Block ex = index_.block(exclude);
-  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
-  kernel::Sums s;
-  if (fast_row(q)) {
-    const double D = xb - q;
-    auto range = [&](std::size_t a, std::size_t z) {
-      if (a < z)
-        add(s, gradient ? kernel::sums_grad(ks_.xs.data(), ks_.ys.data(), a, z, xb, q, D, K2_, yb)
-                        : kernel::sums(ks_.xs.data(), ks_.ys.data(), a, z, xb, q, D, K2_, yb));
-    };
-    // The window less the left-out block: [lo, ex.lo) and [ex.hi, hi), either possibly empty.
-    range(lo, std::clamp(ex.lo, lo, hi));
-    range(std::clamp(ex.hi, lo, hi), hi);
-  } else {
-    for (std::size_t i = lo; i < hi; ++i) {
-      if (ex.contains(i)) continue;
-      const double u = std::max(kernels::Gaussian::term(ks_.xs[i], xb, q, inv_h_[0]), -1021.0);
-      const double e = std::exp2(u), dy = ks_.ys[i] - yb;
-      s.s0 += e;
-      s.s1 += e * dy;
-      s.t += e * u;
-      s.v += e * dy * u;
-    }
-  }
-  Row row;
-  const double fc = s.s1 / s.s0;  // prediction relative to y_b: exact when b holds all weight
-  row.f = yb + fc;
-  // df/dlog h = sum_i a_i (y_i - f) ((q - x_i)^2 - (q - x_b)^2) / h^2 (the weights sum to 1, so
-  // distances may be measured from b), and that square difference is -2 ln 2 u_i.
-  if (gradient) row.dfdtheta = -2 * ln2 * (s.v - fc * s.t) / s.s0;
-  row.s0 = s.s0;
-  row.t = s.t;
-  return row;
-}
-
-std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
-  // Worth building (O(n p)) for many rows over many keys, on the fused path without
-  // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row_fgt).
-  if (!options_.transform || !fast_keys_ || options_.leave_out > 0 || !(options_.tolerance > 0) || ks_.n < 8192)
-    return nullptr;
-  auto t = std::make_unique<GaussTransform>(ks_.xs.data(), ks_.ys.data(), ks_.n, h_[0], options_.tolerance, ks_.y_mid, rows,
-                                            options_.pool);
-  return t->usable() ? std::move(t) : nullptr;
-}
-
-Attention::Row Attention::row_fgt(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const {
-  // The transform's bound holds for a row whose weights sum to at least 1/e: one whose nearest
-  // key (other than `exclude`) lies within sqrt(2) h. Other rows sum their windows.
-  const std::size_t b = index_.nearest_1d(q, exclude);
-  if (!(std::abs(ks_.xs[b] - q) <= std::sqrt(2.0) * h_[0])) return row_1d(q, exclude, gradient);
-  const double y0 = fgt.y0();
-  const GaussTransform::Sums s = fgt.at(q, gradient);
-  // A left-out key p = q goes: it weighs exp(0) = 1 at distance 0 (D = 0).
-  const bool out = exclude != no_key;
-  const double s0 = out ? s.s0 - 1 : s.s0, s1 = out ? s.s1 - (ks_.ys[exclude] - y0) : s.s1;
-  Row row;
-  const double fc = s1 / s0;
-  row.f = y0 + fc;
-  // df/dlog h = sum_i a_i (y_i - f) D_i = (v - (f - y0) t) / s0.
-  if (gradient) row.dfdtheta = (s.v - fc * s.t) / s0;
-  // As row_1d makes them for a query at a key: s0, and t = sum e u with u = -D / (2 ln 2).
-  row.s0 = s0;
-  row.t = -s.t / (2 * ln2);
-  return row;
-}
-
-Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
+Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
   Span s;
   s.ranges = &w.ranges;
   w.ranges.clear();
-  s.inv_h = inv_h_.data();
   double h = h_[0];  // one column: the window's bandwidth
-  if (options_.knn) {
-    const double scale = index_.kth_distance(q, exclude, options_.knn, inv_h_.data(), w.a);
-    for (std::size_t k = 0; k < ks_.d; ++k) w.inv_h[k] = cat_[k].on ? inv_h_[k] : inv_h_[k] / scale;
-    s.inv_h = w.inv_h.data();
-    h *= scale;
-  }
+  s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h);
   s.b = index_.cover(q, exclude, rest, h, s.inv_h, tree_ih_.data(), keys(), w.ranges, w.qc.data());
   pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
                    std::memory_order_relaxed);
@@ -376,19 +153,8 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   const double* xb = ks_.key(s.b);
   // The values, and NW's gradient terms or local linear's moments, in the same sweep.
   kernel::Targets sums{ks_.ys.data(), ks_.ys[s.b], &s.s1};
-  if (!inv_s_.empty()) sums.ref = kernel::log2_weight(options_.kernel, k, s.b, q, s.inv_h);
-  if (local_) {
-    std::fill(w.S.begin(), w.S.end(), 0.0);
-    std::fill(w.tz.begin(), w.tz.end(), 0.0);
-    sums.S = w.S.data();
-    sums.tz = w.tz.data();
-    sums.z = w.z.data();
-  } else if (gradient) {
-    std::fill(w.t.begin(), w.t.end(), 0.0);
-    std::fill(w.v.begin(), w.v.end(), 0.0);
-    sums.t = w.t.data();
-    sums.v = w.v.data();
-  }
+  if (policy_.inv_s()) sums.ref = kernel::log2_weight(options_.kernel, k, s.b, q, s.inv_h);
+  estimator_.prepare(sums, w, gradient);
   // Each range less the left-out block, whose keys may be nearer than b (their weights could
   // overflow) and get 0.
   const Block ex = index_.block(exclude);
@@ -419,38 +185,17 @@ Attention::Span Attention::gather(const double* q, std::size_t exclude, Work& w,
   return s;
 }
 
-void Attention::adaptive_scales() {
-  inv_s_.assign(ks_.n, 1.0);
-  lognorm_.assign(ks_.n, 0.0);
-  parallel_for(options_.pool, ks_.n, 64, [&](std::size_t a, std::size_t z) {
-    Work w(ks_.n, ks_.d, p_);
-    for (std::size_t i = a; i < z; ++i) {
-      const double s = index_.kth_distance(ks_.key(i), i, options_.adaptive, inv_h_.data(), w.a);
-      inv_s_[i] = 1 / s;
-      lognorm_[i] = -static_cast<double>(ks_.cont.size()) * std::log2(s);
-    }
-  });
-}
-
 void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
   const double rw = ks_.rest_w[slot], rdy = ks_.rest_dy[slot];
   s.s0 += rw;
   s.s1 += rdy;
-  if (local_) {  // z = (1, 0, ..., 0) at distance 0
+  if (estimator_.local()) {  // z = (1, 0, ..., 0) at distance 0
     w.S[0] += rw;
     w.tz[0] += rdy;
   }
 }
 
-// A merged key's leave-one-out row gathered once for all its rows (each adds its rest after):
-// the span, and local linear's moments, as gathered.
-struct Attention::Rest {
-  std::size_t key = no_key;
-  Span span;
-  std::vector<double> S, tz;
-};
-
-Attention::Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const {
+Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const {
   const double* q = ks_.key(at.key);
   if (!ks_.merged || ks_.rest_w[at.slot] == 0) {  // no other row at this key
     cache.key = no_key;
@@ -473,54 +218,6 @@ Attention::Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s,
   return reduce(q, s, w, grad, c);
 }
 
-Attention::Row Attention::reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const {
-  const std::size_t d = ks_.d;
-  const double* xb = ks_.key(s.b);
-  const double* e = w.e;
-  const double yb = ks_.ys[s.b];
-  const Kernel kernel = options_.kernel;
-  Row row;
-  if (s.s0 == 0) {  // out of reach (OutOfReach::error)
-    row.reached = false;
-    return row;
-  }
-  if (!local_ || s.fallback) {
-    // f = y_b + s1 / s0; df/dlog h_k = sum_i a_i (y_i - f) dlog_ik = (v_k - (f - y_b) t_k) / s0.
-    const double fc = s.s1 / s.s0;
-    row.f = yb + fc;
-    if (c) {  // NW as a local fit with no slopes
-      std::fill(c, c + p_, 0.0);
-      c[0] = 1 / s.s0;
-    }
-    if (grad)
-      for (std::size_t k = 0; k < d; ++k) grad[k] = s.fallback ? 0.0 : (w.v[k] - fc * w.t[k]) / s.s0;
-    return row;
-  }
-  // Local linear: minimise sum_i e_i (y_i - yb - beta^T z_i)^2, z_i = (1, (x_i - q) / h), from
-  // the moments gather summed.
-  const std::size_t p = p_;
-  const SmallSystem sys = SmallSystem::factored(p, w.S.data());
-  std::vector<double> beta(p), cc(p), e1(p, 0.0);
-  e1[0] = 1;
-  sys.solve(e1.data(), cc.data());
-  sys.solve(w.tz.data(), beta.data());
-  row.f = yb + beta[0];
-  if (c) std::copy(cc.begin(), cc.end(), c);
-  if (grad) {
-    // df/dlog h_k = c^T sum_i (de_i/dlog h_k) z_i r_i, r_i the local fit's residual.
-    const kernel::Keys keys_ = keys();
-    s.each([&](std::size_t lo, std::size_t hi) {
-      kernel::linear(keys_, lo, hi, q, s.inv_h, beta.data(), w.a);
-      for (std::size_t i = lo; i < hi; ++i) w.a[i] = (ks_.ys[i] - yb) - w.a[i];
-      kernel::linear(keys_, lo, hi, q, s.inv_h, cc.data(), w.b);
-    });
-    for (std::size_t k = 0; k < d; ++k)
-      grad[k] = s.sum([&](std::size_t lo, std::size_t hi) {
-        return kernel::dlog_dot(kernel, keys_, k, lo, hi, q, xb, s.inv_h, e, {w.a}, {w.b});
-      });
-  }
-  return row;
-}
 
 double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const {
   // For the Gaussian measured from b (the weights' residuals sum to 0, so a constant shift
@@ -528,12 +225,6 @@ double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, 
   return kernel::dlog(options_.kernel, keys(), k, i, q, xb, inv_h_.data());
 }
 
-void Attention::equivalent(const double* q, const Span& s, const double* c, Work& w) const {
-  s.each([&](std::size_t lo, std::size_t hi) {
-    kernel::linear(keys(), lo, hi, q, s.inv_h, c, w.a);
-    for (std::size_t i = lo; i < hi; ++i) w.e[i] = w.e[i] != 0 ? w.e[i] * w.a[i] : 0.0;
-  });
-}
 
 void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo) const {
   std::string at;
@@ -546,36 +237,34 @@ void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo)
                   "): widen --bandwidth or give --out-of-reach nearest");
 }
 
-Attention::Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
+Row Attention::reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const {
+  return estimator_.reduce(options_.kernel, keys(), ks_.ys.data(), q, ks_.key(s.b), s, w, grad, c);
+}
+
+void Attention::equivalent(const double* q, const Span& s, const double* c, Work& w) const {
+  estimator_.equivalent(keys(), q, s, c, w);
+}
+
+std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
+  return fused_ ? fused_->transform(rows) : nullptr;
+}
+
+Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
   s = gather(q, no_key, w);
   const Row r = reduce(q, s, w, nullptr, c);
   if (r.reached) equivalent(q, s, c, w);
   return r;
 }
 
-Attention::Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
+Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
   Rest uncached;
   const Row r = loo_row(at, w, uncached, s, nullptr, c);
   if (r.reached) equivalent(ks_.key(at.key), s, c, w);
   return r;
 }
 
-template <class F>
-std::size_t Attention::for_queries(std::size_t m, std::size_t grain, const F& body) const {
-  // Each chunk gets its own rows of work; returns the first query for which body failed (no_key).
-  std::atomic<std::size_t> done{0}, first_bad{no_key};
-  parallel_for(options_.pool, m, grain, [&](std::size_t a, std::size_t z) {
-    Work w(ks_.n, ks_.d, p_);
-    for (std::size_t j = a; j < z; ++j) {
-      if (!body(j, w)) lower_to(first_bad, j);
-    }
-    if (options_.progress) options_.progress(done += z - a, m);
-  });
-  return first_bad.load();
-}
-
 void Attention::predict(const double* queries, std::size_t m, double* out) const {
-  if (simple_) {
+  if (fused_) {
     // Queries in sorted order: neighbouring queries share their windows in cache.
     std::vector<std::size_t> qo(m);
     std::iota(qo.begin(), qo.end(), std::size_t{0});
@@ -585,7 +274,7 @@ void Attention::predict(const double* queries, std::size_t m, double* out) const
     parallel_for(options_.pool, m, 64, [&](std::size_t a, std::size_t z) {
       for (std::size_t k = a; k < z; ++k) {
         const double q = queries[qo[k]];
-        out[qo[k]] = (fgt && fast_row(q) ? row_fgt(*fgt, q, no_key, false) : row_1d(q, no_key, false)).f * ks_.y_scale;
+        out[qo[k]] = (fgt && fused_->fast(q) ? fused_->row(*fgt, q, no_key, false) : fused_->row(q, no_key, false)).f * ks_.y_scale;
       }
       if (options_.progress) options_.progress(done += z - a, m);
     });
@@ -610,7 +299,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   // the smooth a transform of v. Each within its bound where the nearest key lies within h.
   std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
   double vsum = 0;
-  if (simple_ && detail && (fgt = transform(m))) {
+  if (fused_ && detail && (fgt = transform(m))) {
     fgt2 = std::make_unique<GaussTransform>(ks_.xs.data(), ks_.ys.data(), ks_.n, h_[0] / std::sqrt(2.0), options_.tolerance,
                                             ks_.y_mid, m, options_.pool);
     // v >= 0 (squared residuals) is summed as it is: measured from an offset, a local mean
@@ -622,10 +311,10 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
     if (!fgt2->usable()) fgt.reset();
     if (fgtv && !fgtv->usable()) fgtv.reset();
   }
-  const std::size_t bad = for_queries(m, index_.kind() == KeyIndex::Kind::line ? 32 : 8, [&](std::size_t j, Work& w) {
+  const std::size_t bad = for_queries(options_.pool, options_.progress, m, index_.kind() == KeyIndex::Kind::line ? 32 : 8, shape(), [&](std::size_t j, Work& w) {
       const double* q = queries + j * ks_.d;
-      if (fgt && fast_row(q[0]) && std::abs(ks_.xs[index_.nearest_1d(q[0], no_key)] - q[0]) <= h_[0]) {
-        const Row r = row_fgt(*fgt, q[0], no_key, false);
+      if (fgt && fused_->fast(q[0]) && std::abs(ks_.xs[index_.nearest_1d(q[0], no_key)] - q[0]) <= h_[0]) {
+        const Row r = fused_->row(*fgt, q[0], no_key, false);
         out[j] = r.f * ks_.y_scale;
         if (sum_w2) sum_w2[j] = fgt2->at(q[0], false).s0 / (r.s0 * r.s0);
         if (!smooth) return true;
@@ -643,11 +332,11 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         std::size_t lo, hi;
         index_.window_1d(q[0], h_[0], b, 1.0, lo, hi);
         const kernel::Sums k = kernel::sums_detail(ks_.xs.data(), ks_.ys.data(), ve.data(), lo, hi, ks_.xs[b], q[0],
-                                                   ks_.xs[b] - q[0], K2_, ks_.ys[b]);
+                                                   ks_.xs[b] - q[0], fused_->K2(), ks_.ys[b]);
         smooth[j] = k.sv / k.s0;
         return true;
       }
-      if (simple_ && detail && fast_row(q[0])) {  // (predict() answers the simple case without detail)
+      if (fused_ && detail && fused_->fast(q[0])) {  // (predict() answers the fused case without detail)
         // One vectorised pass: the prediction exactly as predict() makes it (s0 and s1 summed
         // as there), the squared weights and the smooth of v.
         const std::size_t b = index_.nearest_1d(q[0], no_key);
@@ -656,14 +345,14 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
         const double xb = ks_.xs[b], yb = ks_.ys[b];
         const kernel::Sums k = kernel::sums_detail(ks_.xs.data(), ks_.ys.data(), smooth ? ve.data() : ks_.ys.data(), lo, hi,
-                                                   xb, q[0], xb - q[0], K2_, yb);
+                                                   xb, q[0], xb - q[0], fused_->K2(), yb);
         out[j] = (yb + k.s1 / k.s0) * ks_.y_scale;
         if (sum_w2) sum_w2[j] = k.w2 / (k.s0 * k.s0);
         if (smooth) smooth[j] = k.sv / k.s0;
         return true;
       }
       const Span s = gather(q, no_key, w);
-      std::vector<double> c(p_);
+      std::vector<double> c(estimator_.p());
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;
       out[j] = r.f * ks_.y_scale;
@@ -672,7 +361,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         smooth[j] = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {ve.data()}); }) / s.s0;
       if (sum_w2) {
         // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
-        const bool nw = !local_ || s.fallback;
+        const bool nw = !estimator_.local() || s.fallback;
         if (!nw) equivalent(q, s, c.data(), w);
         const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.e); });
         sum_w2[j] = nw ? w2 / (s.s0 * s.s0) : w2;
@@ -683,11 +372,11 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
 }
 
 void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
-  if (options_.knn && !local_)
+  if (policy_.kind() == BandwidthPolicy::Kind::knn && !estimator_.local())
     throw ParameterError("derivative", "NW's slope with knn bandwidths is not built (each query's bandwidth moves with "
                                        "it); give --method local-linear, whose slope is its fitted line's");
-  const std::size_t d = ks_.d, p = p_;
-  const std::size_t bad = for_queries(m, 8, [&](std::size_t j, Work& w) {
+  const std::size_t d = ks_.d, p = estimator_.p();
+  const std::size_t bad = for_queries(options_.pool, options_.progress, m, 8, shape(), [&](std::size_t j, Work& w) {
     const double* q = queries + j * d;
     double* slope = out + j * d;
     double* l2 = sum_l2 ? sum_l2 + j * d : nullptr;
@@ -702,7 +391,7 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
     const double yb = ks_.ys[s.b], fc = row.f - yb;
     std::vector<double> beta(p), ck(p), unit(p);
     std::optional<SmallSystem> sys;
-    if (local_) {
+    if (estimator_.local()) {
       sys = SmallSystem::factored(p, w.S.data());
       sys->solve(w.tz.data(), beta.data());
     }
@@ -751,14 +440,14 @@ void Attention::weights(const double* queries, std::size_t m,
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      Work work(ks_.n, ks_.d, p_);
+      Work work(ks_.n, ks_.d, estimator_.p());
       double* const e = work.e;
-      std::vector<double> c(p_);
+      std::vector<double> c(estimator_.p());
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * ks_.n_in;
         const double* q = queries + (start + r) * ks_.d;
         std::fill(w, w + ks_.n_in, 0.0);
-        if (!simple_) {
+        if (!fused_) {
           Span s;
           if (!weights_row(q, work, s, c.data()).reached) {
             lower_to(first_bad, start + r);
@@ -775,8 +464,8 @@ void Attention::weights(const double* queries, std::size_t m,
         std::size_t lo, hi;
         index_.window_1d(q[0], h_[0], b, 1.0, lo, hi);
         pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
-        if (fast_row(q[0])) {
-          kernel::weights(ks_.xs.data(), lo, hi, xb, q[0], xb - q[0], K2_, e);
+        if (fused_->fast(q[0])) {
+          kernel::weights(ks_.xs.data(), lo, hi, xb, q[0], xb - q[0], fused_->K2(), e);
         } else {
           for (std::size_t i = lo; i < hi; ++i)
             e[i] = std::exp2(std::max(kernels::Gaussian::term(ks_.xs[i], xb, q[0], inv_h_[0]), -1021.0));
@@ -843,13 +532,13 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<char> reached(cnt, 1);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : ks_.n, ks_.d, p_);
+    Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
     Rest cache;
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
-      if (simple_) {
-        const Row row = fgt ? row_fgt(*fgt, ks_.xs[p], p, with_gradient) : row_1d(ks_.xs[p], p, with_gradient);
+      if (fused_) {
+        const Row row = fgt ? fused_->row(*fgt, ks_.xs[p], p, with_gradient) : fused_->row(ks_.xs[p], p, with_gradient);
         const double resid = ks_.ys[p] - row.f;
         sq[k] = resid * resid;
         if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
@@ -893,15 +582,15 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(simple_ ? 0 : ks_.n, ks_.d, p_);
-    std::vector<double> g(d), c(p_), dtrace(d);  // of the last key reduced
+    Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
+    std::vector<double> g(d), c(estimator_.p()), dtrace(d);  // of the last key reduced
     std::size_t last = no_key;
     Row fit;
     double ep = 0;  // e_p: the key's own unnormalised weight
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
-      if (simple_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
-        const Row row = fgt ? row_fgt(*fgt, ks_.xs[p], no_key, with_gradient) : row_1d(ks_.xs[p], no_key, with_gradient);
+      if (fused_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
+        const Row row = fgt ? fused_->row(*fgt, ks_.xs[p], no_key, with_gradient) : fused_->row(ks_.xs[p], no_key, with_gradient);
         const double resid = ks_.ys[p] - row.f;
         sq[k] = resid * resid;
         own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
@@ -986,17 +675,17 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * ks_.rows / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(ks_.rows, 0.0);
   const std::unique_ptr<GaussTransform> fgt = residuals ? transform(ks_.n) : nullptr;
-  const std::size_t bad = for_queries(ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, [&](std::size_t p, Work& w) {
+  const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
     const double* q = ks_.key(p);
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
-    if (simple_ && !sampled[p]) {
-      out.residual[ks_.order[p]] = (ks_.ys[p] - (fgt ? row_fgt(*fgt, q[0], p, false) : row_1d(q[0], p, false)).f) * ks_.y_scale;
+    if (fused_ && !sampled[p]) {
+      out.residual[ks_.order[p]] = (ks_.ys[p] - (fgt ? fused_->row(*fgt, q[0], p, false) : fused_->row(q[0], p, false)).f) * ks_.y_scale;
       return true;
     }
     Rest cache;
-    std::vector<double> c(p_);
+    std::vector<double> c(estimator_.p());
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
     // weight in it is w c_0), as a prefix and a suffix, each kept scaled (weights 1e-200
     // apart would underflow their squares).
@@ -1048,9 +737,9 @@ bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::si
   if (p == std::numeric_limits<std::uint32_t>::max() || ks_.rows < 2 + 2 * options_.leave_out) return false;
   const std::vector<std::size_t> row{j};
   const Slot at = slots(&row).front();
-  Work w(ks_.n, ks_.d, p_);
+  Work w(ks_.n, ks_.d, estimator_.p());
   Span s;
-  std::vector<double> cc(p_);
+  std::vector<double> cc(estimator_.p());
   const Row r = weights_row(at, w, s, cc.data());
   if (!r.reached) return false;
   // a[t] = a_jt (y_t - f) per row t over the keys' slots (a merged key's rows their shares;

@@ -65,11 +65,17 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "nwreg/data/dataset.h"
+#include "nwreg/engine/bandwidth_policy.h"
+#include "nwreg/engine/estimator.h"
+#include "nwreg/engine/fused_line.h"
+#include "nwreg/engine/options.h"
+#include "nwreg/engine/pass.h"
 #include "nwreg/engine/key_index.h"
 #include "nwreg/engine/key_set.h"
 #include "nwreg/kernel/kernel_nd.h"
@@ -80,62 +86,7 @@
 
 namespace nwreg {
 
-class ThreadPool;
 class GaussTransform;
-
-/// What a query with no key in reach of a compact kernel gets.
-enum class OutOfReach {
-  error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
-  nearest  //!< the value of the nearest key (scaled distance), all the weight on it; identical
-           //!< nearest keys share it by sample weight (their weighted mean)
-};
-
-std::string to_string(OutOfReach policy);
-/// Throws UsageError naming --out-of-reach for an unknown name.
-OutOfReach parse_out_of_reach(const std::string& name);
-
-/// The default pruning tolerance: omitted weights below double rounding.
-inline constexpr double default_tolerance = 1e-16;
-
-struct EngineOptions {
-  // Constructors, not aggregate braces, so that Attention(data, {h}) means a bandwidth.
-  EngineOptions() = default;
-  EngineOptions(double tolerance_, ThreadPool* pool_) : tolerance(tolerance_), pool(pool_) {}
-
-  double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
-  ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
-  Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
-  Method method = Method::nw;            //!< the estimator at each query,
-  std::size_t degree = 2;                //!< local_polynomial's degree (0 to max_degree)
-  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
-  /// and whether a local fit's polynomial takes categorical columns' level values too, as
-  /// statsmodels KernelReg's local linear does (false: only through the weights, as R np),
-  bool categorical_in_fit = false;
-  OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
-  /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
-  /// keys on each side in x order (one x column only), for series with correlated errors.
-  std::size_t leave_out = 0;
-  /// Identical keys are merged into one (see above); false keeps every row its own key: the
-  /// same results up to rounding, slower with many ties. For tests and benchmarks.
-  bool merge = true;
-  /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
-  /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
-  bool transform = true;
-  /// Nearest-neighbour bandwidths: with knn = K, each query's bandwidths are h_k s(q), s(q) the
-  /// distance from q to its K-th nearest key in the space scaled by h (the continuous columns,
-  /// in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate); a
-  /// leave-one-out row's K-th nearest other key. 0 = fixed bandwidths. Keys are not merged.
-  std::size_t knn = 0;
-  /// Adaptive bandwidths: with adaptive = K, key i's bandwidths are h_k s_i, s_i the distance
-  /// (as for knn) from key i to its K-th nearest other key, and its weight is divided by
-  /// s_i^d (d its continuous columns), as R np's adaptive_nn. 0 = fixed. Not with knn.
-  std::size_t adaptive = 0;
-  /// Called as predict and weights advance: (queries done, queries in all), from any thread.
-  std::function<void(std::size_t, std::size_t)> progress;
-};
-
-/// Throws UsageError naming `--tolerance` unless 0 <= tolerance < 1.
-void check_tolerance(double tolerance);
 
 /// Leave-one-out mean squared error and its gradient with respect to log h_k.
 struct LooResult {
@@ -237,10 +188,7 @@ class Attention {
 
  private:
   LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
-  struct Row;
-  struct Span;
-  struct Work;
-  struct Rest;
+  WorkShape shape() const { return {ks_.n, ks_.d, estimator_.p()}; }
   // A row of the training data as the engine holds it: its key and its slot (KeySet).
   struct Slot {
     std::size_t key, slot;
@@ -248,12 +196,8 @@ class Attention {
   std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
-  Row row_1d(double q, std::size_t exclude, bool gradient) const;
-  // The fast Gauss transform (gauss_transform.h) for a pass over `rows` rows or queries of the
-  // fused path, where it pays (else null); a row through it as row_1d makes it (row_1d itself
-  // where the transform's bound does not hold).
+  // The fused path's fast Gauss transform for a pass over `rows` rows, where it pays; else null.
   std::unique_ptr<GaussTransform> transform(std::size_t rows) const;
-  Row row_fgt(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
   // The weights of a query's row into w.e (see Span); NW's gradient sums if `gradient`. With
   // rest > 0, q is key `exclude` itself, whose other rows weigh at least `rest`: the weights
   // are measured from it (distance 0) and its rows are left for add_rest.
@@ -276,31 +220,20 @@ class Attention {
   // reached), per key (each of its rows gets its share); `at`: slot's leave-one-out row.
   Row weights_row(const double* q, Work& w, Span& s, double* c) const;
   Row weights_row(const Slot& at, Work& w, Span& s, double* c) const;
-  bool fast_row(double q) const;  // whether the vectorised kernels apply to query q
   [[noreturn]] void throw_out_of_reach(const double* q, std::size_t index, bool loo) const;
-  template <class F>
-  std::size_t for_queries(std::size_t m, std::size_t grain, const F& body) const;
 
   EngineOptions options_;
   KeySet ks_;        // the keys in engine order
   KeyIndex index_;   // which keys a query reaches
+  Estimator estimator_;  // what a row reduces to
+  BandwidthPolicy policy_;  // each query's bandwidths
   std::vector<double> h_, inv_h_;
   // Categorical columns: each column's kernel at this bandwidth (cat_[k].on for categorical
   // ones); the k-d tree's columns' 1 / h (the continuous ones).
   std::vector<kernel::Category> cat_;
   std::vector<double> tree_ih_;
-  // A local fit (local linear or polynomial): its design (kernel_nd.h) and number of rows p_
-  // (NW: p_ = d + 1 all the same, for the c vectors of equivalent weights).
-  bool local_ = false;
-  std::unique_ptr<kernel::Design> design_;
-  std::size_t p_ = 0;
-  // EngineOptions::adaptive: each key's 1 / s_i and log2(1 / s_i^d), set with the bandwidth.
-  std::vector<double> inv_s_, lognorm_;
-  void adaptive_scales();
-  bool simple_ = false;     // the fused 1-D Gaussian NW path (row_1d) applies
-  bool fast_keys_ = false;  // simple_ and every key bounded: the vectorised kernels apply
-  double K2_ = 0;           // -log2(e) / (2 h^2), d = 1
   mutable std::atomic<std::uint64_t> pairs_{0};
+  std::optional<FusedLine> fused_;  // the fused 1-D Gaussian NW path, where it applies
 };
 
 }  // namespace nwreg

@@ -43,6 +43,8 @@ class KeyIndex {
   KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out);
 
   Kind kind() const { return kind_; }
+  /// Keys left out on each side of a leave-one-out row (line only).
+  std::size_t leave_out() const { return leave_out_; }
   /// Whether sums run over reach (windows or pruned leaves) rather than every key.
   bool prunes() const { return kind_ == Kind::line || (kind_ == Kind::tree && prunes_); }
 

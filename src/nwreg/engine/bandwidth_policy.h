@@ -1,0 +1,51 @@
+#pragma once
+/// The bandwidth policy, chosen once per engine: how a query's bandwidths follow from the
+/// bandwidths h set on the engine.
+///
+/// - fixed: h for every query.
+/// - knn (K): each query's bandwidths are h_k s(q), s(q) the distance from q to its K-th nearest
+///   key in the space scaled by h (the continuous columns, in the kernel's norm; a leave-one-out
+///   row's K-th nearest other key; key_index.h for ties). Categorical columns keep their lambda.
+/// - adaptive (K): key i's bandwidths are h_k s_i, s_i the distance from key i to its K-th
+///   nearest other key, and its weight is divided by s_i^d (d its continuous columns), as R np's
+///   adaptive_nn. Set once per bandwidth, for every key.
+
+#include <cstddef>
+#include <vector>
+
+#include "nwreg/engine/key_index.h"
+#include "nwreg/engine/key_set.h"
+#include "nwreg/kernel/kernel_nd.h"
+
+namespace nwreg {
+
+class ThreadPool;
+
+class BandwidthPolicy {
+ public:
+  enum class Kind { fixed, knn, adaptive };
+  /// knn = K or adaptive = K (at most one of them > 0); both 0: fixed.
+  BandwidthPolicy(std::size_t knn, std::size_t adaptive);
+
+  Kind kind() const { return kind_; }
+
+  /// At new bandwidths (1 / h per column): adaptive's per-key scales.
+  void set(const KeySet& keys, const KeyIndex& index, const double* inv_h, ThreadPool* pool);
+
+  /// Query q's 1 / h per column: `inv_h` itself, or with knn scaled into `buf` (d entries;
+  /// categorical columns, cat[k].on, unscaled). `h` (the one-column bandwidth) is scaled alike.
+  /// `scratch`: n doubles for the index's K-th distance.
+  const double* query(const KeyIndex& index, const double* q, std::size_t exclude, const double* inv_h,
+                      const kernel::Category* cat, std::size_t d, double* buf, double* scratch, double& h) const;
+
+  /// Adaptive: each key's 1 / s_i and log2(1 / s_i^d); nullptr otherwise.
+  const double* inv_s() const { return inv_s_.empty() ? nullptr : inv_s_.data(); }
+  const double* lognorm() const { return lognorm_.empty() ? nullptr : lognorm_.data(); }
+
+ private:
+  Kind kind_;
+  std::size_t K_;
+  std::vector<double> inv_s_, lognorm_;
+};
+
+}  // namespace nwreg

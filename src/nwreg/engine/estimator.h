@@ -1,0 +1,56 @@
+#pragma once
+/// The estimator at each query, chosen once per engine: Nadaraya-Watson (a weighted mean, local
+/// constant) or a local polynomial of degree P >= 1 (local linear at P = 1). It says which sums
+/// the kernel sweep must make and reduces them to the prediction:
+///
+/// - NW: s0 = sum e_i and s1 = sum e_i (y_i - y_b); f = y_b + s1 / s0, and for the gradient in
+///   log h_k also t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik:
+///   df/dlog h_k = (v_k - (f - y_b) t_k) / s0.
+/// - Local polynomial: the moments S = sum e_i z_i z_i^T and tz = sum e_i (y_i - y_b) z_i over
+///   the design z_i (every monomial up to P in (x_i - q) / h); beta = S^-1 tz, f = y_b + beta_0.
+///   The prediction is linear in y, sum_i l_i y_i, with the equivalent weights
+///   l_i = e_i c^T z_i, c = S^-1 (1, 0, ..., 0). A direction in which the keys in reach do not
+///   spread is dropped (SmallSystem), down to NW.
+
+#include <cstddef>
+#include <memory>
+
+#include "nwreg/engine/pass.h"
+#include "nwreg/kernel/kernel_nd.h"
+#include "nwreg/kernel/kernels.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg {
+
+class Estimator {
+ public:
+  /// `d` x columns; the degree of `method` (NW 0, local linear 1, local polynomial `degree`).
+  Estimator(Method method, std::size_t degree, std::size_t d);
+
+  /// Whether it fits a polynomial (degree >= 1): the sweep then sums its moments.
+  bool local() const { return degree_ > 0; }
+  /// The rows of its design (NW: d + 1 all the same, the length of an equivalent-weight c).
+  std::size_t p() const { return p_; }
+  /// The design of a polynomial of degree >= 2 (kernel_nd.h); nullptr: local linear's (1, z).
+  const kernel::Design* design() const { return design_.get(); }
+
+  /// Points the sweep's targets at the sums this estimator reduces (w's moments, or NW's
+  /// gradient sums when `gradient`), zeroed.
+  void prepare(kernel::Targets& sums, Work& w, bool gradient) const;
+
+  /// The row gathered into s and w reduced: its prediction (units of y_scale; unreached where
+  /// s0 = 0), the gradient in log h into grad, and c (the equivalent weights' coefficients,
+  /// p of them) into c, each if not null. A row the nearest-key fallback made reduces as NW.
+  Row reduce(Kernel kernel, const kernel::Keys& keys, const double* ys, const double* q, const double* xb,
+             const Span& s, Work& w, double* grad, double* c) const;
+
+  /// w.e over the span times c^T z_i: the equivalent weights, unnormalised for NW.
+  void equivalent(const kernel::Keys& keys, const double* q, const Span& s, const double* c, Work& w) const;
+
+ private:
+  std::size_t degree_;
+  std::unique_ptr<kernel::Design> design_;
+  std::size_t p_;
+};
+
+}  // namespace nwreg

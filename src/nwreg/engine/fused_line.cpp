@@ -1,0 +1,96 @@
+#include "nwreg/engine/fused_line.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "nwreg/kernel/kernel1d.h"
+#include "nwreg/kernel/kernels.h"
+
+namespace nwreg {
+
+FusedLine::FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, bool transform, ThreadPool* pool,
+                     std::atomic<std::uint64_t>& pairs)
+    : keys_(keys), index_(index), tolerance_(tolerance), transform_(transform), fast_keys_(keys.bounded), pool_(pool),
+      pairs_(pairs) {}
+
+void FusedLine::set_bandwidth(double h) {
+  h_ = h;
+  inv_h_ = 1 / h;
+  K2_ = -0.5 * kernels::log2e * inv_h_ * inv_h_;
+}
+
+bool FusedLine::fast(double q) const {
+  return fast_keys_ && std::abs(q) <= KeySet::bounded_limit && std::isnormal(K2_);
+}
+
+Row FusedLine::row(double q, std::size_t exclude, bool gradient) const {
+  const std::size_t b = index_.nearest_1d(q, exclude);
+  const double xb = keys_.xs[b], yb = keys_.ys[b];
+  std::size_t lo, hi;
+  index_.window_1d(q, h_, b, 1.0, lo, hi);
+  const Block ex = index_.block(exclude);
+  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+  kernel::Sums s;
+  if (fast(q)) {
+    const double D = xb - q;
+    auto range = [&](std::size_t a, std::size_t z) {
+      if (a < z)
+        add(s, gradient ? kernel::sums_grad(keys_.xs.data(), keys_.ys.data(), a, z, xb, q, D, K2_, yb)
+                        : kernel::sums(keys_.xs.data(), keys_.ys.data(), a, z, xb, q, D, K2_, yb));
+    };
+    // The window less the left-out block: [lo, ex.lo) and [ex.hi, hi), either possibly empty.
+    range(lo, std::clamp(ex.lo, lo, hi));
+    range(std::clamp(ex.hi, lo, hi), hi);
+  } else {
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (ex.contains(i)) continue;
+      const double u = std::max(kernels::Gaussian::term(keys_.xs[i], xb, q, inv_h_), -1021.0);
+      const double e = std::exp2(u), dy = keys_.ys[i] - yb;
+      s.s0 += e;
+      s.s1 += e * dy;
+      s.t += e * u;
+      s.v += e * dy * u;
+    }
+  }
+  Row row;
+  const double fc = s.s1 / s.s0;  // prediction relative to y_b: exact when b holds all weight
+  row.f = yb + fc;
+  // df/dlog h = sum_i a_i (y_i - f) ((q - x_i)^2 - (q - x_b)^2) / h^2 (the weights sum to 1, so
+  // distances may be measured from b), and that square difference is -2 ln 2 u_i.
+  if (gradient) row.dfdtheta = -2 * ln2 * (s.v - fc * s.t) / s.s0;
+  row.s0 = s.s0;
+  row.t = s.t;
+  return row;
+}
+
+std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows) const {
+  // Worth building (O(n p)) for many rows over many keys, on the fused path without
+  // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row_fgt).
+  if (!transform_ || !fast_keys_ || index_.leave_out() > 0 || !(tolerance_ > 0) || keys_.n < 8192)
+    return nullptr;
+  auto t = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_, tolerance_, keys_.y_mid, rows, pool_);
+  return t->usable() ? std::move(t) : nullptr;
+}
+
+Row FusedLine::row(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const {
+  // The transform's bound holds for a row whose weights sum to at least 1/e: one whose nearest
+  // key (other than `exclude`) lies within sqrt(2) h. Other rows sum their windows.
+  const std::size_t b = index_.nearest_1d(q, exclude);
+  if (!(std::abs(keys_.xs[b] - q) <= std::sqrt(2.0) * h_)) return row(q, exclude, gradient);
+  const double y0 = fgt.y0();
+  const GaussTransform::Sums s = fgt.at(q, gradient);
+  // A left-out key p = q goes: it weighs exp(0) = 1 at distance 0 (D = 0).
+  const bool out = exclude != no_key;
+  const double s0 = out ? s.s0 - 1 : s.s0, s1 = out ? s.s1 - (keys_.ys[exclude] - y0) : s.s1;
+  Row row;
+  const double fc = s1 / s0;
+  row.f = y0 + fc;
+  // df/dlog h = sum_i a_i (y_i - f) D_i = (v - (f - y0) t) / s0.
+  if (gradient) row.dfdtheta = (s.v - fc * s.t) / s0;
+  // As row_1d makes them for a query at a key: s0, and t = sum e u with u = -D / (2 ln 2).
+  row.s0 = s0;
+  row.t = -s.t / (2 * ln2);
+  return row;
+}
+
+}  // namespace nwreg

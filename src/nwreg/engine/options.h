@@ -1,0 +1,71 @@
+#pragma once
+/// What the engine computes and how: the kernel, the estimator, the bandwidth policy, the
+/// pruning tolerance, threads and progress (see attention.h for what each means).
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "nwreg/kernel/categorical.h"
+#include "nwreg/kernel/kernels.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg {
+
+class ThreadPool;
+
+/// What a query with no key in reach of a compact kernel gets.
+enum class OutOfReach {
+  error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
+  nearest  //!< the value of the nearest key (scaled distance), all the weight on it; identical
+           //!< nearest keys share it by sample weight (their weighted mean)
+};
+
+std::string to_string(OutOfReach policy);
+/// Throws UsageError naming --out-of-reach for an unknown name.
+OutOfReach parse_out_of_reach(const std::string& name);
+
+/// The default pruning tolerance: omitted weights below double rounding.
+inline constexpr double default_tolerance = 1e-16;
+
+struct EngineOptions {
+  // Constructors, not aggregate braces, so that Attention(data, {h}) means a bandwidth.
+  EngineOptions() = default;
+  EngineOptions(double tolerance_, ThreadPool* pool_) : tolerance(tolerance_), pool(pool_) {}
+
+  double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
+  ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
+  Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
+  Method method = Method::nw;            //!< the estimator at each query,
+  std::size_t degree = 2;                //!< local_polynomial's degree (0 to max_degree)
+  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
+  /// and whether a local fit's polynomial takes categorical columns' level values too, as
+  /// statsmodels KernelReg's local linear does (false: only through the weights, as R np),
+  bool categorical_in_fit = false;
+  OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
+  /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
+  /// keys on each side in x order (one x column only), for series with correlated errors.
+  std::size_t leave_out = 0;
+  /// Identical keys are merged into one (see above); false keeps every row its own key: the
+  /// same results up to rounding, slower with many ties. For tests and benchmarks.
+  bool merge = true;
+  /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
+  /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
+  bool transform = true;
+  /// Nearest-neighbour bandwidths: with knn = K, each query's bandwidths are h_k s(q), s(q) the
+  /// distance from q to its K-th nearest key in the space scaled by h (the continuous columns,
+  /// in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate); a
+  /// leave-one-out row's K-th nearest other key. 0 = fixed bandwidths. Keys are not merged.
+  std::size_t knn = 0;
+  /// Adaptive bandwidths: with adaptive = K, key i's bandwidths are h_k s_i, s_i the distance
+  /// (as for knn) from key i to its K-th nearest other key, and its weight is divided by
+  /// s_i^d (d its continuous columns), as R np's adaptive_nn. 0 = fixed. Not with knn.
+  std::size_t adaptive = 0;
+  /// Called as predict and weights advance: (queries done, queries in all), from any thread.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// Throws UsageError naming `--tolerance` unless 0 <= tolerance < 1.
+void check_tolerance(double tolerance);
+
+}  // namespace nwreg
