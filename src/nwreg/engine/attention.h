@@ -1,6 +1,16 @@
 #pragma once
-/// The attention engine: every prediction, every attention row written out, and the
-/// leave-one-out loss and gradient go through this one class.
+/// The attention engine's facade: every prediction, every attention row written out, and the
+/// leave-one-out loss and gradient go through this class. It holds the parts, each a type chosen
+/// once per engine (docs/architecture.md):
+///
+///   KeySet (key_set.h)            the keys in engine order, merged where identical
+///   KeyIndex (key_index.h)        which keys a query reaches: line window, k-d tree, every key
+///   BandwidthPolicy (bandwidth_policy.h)  each query's bandwidths: fixed, knn, adaptive
+///   Estimator (estimator.h)       what a row reduces to: NW or a local polynomial
+///   FusedLine (fused_line.h)      the fused 1-D Gaussian NW path and its fast Gauss transform
+///
+/// and runs its passes (predict.cpp, loo.cpp) through one driver (pass.h): a query's row is the
+/// fused path's where it applies, else gathered (gather.cpp) and reduced.
 ///
 ///   weight e_i(q) = s_i prod_k K((q_k - x_ik) / h_k)       (s_i the sample weight, default 1)
 ///   a_i(q)        = e_i / sum_j e_j
@@ -45,8 +55,9 @@
 /// like a distance (the nearest key counts it), and stay out of a local fit's polynomial; the
 /// k-d tree then splits on the continuous columns, its reach measured from the key nearest in
 /// them with its factor (at most 1), and b is the nearest by the whole distance within reach.
-/// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive);
-/// both sum every key for each query (no windows, tree or transform).
+/// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive).
+/// knn in one column sums the window at the query's own scale, its K-th nearest distance found
+/// in O(log n); with several columns, and adaptive bandwidths, every key is summed.
 ///
 /// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
 /// their sample weights W and its value their weighted mean ybar, which gives every prediction

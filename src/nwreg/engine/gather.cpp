@@ -1,0 +1,114 @@
+// Attention's row of one query: the keys it covers, their weights and the sums its estimator
+// needs (gather), reduced; leave-one-out rows and the rest of a merged key.
+#include "nwreg/engine/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/thread_pool.h"
+#include "nwreg/engine/pass.h"
+#include "nwreg/engine/small_system.h"
+#include "nwreg/kernel/gauss_transform.h"
+#include "nwreg/kernel/kernel1d.h"
+#include "nwreg/kernel/kernel_nd.h"
+
+namespace nwreg {
+
+Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
+  Span s;
+  s.ranges = &w.ranges;
+  w.ranges.clear();
+  double h = h_[0];  // one column: the window's bandwidth
+  s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h);
+  s.b = index_.cover(q, exclude, rest, h, s.inv_h, tree_ih_.data(), keys(), w.ranges, w.qc.data());
+  pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
+                   std::memory_order_relaxed);
+  const kernel::Keys k = keys();
+  const double* xb = ks_.key(s.b);
+  // The values, and NW's gradient terms or local linear's moments, in the same sweep.
+  kernel::Targets sums{ks_.ys.data(), ks_.ys[s.b], &s.s1};
+  if (policy_.inv_s()) sums.ref = kernel::log2_weight(options_.kernel, k, s.b, q, s.inv_h);
+  estimator_.prepare(sums, w, gradient);
+  // Each range less the left-out block, whose keys may be nearer than b (their weights could
+  // overflow) and get 0.
+  const Block ex = index_.block(exclude);
+  s.each([&](std::size_t lo, std::size_t hi) {
+    const std::size_t a = std::clamp(ex.lo, lo, hi), z = std::clamp(ex.hi, lo, hi);
+    if (lo < a) s.s0 += kernel::fill(options_.kernel, k, lo, a, q, xb, s.inv_h, w.e, sums);
+    std::fill(w.e + a, w.e + z, 0.0);
+    if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, s.inv_h, w.e, sums);
+  });
+  if (s.s0 == 0 && rest == 0 && options_.out_of_reach == OutOfReach::nearest) {
+    // All the weight on the nearest key, shared by sample weight with the keys identical to it
+    // (when keys are not merged): neighbours in x order in one column, in the k-d tree's
+    // leaves whose box holds it with several.
+    s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
+    const double* xb0 = ks_.key(s.b);
+    index_.identical(s.b, exclude, tree_ih_.data(), w.ranges, w.qc.data());
+    s.s0 = s.s1 = 0;
+    s.each([&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        const bool same = !ex.contains(i) && std::equal(xb0, xb0 + ks_.d, ks_.key(i));
+        w.e[i] = same ? (ks_.ws.empty() ? 1.0 : ks_.ws[i]) : 0.0;
+        s.s0 += w.e[i];
+        s.s1 += w.e[i] * (ks_.ys[i] - ks_.ys[s.b]);
+      }
+    });
+    s.fallback = true;
+  }
+  return s;
+}
+
+void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
+  const double rw = ks_.rest_w[slot], rdy = ks_.rest_dy[slot];
+  s.s0 += rw;
+  s.s1 += rdy;
+  if (estimator_.local()) {  // z = (1, 0, ..., 0) at distance 0
+    w.S[0] += rw;
+    w.tz[0] += rdy;
+  }
+}
+
+Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const {
+  const double* q = ks_.key(at.key);
+  if (!ks_.merged || ks_.rest_w[at.slot] == 0) {  // no other row at this key
+    cache.key = no_key;
+    s = gather(q, at.key, w, grad != nullptr);
+    return reduce(q, s, w, grad, c);
+  }
+  if (cache.key != at.key) {
+    // One window for every row of the key: measured from the least rest among them.
+    double rest = std::numeric_limits<double>::infinity();
+    for (std::size_t t = ks_.first_slot[at.key]; t < ks_.first_slot[at.key + 1]; ++t) rest = std::min(rest, ks_.rest_w[t]);
+    cache.span = gather(q, at.key, w, grad != nullptr, rest);
+    cache.S = w.S;
+    cache.tz = w.tz;
+    cache.key = at.key;
+  }
+  s = cache.span;
+  std::copy(cache.S.begin(), cache.S.end(), w.S.begin());
+  std::copy(cache.tz.begin(), cache.tz.end(), w.tz.begin());
+  add_rest(s, w, at.slot);
+  return reduce(q, s, w, grad, c);
+}
+
+Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
+  s = gather(q, no_key, w);
+  const Row r = reduce(q, s, w, nullptr, c);
+  if (r.reached) equivalent(q, s, c, w);
+  return r;
+}
+
+Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
+  Rest uncached;
+  const Row r = loo_row(at, w, uncached, s, nullptr, c);
+  if (r.reached) equivalent(ks_.key(at.key), s, c, w);
+  return r;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,258 @@
+// The training-row passes of Attention: the leave-one-out error and gradient, the in-sample fit
+// (AICc, GCV), per-row residuals and effective neighbours, and the moments robust errors need.
+#include "nwreg/engine/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/thread_pool.h"
+#include "nwreg/engine/pass.h"
+#include "nwreg/engine/small_system.h"
+#include "nwreg/kernel/gauss_transform.h"
+#include "nwreg/kernel/kernel1d.h"
+#include "nwreg/kernel/kernel_nd.h"
+
+namespace nwreg {
+
+LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
+  check_loo_rows();
+  const std::vector<Slot> at = slots(rows);
+  const std::size_t cnt = at.size(), d = ks_.d;
+  std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
+  std::vector<char> reached(cnt, 1);
+  const std::unique_ptr<GaussTransform> fgt = transform(cnt);
+  parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
+    Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
+    Rest cache;
+    std::vector<double> g(d);
+    for (std::size_t k = a; k < z; ++k) {
+      const std::size_t p = at[k].key;
+      if (fused_) {
+        const Row row = fgt ? fused_->row(*fgt, ks_.xs[p], p, with_gradient) : fused_->row(ks_.xs[p], p, with_gradient);
+        const double resid = ks_.ys[p] - row.f;
+        sq[k] = resid * resid;
+        if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
+        continue;
+      }
+      Span s;
+      const Row row = loo_row(at[k], w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
+      if (!row.reached) {
+        reached[k] = 0;
+        continue;
+      }
+      const double resid = ks_.y_of(at[k].slot) - row.f, sw = ks_.w_of(at[k].slot);
+      sq[k] = sw * resid * resid;
+      if (with_gradient)
+        for (std::size_t c = 0; c < d; ++c) grad[k * d + c] = -2 * sw * resid * g[c];
+    }
+  });
+  // Summed in a fixed order: the result does not depend on the number of threads.
+  LooResult out;
+  const double unit = ks_.y_scale * ks_.y_scale;
+  double sse = 0, total = 0;
+  for (std::size_t k = 0; k < cnt; ++k) {
+    sse += sq[k];
+    total += ks_.w_of(at[k].slot);
+    if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = ks_.row_of(at[k].slot);
+  }
+  out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
+  if (with_gradient) {
+    out.gradient.assign(d, 0.0);
+    for (std::size_t k = 0; k < cnt; ++k)
+      for (std::size_t c = 0; c < d; ++c) out.gradient[c] += grad[k * d + c];
+    for (double& g : out.gradient) g = g / total * unit;
+  }
+  return out;
+}
+
+InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
+  const std::vector<Slot> at = slots(rows);
+  const std::size_t cnt = at.size(), d = ks_.d;
+  // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
+  std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
+  const std::unique_ptr<GaussTransform> fgt = transform(cnt);
+  parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
+    Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
+    std::vector<double> g(d), c(estimator_.p()), dtrace(d);  // of the last key reduced
+    std::size_t last = no_key;
+    Row fit;
+    double ep = 0;  // e_p: the key's own unnormalised weight
+    for (std::size_t k = a; k < z; ++k) {
+      const std::size_t p = at[k].key;
+      if (fused_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
+        const Row row = fgt ? fused_->row(*fgt, ks_.xs[p], no_key, with_gradient) : fused_->row(ks_.xs[p], no_key, with_gradient);
+        const double resid = ks_.ys[p] - row.f;
+        sq[k] = resid * resid;
+        own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
+        if (with_gradient) {
+          grad[k * 2] = -2 * resid * row.dfdtheta;
+          // a_pp (r_pp - rbar) with r_pp = 0 and rbar = sum a_i (-2 ln 2 u_i) = -2 ln 2 t / s0.
+          grad[k * 2 + 1] = -own[k] * (-2 * ln2 * row.t / row.s0);
+        }
+        continue;
+      }
+      const double* q = ks_.key(p);
+      if (p != last) {  // the fit at key p, once for all its rows
+        last = p;
+        const Span s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
+        fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
+        ep = w.e[p];
+        if (with_gradient) {
+          // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
+          // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
+          const double* xb = ks_.key(s.b);
+          s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, s.inv_h, c.data(), w.a); });
+          for (std::size_t kk = 0; kk < d; ++kk) {
+            const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
+              return kernel::dlog_dot(options_.kernel, keys(), kk, lo, hi, q, xb, s.inv_h, w.e, {w.a}, {w.a});
+            });
+            dtrace[kk] = ep * (dlog_weight(q, xb, p, kk) * c[0] - t);
+          }
+        }
+      }
+      // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0));
+      // a row of a merged key has its share of e_p.
+      const std::size_t t = at[k].slot;
+      const double resid = ks_.y_of(t) - fit.f, sw = ks_.w_of(t), part = ks_.share(t, p);
+      sq[k] = sw * resid * resid;
+      own[k] = ep * c[0] * part;
+      if (!with_gradient) continue;
+      for (std::size_t kk = 0; kk < d; ++kk) {
+        grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
+        grad[k * 2 * d + d + kk] = dtrace[kk] * part;
+      }
+    }
+  });
+  // Summed in a fixed order: the result does not depend on the number of threads.
+  InSample out;
+  const double unit = ks_.y_scale * ks_.y_scale, scale = static_cast<double>(ks_.rows) / static_cast<double>(cnt);
+  double sse = 0, total = 0, tr = 0;
+  for (std::size_t k = 0; k < cnt; ++k) {
+    sse += sq[k];
+    tr += own[k];
+    total += ks_.w_of(at[k].slot);
+  }
+  out.mse = sse / total * unit;
+  out.trace = tr * scale;  // a sample of rows stands for every row
+  if (with_gradient) {
+    out.d_mse.assign(d, 0.0);
+    out.d_trace.assign(d, 0.0);
+    for (std::size_t k = 0; k < cnt; ++k)
+      for (std::size_t m = 0; m < d; ++m) {
+        out.d_mse[m] += grad[k * 2 * d + m];
+        out.d_trace[m] += grad[k * 2 * d + d + m];
+      }
+    for (double& v : out.d_mse) v = v / total * unit;
+    for (double& v : out.d_trace) v *= scale;
+  }
+  return out;
+}
+
+LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) const {
+  return loo_pass(neighbour_rows, residuals, true);
+}
+
+LooDetail Attention::loo_residuals() const { return loo_pass(0, true, false); }
+
+LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const {
+  check_loo_rows();
+  LooDetail out;
+  if (residuals) out.residual.assign(ks_.n_in, 0.0);
+  // Every row's residual (the fast path where it applies); the effective number of neighbours
+  // from every row, or from `neighbour_rows` spread over the rows in engine order, or from no_key.
+  std::vector<char> sampled(ks_.rows, neighbours && (neighbour_rows == 0 || neighbour_rows >= ks_.rows));
+  if (neighbours && !sampled[0])
+    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * ks_.rows / (2 * neighbour_rows)] = 1;
+  std::vector<double> inv_w2(ks_.rows, 0.0);
+  const std::unique_ptr<GaussTransform> fgt = residuals ? transform(ks_.n) : nullptr;
+  const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
+    const double* q = ks_.key(p);
+    const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
+    const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
+    if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
+    if (fused_ && !sampled[p]) {
+      out.residual[ks_.order[p]] = (ks_.ys[p] - (fgt ? fused_->row(*fgt, q[0], p, false) : fused_->row(q[0], p, false)).f) * ks_.y_scale;
+      return true;
+    }
+    Rest cache;
+    std::vector<double> c(estimator_.p());
+    // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
+    // weight in it is w c_0), as a prefix and a suffix, each kept scaled (weights 1e-200
+    // apart would underflow their squares).
+    const std::size_t m = hi - lo;
+    std::vector<SumSquares> pre(m + 1), suf(m + 1);
+    if (ks_.merged && any) {
+      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k].plus(ks_.w_of(lo + k));
+      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1].plus(ks_.w_of(lo + k));
+    }
+    for (std::size_t t = lo; t < hi; ++t) {
+      Span s;
+      Row r;
+      if (sampled[t]) {
+        r = weights_row(Slot{p, t}, w, s, c.data());
+        cache.key = no_key;  // the weights were overwritten
+      } else {
+        r = loo_row(Slot{p, t}, w, cache, s, nullptr, nullptr);
+      }
+      if (!r.reached) return false;
+      if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - r.f) * ks_.y_scale;
+      if (!sampled[t]) continue;
+      double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
+      if (ks_.merged) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
+      inv_w2[t] = 1 / w2;
+    }
+    return true;
+  });
+  if (bad != no_key) throw_out_of_reach(ks_.key(bad), ks_.order[bad], true);
+  double sum = 0, total = 0;
+  for (std::size_t t = 0; t < ks_.rows; ++t) {
+    if (!sampled[t]) continue;
+    const double sw = ks_.w_of(t);
+    sum += sw * inv_w2[t];
+    total += sw;
+  }
+  if (total > 0) out.neighbours = sum / total;
+  return out;
+}
+
+bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
+  const std::uint32_t p = ks_.rank.at(j);
+  if (p == std::numeric_limits<std::uint32_t>::max() || ks_.rows < 2 + 2 * options_.leave_out) return false;
+  const std::vector<std::size_t> row{j};
+  const Slot at = slots(&row).front();
+  Work w(ks_.n, ks_.d, estimator_.p());
+  Span s;
+  std::vector<double> cc(estimator_.p());
+  const Row r = weights_row(at, w, s, cc.data());
+  if (!r.reached) return false;
+  // a[t] = a_jt (y_t - f) per row t over the keys' slots (a merged key's rows their shares;
+  // the rest of row j's own key w_t c_0 each, row j no_key); then each moment in one
+  // vectorised pass per range of slots.
+  std::vector<double> a(ks_.rows);
+  std::vector<Range> spans;
+  s.each([&](std::size_t lo, std::size_t hi) {
+    spans.emplace_back(ks_.first(lo), ks_.first(hi));
+    for (std::size_t g = lo; g < hi; ++g)
+      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) {
+        const double l = g == p ? (t == at.slot ? 0.0 : cc[0] * ks_.w_of(t)) : w.e[g] * ks_.share(t, g);
+        a[t] = l * (ks_.y_of(t) - r.f) * ks_.y_scale;
+      }
+  });
+  for (std::size_t k = 0; k < c; ++k)
+    for (std::size_t l = 0; l <= k; ++l) {
+      double sum = 0;
+      for (const auto& [lo, hi] : spans)
+        sum += kernel::dot(lo, hi, a.data(), {&v[k * ks_.rows], v[k * ks_.rows + at.slot]},
+                           {&v[l * ks_.rows], v[l * ks_.rows + at.slot]});
+      M[k * c + l] = M[l * c + k] = sum;
+    }
+  f = r.f * ks_.y_scale;
+  return true;
+}
+
+}  // namespace nwreg
