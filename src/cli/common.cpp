@@ -117,8 +117,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
 void add_method_options(CLI::App& app, EngineCliOptions& o) {
   app.option_defaults()->group("Method");
   app.add_option("--kernel", o.kernel,
-                 "gaussian exp(-u^2/2), laplace exp(-|u|), epanechnikov 1-u^2, tricube (1-|u|^3)^3, uniform; "
-                 "u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
+                 kernel_help() + "; u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
       ->capture_default_str();
   app.add_option("--method", o.method,
                  "nw: weighted mean (local constant); local-linear: weighted line at each query, less bias "
@@ -175,9 +174,7 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("--param", o.param, "What sgd steps in: log-h or w = 1/h")->capture_default_str();
   app.add_option("--loss", o.loss, "LOO objective: mean or sum of squared errors")
       ->capture_default_str();
-  app.add_option("--criterion", o.criterion,
-                 "What the learned bandwidth minimises: loo (leave-one-out error), aicc (Hurvich, Simonoff and "
-                 "Tsai's corrected AIC) or gcv (generalised cross-validation)")
+  app.add_option("--criterion", o.criterion, "What the learned bandwidth minimises: " + criterion_help())
       ->capture_default_str();
   app.add_option("--min-neighbours", o.min_neighbours,
                  "Learn only bandwidths whose fit averages at least K effective neighbours (1 / sum of squared "
@@ -317,7 +314,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   f.descent_rows = o.loo_rows;
   f.lr = o.lr;
   f.tol = o.tol;
-  if (f.criterion != Criterion::loo && (f.optimizer == Optimizer::sgd || f.loss == Loss::sum))
+  if (uses_in_sample(f.criterion) && (f.optimizer == Optimizer::sgd || f.loss == Loss::sum))
     throw UsageError("--criterion " + to_string(f.criterion) +
                      ": only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)");
   check_fit_options(f);
@@ -340,7 +337,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     plan.rank = o.rank;
     if (plan.kind != BandwidthSpec::Kind::learn)
       throw UsageError("--metric full: the map is learned; drop --bandwidth (--init H sets where the descent starts)");
-    if (f.optimizer == Optimizer::sgd || f.loss == Loss::sum || f.criterion != Criterion::loo)
+    if (f.optimizer == Optimizer::sgd || f.loss == Loss::sum || uses_in_sample(f.criterion))
       throw UsageError("--metric full: only with --optimizer auto, --loss mean and --criterion loo");
     if (kernel != Kernel::gaussian || method != Method::nw)
       throw UsageError("--metric full: only with --kernel gaussian and --method nw");
@@ -351,7 +348,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     throw UsageError("--rank: only with --metric full");
   }
   plan.leave_out_auto = !engine.fixed_leave_out() && plan.kind == BandwidthSpec::Kind::learn && !plan.metric_full &&
-                        f.criterion == Criterion::loo && f.optimizer == Optimizer::line_search;
+                        !uses_in_sample(f.criterion) && f.optimizer == Optimizer::line_search;
   return plan;
 }
 

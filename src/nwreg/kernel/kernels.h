@@ -17,11 +17,14 @@
 /// - R(K) = int K^2 and mu2(K) = int u^2 K of K scaled to integrate to 1, for the plug-in rule.
 ///
 /// The engine picks the type once per call (visit_kernel) and runs its loops on it, never
-/// asking per key which kernel it has. Adding a kernel means one new type here, a case in
-/// visit_kernel, and its tests.
+/// asking per key which kernel it has. Adding a kernel means one new type here, its value in
+/// `Kernel` and its entry in `AllKernels` (the registry: names, --help and dispatch follow from
+/// it), and its tests.
 
 #include <cmath>
+#include <cstddef>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace nwreg {
@@ -55,6 +58,7 @@ inline constexpr double log2e = 1.4426950408889634;
 struct Gaussian {  // exp(-u^2 / 2)
   static constexpr Kernel id = Kernel::gaussian;
   static constexpr const char* name = "gaussian";
+  static constexpr const char* formula = "exp(-u^2/2)";  // for --help
   static constexpr bool compact = false;
   static constexpr bool l1 = false;  // nearest key by the sum of squared scaled distances
   static constexpr Norm norm = Norm::l2;  // how far a key's weight reaches (see bound)
@@ -73,6 +77,7 @@ struct Gaussian {  // exp(-u^2 / 2)
 struct Laplace {  // exp(-|u|)
   static constexpr Kernel id = Kernel::laplace;
   static constexpr const char* name = "laplace";
+  static constexpr const char* formula = "exp(-|u|)";  // for --help
   static constexpr bool compact = false;
   static constexpr bool l1 = true;  // nearest key by the sum of absolute scaled distances
   static constexpr Norm norm = Norm::l1;
@@ -90,6 +95,7 @@ struct Laplace {  // exp(-|u|)
 struct Epanechnikov {  // 1 - u^2 on |u| < 1
   static constexpr Kernel id = Kernel::epanechnikov;
   static constexpr const char* name = "epanechnikov";
+  static constexpr const char* formula = "1-u^2";  // for --help
   static constexpr bool compact = true;
   static constexpr bool l1 = false;
   static constexpr Norm norm = Norm::linf;  // the support: every |u_k| <= 1
@@ -112,6 +118,7 @@ struct Epanechnikov {  // 1 - u^2 on |u| < 1
 struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
   static constexpr Kernel id = Kernel::tricube;
   static constexpr const char* name = "tricube";
+  static constexpr const char* formula = "(1-|u|^3)^3";  // for --help
   static constexpr bool compact = true;
   static constexpr bool l1 = false;
   static constexpr Norm norm = Norm::linf;  // the support: every |u_k| <= 1
@@ -135,6 +142,7 @@ struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
 struct Uniform {  // 1 on |u| <= 1
   static constexpr Kernel id = Kernel::uniform;
   static constexpr const char* name = "uniform";
+  static constexpr const char* formula = "";  // for --help
   static constexpr bool compact = true;
   static constexpr bool l1 = false;
   static constexpr Norm norm = Norm::linf;  // the support: every |u_k| <= 1
@@ -153,17 +161,25 @@ inline constexpr double distance_per_log2 = (K::l1 ? 1.0 : 2.0) / log2e;
 
 }  // namespace kernels
 
+/// The kernel registry: every kernel type, in the order --help lists them.
+using AllKernels = std::tuple<kernels::Gaussian, kernels::Laplace, kernels::Epanechnikov, kernels::Tricube, kernels::Uniform>;
+
 /// Calls f(K{}) with the type of `kernel`: the one place a Kernel value becomes a type.
-template <class F>
+template <std::size_t I = 0, class F>
 [[gnu::always_inline]] inline decltype(auto) visit_kernel(Kernel kernel, F&& f) {
-  switch (kernel) {
-    case Kernel::laplace: return std::forward<F>(f)(kernels::Laplace{});
-    case Kernel::epanechnikov: return std::forward<F>(f)(kernels::Epanechnikov{});
-    case Kernel::tricube: return std::forward<F>(f)(kernels::Tricube{});
-    case Kernel::uniform: return std::forward<F>(f)(kernels::Uniform{});
-    case Kernel::gaussian: break;
+  using K = std::tuple_element_t<I, AllKernels>;
+  if constexpr (I + 1 == std::tuple_size_v<AllKernels>) {
+    return std::forward<F>(f)(K{});  // the last: every other kernel was tried before
+  } else {
+    if (kernel == K::id) return std::forward<F>(f)(K{});
+    return visit_kernel<I + 1>(kernel, std::forward<F>(f));
   }
-  return std::forward<F>(f)(kernels::Gaussian{});
+}
+
+/// Calls f(K{}) for each kernel type, in registry order.
+template <class F>
+inline void for_each_kernel(F&& f) {
+  std::apply([&](auto... k) { (f(k), ...); }, AllKernels{});
 }
 
 std::string to_string(Kernel kernel);
@@ -171,5 +187,7 @@ std::string to_string(Kernel kernel);
 Kernel parse_kernel(const std::string& name);
 /// Whether K(u) = 0 for large |u| (Epanechnikov, tricube, uniform).
 bool is_compact(Kernel kernel);
+/// Every kernel's name and formula, as --kernel's help lists them ("gaussian exp(-u^2/2), ...").
+std::string kernel_help();
 
 }  // namespace nwreg

@@ -17,28 +17,6 @@
 namespace nwreg {
 namespace {
 
-std::vector<ColumnStats> all_stats(const Dataset& data, const char* what) {
-  std::vector<ColumnStats> out;
-  for (std::size_t k = 0; k < data.d; ++k) {
-    out.push_back(column_stats(data, k));
-    if (out.back().sd == 0)
-      throw DataError(data.n < 2 ? std::string(what) + " needs at least 2 training rows, got " +
-                                       std::to_string(data.n)
-                                 : "all values of x column " + quote(data.x_names[k]) +
-                                       " are equal: " + what +
-                                       " cannot work; give --bandwidth H");
-  }
-  return out;
-}
-
-// Rules of thumb know continuous columns only.
-void no_categorical(const Dataset& data, const char* rule) {
-  for (std::size_t k = 0; k < data.d; ++k)
-    if (is_categorical(data.kind(k)))
-      throw DataError(std::string(rule) + " has no lambda for categorical column " + quote(data.x_names[k]) +
-                      ": learn the bandwidth, or give each column's value in --bandwidth");
-}
-
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double a : v) m = std::max(m, std::abs(a));
@@ -74,7 +52,7 @@ class Objective {
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
     engine_.set_bandwidth(h);
-    if (criterion_ != Criterion::loo) {
+    if (uses_in_sample(criterion_)) {
       const InSample fit = engine_.insample(gradient, &rows_);
       if (!std::isfinite(fit.mse))
         throw DataError("the residual sum of squares overflows: y values are too large to square");
@@ -164,28 +142,6 @@ struct Coordinates {
 
 }  // namespace
 
-
-LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient) {
-  LooResult r;
-  const double t = fit.trace, inf = std::numeric_limits<double>::infinity();
-  if (criterion == Criterion::aicc) {
-    // log(RSS/n) + (n + tr) / (n - tr - 2); a perfect fit (constant y) is held at the
-    // smallest normal mse, so the penalty still decides.
-    const double mse = std::max(fit.mse, std::numeric_limits<double>::min()), room = n - t - 2;
-    r.mse = room > 0 ? std::log(mse) + (n + t) / room : inf;
-    if (gradient && room > 0)
-      for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
-        r.gradient.push_back(fit.d_mse[k] / mse + (2 * n - 2) / (room * room) * fit.d_trace[k]);
-  } else {
-    const double room = n - t;  // GCV = n RSS / (n - tr)^2 = n^2 mse / (n - tr)^2
-    r.mse = room > 0 ? n * n * fit.mse / (room * room) : inf;
-    if (gradient && room > 0)
-      for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
-        r.gradient.push_back(n * n * (fit.d_mse[k] / (room * room) + 2 * fit.mse * fit.d_trace[k] / (room * room * room)));
-  }
-  if (gradient && !std::isfinite(r.mse)) r.gradient.assign(fit.d_mse.size(), 0.0);
-  return r;
-}
 
 
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
@@ -338,68 +294,8 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
 
 }  // namespace
 
-BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option) {
-  BandwidthSpec spec;
-  if (text.empty() || text == "auto") return spec;
-  if (text == "silverman") spec.kind = BandwidthSpec::Kind::silverman;
-  else if (text == "scott") spec.kind = BandwidthSpec::Kind::scott;
-  else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
-  if (spec.kind != BandwidthSpec::Kind::learn) return spec;
-  if (text.rfind("knn:", 0) == 0 || text.rfind("adaptive:", 0) == 0) {
-    spec.kind = BandwidthSpec::Kind::knn;
-    spec.adaptive = text[0] == 'a';
-    const std::string k = text.substr(text.find(':') + 1);
-    if (k == "auto") return spec;
-    const auto v = parse_double(k);
-    if (!v || *v < 1 || *v != std::floor(*v) || *v > 1e9)
-      throw UsageError(option + ": " + (spec.adaptive ? "adaptive" : "knn") +
-                       ":K takes a whole number of neighbours K >= 1, or auto; got " + quote(text));
-    spec.knn = static_cast<std::size_t>(*v);
-    return spec;
-  }
-  spec.kind = BandwidthSpec::Kind::fixed;
-  std::string_view rest(text);
-  for (;;) {
-    const auto comma = rest.find(',');
-    const std::string_view part = rest.substr(0, comma);
-    ParseFailure why{};
-    auto v = parse_double(part, &why);
-    const auto span = v ? std::nullopt : parse_duration(part, option);
-    if (span) v = span;
-    spec.timed.push_back(span.has_value());
-    if (!v) {
-      if (why == ParseFailure::not_a_number)
-        throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got " + quote(text));
-      throw UsageError(option + ": " + describe(why, part));
-    }
-    check_bandwidth({*v}, 1, option);
-    spec.values.push_back(*v);
-    if (comma == std::string_view::npos) return spec;
-    rest.remove_prefix(comma + 1);
-  }
-}
-
-std::vector<double> silverman_bandwidth(const Dataset& data) {
-  no_categorical(data, "Silverman's rule");
-  std::vector<double> h;
-  for (const auto& s : all_stats(data, "Silverman's rule")) {
-    const double spread = s.iqr > 0 ? std::min(s.sd, s.iqr / 1.34) : s.sd;
-    h.push_back(0.9 * spread * std::pow(static_cast<double>(data.n), -0.2));
-  }
-  return h;
-}
-
-std::vector<double> scott_bandwidth(const Dataset& data) {
-  no_categorical(data, "Scott's rule");
-  std::vector<double> h;
-  const double p = -1.0 / (4.0 + static_cast<double>(data.d));
-  for (const auto& s : all_stats(data, "Scott's rule"))
-    h.push_back(1.06 * s.sd * std::pow(static_cast<double>(data.n), p));
-  return h;
-}
-
 std::vector<double> scan_scales(const Dataset& data) {
-  const auto stats = all_stats(data, "learning the bandwidth");
+  const auto stats = x_column_stats(data, "learning the bandwidth");
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const auto& s : stats) {
     lo = std::min(lo, 0.25 * s.min_gap / s.sd);
@@ -448,88 +344,10 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   return out;
 }
 
-SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
-  SeriesCheck out;
-  if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
-  const std::size_t n = data.n;
-  std::vector<std::size_t> order(n);  // rows in x order
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return data.x[a] < data.x[b]; });
-  std::vector<double> gaps(n - 1);
-  for (std::size_t i = 1; i < n; ++i) gaps[i - 1] = data.x[order[i]] - data.x[order[i - 1]];
-  std::vector<double> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const double median = sorted[sorted.size() / 2];
-  // Every gap a whole number of steps (within 1% of a step): a few missing points (at most 5% of
-  // the gaps longer than one step) leave a series a series.
-  std::size_t skips = 0;
-  out.evenly_spaced = median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
-    const double steps = std::round(g / median);
-    skips += steps > 1;
-    return steps >= 1 && std::abs(g - steps * median) <= 0.01 * median;
-  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps.size());
-  if (!out.evenly_spaced) return out;
-  double h = 0;
-  try {
-    h = plugin_bandwidth(data.x, data.y).bandwidth;
-  } catch (const DataError&) {
-    return out;  // no pilot, no test
-  }
-  out.pilot = true;
-  // The residuals of consecutive rows: every row up to series_rows; beyond, runs of three
-  // consecutive rows at series_runs places spread over x (the estimate's standard error is
-  // then about 1 / sqrt(series_runs), and the pilot costs the same at any n).
-  std::vector<std::pair<std::size_t, std::size_t>> runs;  // [first, last) in x order
-  if (n <= series_rows) {
-    runs.emplace_back(0, n);
-  } else {
-    for (std::size_t k = 0; k < series_runs; ++k) {
-      const std::size_t c = 1 + (2 * k + 1) * (n - 2) / (2 * series_runs);
-      runs.emplace_back(c - 1, c + 2);
-    }
-  }
-  std::vector<double> q;
-  for (const auto& [first, last] : runs)
-    for (std::size_t i = first; i < last; ++i) q.push_back(data.x[order[i]]);
-  EngineOptions engine(default_tolerance, pool);
-  engine.method = Method::local_linear;
-  std::vector<double> f(q.size());
-  Attention(data, {h}, engine).predict(q.data(), q.size(), f.data());
-  // Differences of the residuals in x order (x has no repeats, so the order is unique): for
-  // errors e with lag-1 correlation rho, d_i = e_(i+1) - e_i has lag-1 correlation -(1 - rho)/2,
-  // whatever the variance, and what the pilot fit left of the trend differences away.
-  std::vector<std::vector<double>> d;  // per run
-  double mean = 0;
-  std::size_t count = 0, at = 0;
-  for (const auto& [first, last] : runs) {
-    auto& dr = d.emplace_back();
-    for (std::size_t i = first; i < last; ++i, ++at)
-      if (i > first)
-        dr.push_back((data.y[order[i]] - f[at]) - (data.y[order[i - 1]] - f[at - 1]));
-    for (double v : dr) mean += v, ++count;
-  }
-  mean /= static_cast<double>(count);
-  double lag = 0, var = 0;
-  std::size_t lags = 0;
-  for (const auto& dr : d)
-    for (std::size_t i = 0; i < dr.size(); ++i) {
-      var += (dr[i] - mean) * (dr[i] - mean);
-      if (i) lag += (dr[i] - mean) * (dr[i - 1] - mean), ++lags;
-    }
-  // Lag products and squares averaged over their own counts (equal but for one in a single run).
-  const double c = var > 0 ? (lag / static_cast<double>(lags)) / (var / static_cast<double>(count)) : 0;
-  out.autocorrelation = 1 + 2 * c;
-  if (out.autocorrelation > 0.3) {
-    const double k = std::ceil(std::log(0.05) / std::log(std::min(out.autocorrelation, 0.95)));
-    out.leave_out = std::max<std::size_t>(1, std::min(static_cast<std::size_t>(k), n / 20));
-  }
-  return out;
-}
-
 void check_fit_options(const FitOptions& options) {
   if (!(options.min_neighbours >= 0) || !std::isfinite(options.min_neighbours))
     throw ParameterError("min_neighbours", "must be >= 0, got " + format_double(options.min_neighbours));
-  if (options.criterion != Criterion::loo) {
+  if (uses_in_sample(options.criterion)) {
     if (options.optimizer == Optimizer::sgd || options.loss == Loss::sum)
       throw ParameterError("criterion", to_string(options.criterion) +
                                             " only with the line search on the mean loss (the d2l run minimises the LOO error)");
@@ -556,9 +374,9 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   if (options.init) {
     start = *options.init;
     check_bandwidth(start, data.d, "--init");
-    all_stats(data, "learning the bandwidth");  // refuses constant columns
+    x_column_stats(data, "learning the bandwidth");  // refuses constant columns
   } else {
-    const auto stats = all_stats(data, "learning the bandwidth");
+    const auto stats = x_column_stats(data, "learning the bandwidth");
     obj.use_rows(options.scan_rows);
     double best = std::numeric_limits<double>::infinity();
     const auto scales = scan_scales(data);
@@ -615,7 +433,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   }
   // The LOO error is reported whatever the criterion: +inf when a row has no other key in
   // reach of a compact kernel (another criterion can choose such a bandwidth).
-  res.loo_mse = options.criterion == Criterion::loo ? res.criterion : obj.loo_at(res.bandwidth).mse;
+  res.loo_mse = !uses_in_sample(options.criterion) ? res.criterion : obj.loo_at(res.bandwidth).mse;
   res.evaluations = obj.evaluations;
   res.scan_evaluations = scan_evaluations;
   return res;

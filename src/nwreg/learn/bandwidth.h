@@ -11,28 +11,12 @@
 
 #include "nwreg/engine/attention.h"
 #include "nwreg/data/dataset.h"
+#include "nwreg/learn/criteria.h"
+#include "nwreg/learn/rules.h"
+#include "nwreg/learn/series.h"
 
 namespace nwreg {
 
-/// A --bandwidth (or --init) value as given on the command line.
-struct BandwidthSpec {
-  enum class Kind { learn, fixed, silverman, scott, plugin, knn } kind = Kind::learn;
-  std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
-  std::size_t knn = 0;         //!< Kind::knn: K, or 0 for auto
-  bool adaptive = false;       //!< Kind::knn: per key (adaptive:K), not per query (knn:K)
-  std::vector<bool> timed;     //!< per value: given as a time span (6h), in seconds
-};
-
-/// Parses "auto" (or ""), "silverman", "scott", "plugin", "knn:K", "adaptive:K" (K or auto), or bandwidths > 0 separated by commas,
-/// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
-/// in seconds. Throws UsageError that starts with `option`.
-BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);
-
-/// Silverman's rule per column: 0.9 min(sd, IQR/1.34) n^(-1/5) (R's bw.nrd0; sd when IQR = 0).
-/// Throws DataError when a column's values are all equal.
-std::vector<double> silverman_bandwidth(const Dataset& data);
-/// Scott's rule per column: 1.06 sd n^(-1/(4+d)). Throws DataError when a column is constant.
-std::vector<double> scott_bandwidth(const Dataset& data);
 
 enum class Optimizer {
   line_search,  //!< "auto": scan of log h, then gradient descent with backtracking line search
@@ -47,10 +31,6 @@ enum class Loss {
   sum,   //!< sum_j (y_j - f_-j)^2, as the d2l run
 };
 
-/// The criterion at an in-sample fit of n keys; +inf where it is undefined (AICc once
-/// tr(H) + 2 >= n, GCV once tr(H) >= n). With `gradient`, its gradient in log h from the
-/// fit's (`fit.d_mse`, `fit.d_trace` must be set).
-LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient);
 
 struct FitOptions {
   Optimizer optimizer = Optimizer::line_search;  //!< how to step
@@ -110,31 +90,6 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
 std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
                                       const FitOptions& options);
 
-/// The rule behind `--leave-out auto`: is this a series measured at evenly spaced x whose errors
-/// are correlated? Leave-one-out then undersmooths (a neighbour left in the fit carries the
-/// left-out point's error), and leave-block-out cross-validation is used instead.
-///  - evenly spaced: one x column, no sample weights, at least 40 rows, no repeated x, every gap
-///    between consecutive sorted x within 1% of a whole number of median gaps, at most 5% of
-///    them longer than one (a few missing points);
-///  - correlated: the estimate r = 1 + 2 c of the errors' lag-1 correlation exceeds 0.3, c the
-///    lag-1 autocorrelation of the differences of consecutive residuals (in x order) of the local
-///    linear Gaussian fit at the plug-in bandwidth. Differences of errors with lag-1 correlation
-///    rho have lag-1 correlation -(1 - rho) / 2, so r estimates rho whatever the variance; the
-///    differences remove what the pilot left of the trend, and the plug-in's block fits are
-///    little disturbed by correlated errors;
-///  - K = ceil(log 0.05 / log min(r, 0.95)), the lag at which an AR(1) process with that rho has
-///    correlation 0.05, between 1 and n / 20.
-/// Chosen on bench/bandwidth_quality's simulations (bench/RESULTS.md).
-struct SeriesCheck {
-  bool evenly_spaced = false;
-  bool pilot = false;          //!< the plug-in bandwidth was defined (else no test)
-  double autocorrelation = 0;  //!< r, the errors' estimated lag-1 correlation (when tested)
-  std::size_t leave_out = 0;   //!< K; 0 = leave one out
-};
-/// Up to this many rows every residual is used; beyond, series_runs runs of three consecutive
-/// rows spread over x.
-inline constexpr std::size_t series_rows = 3000, series_runs = 1000;
-SeriesCheck check_series(const Dataset& data, ThreadPool* pool);
 
 /// Where a line search ended.
 struct Descent {

@@ -113,7 +113,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
     const Attention a(data, m.bandwidth, e);
     const auto rows = a.spread_rows(2000);
     double value;
-    if (plan.fit.criterion == Criterion::loo) {
+    if (!uses_in_sample(plan.fit.criterion)) {
       const LooResult r = a.loo(false, &rows);
       value = r.out_of_reach ? std::numeric_limits<double>::infinity() : r.mse;
     } else {
@@ -137,7 +137,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
   if (!loo.out_of_reach) m.loo_mse = loo.mse;
-  m.criterion_value = plan.fit.criterion == Criterion::loo
+  m.criterion_value = !uses_in_sample(plan.fit.criterion)
                           ? loo.mse
                           : criterion_value(plan.fit.criterion, a.insample(false), static_cast<double>(data.n), false).mse;
 }

@@ -30,13 +30,18 @@ Method parse_method(const std::string& name) {
 }
 
 std::string to_string(Criterion criterion) {
-  return criterion == Criterion::loo ? "loo" : criterion == Criterion::aicc ? "aicc" : "gcv";
+  for (const auto& [c, name] : criterion_names)
+    if (c == criterion) return name;
+  return "loo";
 }
 
 Criterion parse_criterion(const std::string& name) {
-  for (Criterion c : {Criterion::loo, Criterion::aicc, Criterion::gcv})
-    if (name == to_string(c)) return c;
-  throw ParameterError("criterion", "unknown criterion " + quote(name) + " (known: loo, aicc, gcv)");
+  std::string known;
+  for (const auto& [c, text] : criterion_names) {
+    if (name == text) return c;
+    known += (known.empty() ? "" : ", ") + std::string(text);
+  }
+  throw ParameterError("criterion", "unknown criterion " + quote(name) + " (known: " + known + ")");
 }
 
 void record_epoch(std::vector<Epoch>& history, Epoch e) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nwreg {
@@ -28,6 +29,9 @@ enum class Criterion {
   aicc,  //!< log(RSS / n) + (1 + tr(H) / n) / (1 - (tr(H) + 2) / n)  (Hurvich, Simonoff, Tsai 1998)
   gcv,   //!< n RSS / (n - tr(H))^2  (Craven and Wahba 1979)
 };
+/// The criteria's names, in the order --help lists them (learn/criteria.h holds their formulas).
+inline constexpr std::pair<Criterion, const char*> criterion_names[] = {
+    {Criterion::loo, "loo"}, {Criterion::aicc, "aicc"}, {Criterion::gcv, "gcv"}};
 std::string to_string(Criterion criterion);
 /// Throws UsageError naming --criterion for an unknown name.
 Criterion parse_criterion(const std::string& name);

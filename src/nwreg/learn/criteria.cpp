@@ -1,0 +1,64 @@
+#include "nwreg/learn/criteria.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nwreg {
+namespace {
+
+// log(RSS/n) + (n + tr) / (n - tr - 2) (Hurvich, Simonoff and Tsai 1998); a perfect fit
+// (constant y) is held at the smallest normal mse, so the penalty still decides.
+LooResult aicc(const InSample& fit, double n, bool gradient) {
+  LooResult r;
+  const double t = fit.trace;
+  const double mse = std::max(fit.mse, std::numeric_limits<double>::min()), room = n - t - 2;
+  r.mse = room > 0 ? std::log(mse) + (n + t) / room : std::numeric_limits<double>::infinity();
+  if (gradient && room > 0)
+    for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
+      r.gradient.push_back(fit.d_mse[k] / mse + (2 * n - 2) / (room * room) * fit.d_trace[k]);
+  return r;
+}
+
+// GCV = n RSS / (n - tr)^2 = n^2 mse / (n - tr)^2 (Craven and Wahba 1979).
+LooResult gcv(const InSample& fit, double n, bool gradient) {
+  LooResult r;
+  const double room = n - fit.trace;
+  r.mse = room > 0 ? n * n * fit.mse / (room * room) : std::numeric_limits<double>::infinity();
+  if (gradient && room > 0)
+    for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
+      r.gradient.push_back(n * n * (fit.d_mse[k] / (room * room) + 2 * fit.mse * fit.d_trace[k] / (room * room * room)));
+  return r;
+}
+
+constexpr CriterionDef table[] = {
+    {Criterion::loo, "leave-one-out error", nullptr},
+    {Criterion::aicc, "Hurvich, Simonoff and Tsai's corrected AIC", aicc},
+    {Criterion::gcv, "generalised cross-validation", gcv},
+};
+
+}  // namespace
+
+const CriterionDef& criterion_def(Criterion criterion) {
+  for (const CriterionDef& c : table)
+    if (c.id == criterion) return c;
+  return table[0];
+}
+
+bool uses_in_sample(Criterion criterion) { return criterion_def(criterion).in_sample != nullptr; }
+
+std::string criterion_help() {
+  std::string help;
+  const std::size_t count = std::size(table);
+  for (std::size_t i = 0; i < count; ++i)
+    help += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + to_string(table[i].id) + " (" + table[i].help + ")";
+  return help;
+}
+
+LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient) {
+  LooResult r = criterion_def(criterion).in_sample(fit, n, gradient);
+  if (gradient && !std::isfinite(r.mse)) r.gradient.assign(fit.d_mse.size(), 0.0);
+  return r;
+}
+
+}  // namespace nwreg

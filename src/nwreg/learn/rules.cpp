@@ -1,0 +1,99 @@
+#include "nwreg/learn/rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/base/timestamp.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg {
+namespace {
+
+// Rules of thumb know continuous columns only.
+void no_categorical(const Dataset& data, const char* rule) {
+  for (std::size_t k = 0; k < data.d; ++k)
+    if (is_categorical(data.kind(k)))
+      throw DataError(std::string(rule) + " has no lambda for categorical column " + quote(data.x_names[k]) +
+                      ": learn the bandwidth, or give each column's value in --bandwidth");
+}
+
+}  // namespace
+
+std::vector<ColumnStats> x_column_stats(const Dataset& data, const char* what) {
+  std::vector<ColumnStats> out;
+  for (std::size_t k = 0; k < data.d; ++k) {
+    out.push_back(column_stats(data, k));
+    if (out.back().sd == 0)
+      throw DataError(data.n < 2 ? std::string(what) + " needs at least 2 training rows, got " +
+                                       std::to_string(data.n)
+                                 : "all values of x column " + quote(data.x_names[k]) +
+                                       " are equal: " + what +
+                                       " cannot work; give --bandwidth H");
+  }
+  return out;
+}
+
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option) {
+  BandwidthSpec spec;
+  if (text.empty() || text == "auto") return spec;
+  if (text == "silverman") spec.kind = BandwidthSpec::Kind::silverman;
+  else if (text == "scott") spec.kind = BandwidthSpec::Kind::scott;
+  else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
+  if (spec.kind != BandwidthSpec::Kind::learn) return spec;
+  if (text.rfind("knn:", 0) == 0 || text.rfind("adaptive:", 0) == 0) {
+    spec.kind = BandwidthSpec::Kind::knn;
+    spec.adaptive = text[0] == 'a';
+    const std::string k = text.substr(text.find(':') + 1);
+    if (k == "auto") return spec;
+    const auto v = parse_double(k);
+    if (!v || *v < 1 || *v != std::floor(*v) || *v > 1e9)
+      throw UsageError(option + ": " + (spec.adaptive ? "adaptive" : "knn") +
+                       ":K takes a whole number of neighbours K >= 1, or auto; got " + quote(text));
+    spec.knn = static_cast<std::size_t>(*v);
+    return spec;
+  }
+  spec.kind = BandwidthSpec::Kind::fixed;
+  std::string_view rest(text);
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string_view part = rest.substr(0, comma);
+    ParseFailure why{};
+    auto v = parse_double(part, &why);
+    const auto span = v ? std::nullopt : parse_duration(part, option);
+    if (span) v = span;
+    spec.timed.push_back(span.has_value());
+    if (!v) {
+      if (why == ParseFailure::not_a_number)
+        throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got " + quote(text));
+      throw UsageError(option + ": " + describe(why, part));
+    }
+    check_bandwidth({*v}, 1, option);
+    spec.values.push_back(*v);
+    if (comma == std::string_view::npos) return spec;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+std::vector<double> silverman_bandwidth(const Dataset& data) {
+  no_categorical(data, "Silverman's rule");
+  std::vector<double> h;
+  for (const auto& s : x_column_stats(data, "Silverman's rule")) {
+    const double spread = s.iqr > 0 ? std::min(s.sd, s.iqr / 1.34) : s.sd;
+    h.push_back(0.9 * spread * std::pow(static_cast<double>(data.n), -0.2));
+  }
+  return h;
+}
+
+std::vector<double> scott_bandwidth(const Dataset& data) {
+  no_categorical(data, "Scott's rule");
+  std::vector<double> h;
+  const double p = -1.0 / (4.0 + static_cast<double>(data.d));
+  for (const auto& s : x_column_stats(data, "Scott's rule"))
+    h.push_back(1.06 * s.sd * std::pow(static_cast<double>(data.n), p));
+  return h;
+}
+
+}  // namespace nwreg

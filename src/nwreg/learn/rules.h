@@ -1,0 +1,36 @@
+#pragma once
+/// Bandwidths from a rule rather than learned: the --bandwidth syntax, and the rules of thumb.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "nwreg/data/dataset.h"
+
+namespace nwreg {
+
+/// A --bandwidth (or --init) value as given on the command line.
+struct BandwidthSpec {
+  enum class Kind { learn, fixed, silverman, scott, plugin, knn } kind = Kind::learn;
+  std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
+  std::size_t knn = 0;         //!< Kind::knn: K, or 0 for auto
+  bool adaptive = false;       //!< Kind::knn: per key (adaptive:K), not per query (knn:K)
+  std::vector<bool> timed;     //!< per value: given as a time span (6h), in seconds
+};
+
+/// Parses "auto" (or ""), "silverman", "scott", "plugin", "knn:K", "adaptive:K" (K or auto), or bandwidths > 0 separated by commas,
+/// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
+/// in seconds. Throws UsageError that starts with `option`.
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);
+
+/// Silverman's rule per column: 0.9 min(sd, IQR/1.34) n^(-1/5) (R's bw.nrd0; sd when IQR = 0).
+/// Throws DataError when a column's values are all equal.
+std::vector<double> silverman_bandwidth(const Dataset& data);
+/// Scott's rule per column: 1.06 sd n^(-1/(4+d)). Throws DataError when a column is constant.
+std::vector<double> scott_bandwidth(const Dataset& data);
+
+/// Every x column's statistics (dataset.h); DataError naming `what` when a column is constant
+/// or there are fewer than 2 rows.
+std::vector<ColumnStats> x_column_stats(const Dataset& data, const char* what);
+
+}  // namespace nwreg

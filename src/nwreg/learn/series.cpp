@@ -1,0 +1,92 @@
+#include "nwreg/learn/series.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/learn/plugin.h"
+
+namespace nwreg {
+
+SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
+  SeriesCheck out;
+  if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
+  const std::size_t n = data.n;
+  std::vector<std::size_t> order(n);  // rows in x order
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return data.x[a] < data.x[b]; });
+  std::vector<double> gaps(n - 1);
+  for (std::size_t i = 1; i < n; ++i) gaps[i - 1] = data.x[order[i]] - data.x[order[i - 1]];
+  std::vector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  // Every gap a whole number of steps (within 1% of a step): a few missing points (at most 5% of
+  // the gaps longer than one step) leave a series a series.
+  std::size_t skips = 0;
+  out.evenly_spaced = median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
+    const double steps = std::round(g / median);
+    skips += steps > 1;
+    return steps >= 1 && std::abs(g - steps * median) <= 0.01 * median;
+  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps.size());
+  if (!out.evenly_spaced) return out;
+  double h = 0;
+  try {
+    h = plugin_bandwidth(data.x, data.y).bandwidth;
+  } catch (const DataError&) {
+    return out;  // no pilot, no test
+  }
+  out.pilot = true;
+  // The residuals of consecutive rows: every row up to series_rows; beyond, runs of three
+  // consecutive rows at series_runs places spread over x (the estimate's standard error is
+  // then about 1 / sqrt(series_runs), and the pilot costs the same at any n).
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // [first, last) in x order
+  if (n <= series_rows) {
+    runs.emplace_back(0, n);
+  } else {
+    for (std::size_t k = 0; k < series_runs; ++k) {
+      const std::size_t c = 1 + (2 * k + 1) * (n - 2) / (2 * series_runs);
+      runs.emplace_back(c - 1, c + 2);
+    }
+  }
+  std::vector<double> q;
+  for (const auto& [first, last] : runs)
+    for (std::size_t i = first; i < last; ++i) q.push_back(data.x[order[i]]);
+  EngineOptions engine(default_tolerance, pool);
+  engine.method = Method::local_linear;
+  std::vector<double> f(q.size());
+  Attention(data, {h}, engine).predict(q.data(), q.size(), f.data());
+  // Differences of the residuals in x order (x has no repeats, so the order is unique): for
+  // errors e with lag-1 correlation rho, d_i = e_(i+1) - e_i has lag-1 correlation -(1 - rho)/2,
+  // whatever the variance, and what the pilot fit left of the trend differences away.
+  std::vector<std::vector<double>> d;  // per run
+  double mean = 0;
+  std::size_t count = 0, at = 0;
+  for (const auto& [first, last] : runs) {
+    auto& dr = d.emplace_back();
+    for (std::size_t i = first; i < last; ++i, ++at)
+      if (i > first)
+        dr.push_back((data.y[order[i]] - f[at]) - (data.y[order[i - 1]] - f[at - 1]));
+    for (double v : dr) mean += v, ++count;
+  }
+  mean /= static_cast<double>(count);
+  double lag = 0, var = 0;
+  std::size_t lags = 0;
+  for (const auto& dr : d)
+    for (std::size_t i = 0; i < dr.size(); ++i) {
+      var += (dr[i] - mean) * (dr[i] - mean);
+      if (i) lag += (dr[i] - mean) * (dr[i - 1] - mean), ++lags;
+    }
+  // Lag products and squares averaged over their own counts (equal but for one in a single run).
+  const double c = var > 0 ? (lag / static_cast<double>(lags)) / (var / static_cast<double>(count)) : 0;
+  out.autocorrelation = 1 + 2 * c;
+  if (out.autocorrelation > 0.3) {
+    const double k = std::ceil(std::log(0.05) / std::log(std::min(out.autocorrelation, 0.95)));
+    out.leave_out = std::max<std::size_t>(1, std::min(static_cast<std::size_t>(k), n / 20));
+  }
+  return out;
+}
+
+}  // namespace nwreg
