@@ -290,8 +290,8 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("-o,--output", cmd.output, "Predictions file; - for stdout")->capture_default_str();
   sub->add_option("--format", cmd.format,
                   "csv, tsv, json or jsonl (one object a line, written as computed; with --query - each "
-                  "query is answered as it arrives), for -o and --weights. Default: from each file's name (.csv, "
-                  ".tsv, .json, .jsonl, .ndjson), else csv");
+                  "query is answered as it arrives), for -o and --weights. Default: from each file's name (" +
+                      format_extensions() + "), else csv");
   sub->add_option("--weights", cmd.weights,
                   "Also write the attention-weight matrix to this file (format from its name, or --format)");
   sub->add_option("--weights-layout", cmd.weights_layout,
@@ -366,7 +366,7 @@ void run_predict(const PredictCommand& given) {
   const Format weights_format = cmd.format.empty() ? format_for_path(cmd.weights, Format::csv) : format;
   check_svg_name(cmd.plot, "--plot");
   check_svg_name(cmd.heatmap, "--heatmap");
-  if (!cmd.shard.empty() && (format == Format::json || (!cmd.weights.empty() && weights_format == Format::json)))
+  if (!cmd.shard.empty() && (!format_def(format).shardable || (!cmd.weights.empty() && !format_def(weights_format).shardable)))
     throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
   // A stream of queries on stdin, answered one by one as they arrive.
   const bool streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() &&

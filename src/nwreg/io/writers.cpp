@@ -55,15 +55,33 @@ void append_point(std::string& buf, const double* p, std::size_t d, const std::v
 
 }  // namespace
 
-Format parse_format(const std::string& text, const std::string& option) {
-  if (text == "csv") return Format::csv;
-  if (text == "tsv") return Format::tsv;
-  if (text == "json") return Format::json;
-  if (text == "jsonl") return Format::jsonl;
-  throw UsageError(option + ": unknown format " + quote(text) + " (known: csv, tsv, json, jsonl)");
+const FormatDef& format_def(Format format) {
+  for (const FormatDef& f : format_table)
+    if (f.id == format) return f;
+  return format_table[0];
 }
 
-char separator(Format format) { return format == Format::tsv ? '\t' : ','; }
+std::string format_names() {
+  std::string names;
+  for (const FormatDef& f : format_table) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
+std::string format_extensions() {
+  std::string out;
+  for (const FormatDef& f : format_table)
+    for (const char* e : f.extensions)
+      if (e) out += (out.empty() ? "" : ", ") + std::string(e);
+  return out;
+}
+
+Format parse_format(const std::string& text, const std::string& option) {
+  for (const FormatDef& f : format_table)
+    if (text == f.name) return f.id;
+  throw UsageError(option + ": unknown format " + quote(text) + " (known: " + format_names() + ")");
+}
+
+char separator(Format format) { return format_def(format).separator; }
 
 bool has_extension(std::string_view path, std::string_view ext) {
   if (path.size() < ext.size()) return false;
@@ -74,10 +92,9 @@ bool has_extension(std::string_view path, std::string_view ext) {
 }
 
 Format format_for_path(const std::string& path, Format fallback) {
-  if (has_extension(path, ".csv")) return Format::csv;
-  if (has_extension(path, ".tsv")) return Format::tsv;
-  if (has_extension(path, ".json")) return Format::json;
-  if (has_extension(path, ".jsonl") || has_extension(path, ".ndjson")) return Format::jsonl;
+  for (const FormatDef& f : format_table)
+    for (const char* e : f.extensions)
+      if (e && has_extension(path, e)) return f.id;
   return fallback;
 }
 
@@ -106,7 +123,7 @@ PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model
                                    bool header)
     : out_(out), format_(format), columns_(std::move(columns)) {
   const char sep = separator(format_);
-  if (format_ == Format::csv || format_ == Format::tsv) {
+  if (format_layout() == FormatDef::Layout::table) {
     if (!header) return;
     bool first = true;
     for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
@@ -120,8 +137,8 @@ PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model
   }
   for (const auto* names : {&columns_.kept, &columns_.x, &columns_.values})
     for (const auto& name : *names)
-      keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + (format_ == Format::json ? ": " : ":"));
-  if (format_ == Format::json) {
+      keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + (format_layout() == FormatDef::Layout::document ? ": " : ":"));
+  if (format_layout() == FormatDef::Layout::document) {
     json_.emplace(out_);
     write_model_fields(*json_, model);
     json_->begin_array("predictions");
@@ -154,7 +171,7 @@ bool json_number(std::string_view t) {
 }  // namespace
 
 void PredictionWriter::append_kept(std::string_view text) {
-  if (format_ == Format::csv || format_ == Format::tsv) buf_ += csv_field(std::string(text), separator(format_));
+  if (format_layout() == FormatDef::Layout::table) buf_ += csv_field(std::string(text), separator(format_));
   else if (json_number(text)) buf_ += text;  // as read, digit for digit
   else buf_ += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -163,9 +180,9 @@ void PredictionWriter::row(const std::string_view* kept, const double* x, const 
   ++rows_;
   for (std::size_t c = 0; c < columns_.values.size(); ++c)
     if (!std::isfinite(values[c])) throw DataError(columns_.values[c] + " " + std::to_string(rows_) + " is not finite");
-  const bool csv = format_ == Format::csv || format_ == Format::tsv;
-  const char* between = csv ? "" : format_ == Format::json ? ", " : ",";
-  if (format_ == Format::json) buf_.clear();  // JSON: the record is one array element
+  const bool csv = format_layout() == FormatDef::Layout::table;
+  const char* between = csv ? "" : format_layout() == FormatDef::Layout::document ? ", " : ",";
+  if (format_layout() == FormatDef::Layout::document) buf_.clear();  // JSON: the record is one array element
   std::size_t key = 0;
   bool first = true;
   auto next = [&] {
@@ -183,7 +200,7 @@ void PredictionWriter::row(const std::string_view* kept, const double* x, const 
   for (std::size_t k = 0; k < columns_.x.size(); ++k)
     next(), append_x(buf_, x[k], kind_of(columns_.kinds, k), levels_of(columns_.levels, k), !csv, separator(format_));
   for (std::size_t c = 0; c < columns_.values.size(); ++c) next(), append_double(buf_, values[c]);
-  if (format_ == Format::json) {
+  if (format_layout() == FormatDef::Layout::document) {
     buf_ += '}';
     json_->element(buf_);
     buf_.clear();
@@ -220,10 +237,10 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
       queries_(queries), m_(m), first_(first), kinds_(std::move(kinds)) {
   const std::size_t n = train.n, d = train.d;
   const char sep = separator(format_);
-  if (format_ == Format::jsonl) {
+  if (format_layout() == FormatDef::Layout::lines) {
     buf_.clear();
     for (const auto& name : train.x_names) x_keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
-  } else if (format_ != Format::json) {
+  } else if (format_layout() != FormatDef::Layout::document) {
     if (!header) {
       buf_.clear();
     } else if (layout_ == WeightsLayout::long_) {
@@ -257,7 +274,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
   const std::size_t n = train_.n, d = train_.d;
   const char sep = separator(format_);
   buf_.clear();
-  if (format_ == Format::jsonl && layout_ == WeightsLayout::wide) {
+  if (format_layout() == FormatDef::Layout::lines && layout_ == WeightsLayout::wide) {
     // {"x": 2.4, "weights": [...]}: the query's coordinates by name, then its row.
     buf_ += '{';
     for (std::size_t k = 0; k < d; ++k) {
@@ -271,7 +288,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
       append_double(buf_, a[i]);
     }
     buf_ += "]}\n";
-  } else if (format_ == Format::jsonl) {
+  } else if (format_layout() == FormatDef::Layout::lines) {
     const std::string q = "{\"query\":" + std::to_string(first_ + j + 1) + ",\"key\":";
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += q;
@@ -280,7 +297,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
       append_double(buf_, a[i]);
       buf_ += "}\n";
     }
-  } else if (format_ != Format::json && layout_ == WeightsLayout::wide) {
+  } else if (format_layout() != FormatDef::Layout::document && layout_ == WeightsLayout::wide) {
     for (std::size_t k = 0; k < d; ++k) {
       append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), false, sep);
       buf_ += sep;
@@ -289,7 +306,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
       append_double(buf_, a[i]);
       buf_ += i + 1 < n ? sep : '\n';
     }
-  } else if (format_ != Format::json) {
+  } else if (format_layout() != FormatDef::Layout::document) {
     const std::string q = std::to_string(first_ + j + 1) + sep;
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += q;
@@ -321,7 +338,7 @@ void WeightsWriter::row(std::size_t j, const double* a) {
 }
 
 void WeightsWriter::finish() {
-  if (format_ == Format::json) {
+  if (format_layout() == FormatDef::Layout::document) {
     if (layout_ == WeightsLayout::long_) out_ << (m_ ? "\n]\n" : "]\n");
     else out_ << (m_ ? "\n  ]\n}\n" : "]\n}\n");
   }

@@ -25,17 +25,44 @@ enum class Format {
   json,  //!< one object: the model's fields and the predictions as records
   jsonl  //!< one compact JSON object per query and line, nothing else (streams, shards)
 };
+
+/// The output formats' registry: one row per format. The writers below act on its layout,
+/// never on the format itself, so a format of an existing layout is one row here.
+struct FormatDef {
+  enum class Layout {
+    table,     //!< a header, then a row per record, fields split by `separator`
+    document,  //!< one JSON object holding every record
+    lines      //!< one JSON object per record and line
+  };
+  Format id;
+  const char* name;
+  Layout layout;
+  char separator;                //!< table: between fields
+  const char* extensions[2];     //!< file names that ask for it (any case); nullptr: unused
+  bool shardable;                //!< pieces written apart join into one (no enclosing document)
+};
+inline constexpr FormatDef format_table[] = {
+    {Format::csv, "csv", FormatDef::Layout::table, ',', {".csv", nullptr}, true},
+    {Format::tsv, "tsv", FormatDef::Layout::table, '\t', {".tsv", nullptr}, true},
+    {Format::json, "json", FormatDef::Layout::document, 0, {".json", nullptr}, false},
+    {Format::jsonl, "jsonl", FormatDef::Layout::lines, 0, {".jsonl", ".ndjson"}, true},
+};
+/// The format's row.
+const FormatDef& format_def(Format format);
+/// The formats' names ("csv, tsv, json, jsonl") and their file endings (".csv, .tsv, ...").
+std::string format_names();
+std::string format_extensions();
+
 enum class WeightsLayout {
   wide,  //!< one row per query: its coordinates, then one weight per training point
   long_  //!< one (query, key, weight) row per pair
 };
 
-/// "csv", "tsv", "json" or "jsonl"; throws UsageError naming `option` otherwise.
+/// A format by name (format_table); throws UsageError naming `option` otherwise.
 Format parse_format(const std::string& text, const std::string& option);
 /// Whether `path` ends in `ext` (".svg"), any case.
 bool has_extension(std::string_view path, std::string_view ext);
-/// The format a path's name asks for (any case): .csv, .tsv, .json, .jsonl or .ndjson; else
-/// `fallback`.
+/// The format a path's name asks for (any case; format_table's extensions), else `fallback`.
 Format format_for_path(const std::string& path, Format fallback);
 /// The field separator of csv (',') and tsv ('\t').
 char separator(Format format);
@@ -76,6 +103,7 @@ class PredictionWriter {
   void append_kept(std::string_view text);
   std::ostream& out_;
   Format format_;
+  FormatDef::Layout format_layout() const { return format_def(format_).layout; }
   Columns columns_;
   std::optional<JsonObjectWriter> json_;
   std::vector<std::string> keys_;  // JSON and JSONL: each column's "name": text
@@ -101,6 +129,7 @@ class WeightsWriter {
  private:
   std::ostream& out_;
   Format format_;
+  FormatDef::Layout format_layout() const { return format_def(format_).layout; }
   WeightsLayout layout_;
   const Dataset& train_;
   const double* queries_;
