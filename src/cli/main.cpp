@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/generate.h"
 #include "cli/output_file.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
@@ -126,6 +127,11 @@ int main(int argc, char** argv) {
   std::string help_topic;
   CLI::App* help_app = app.add_subcommand("help", "Show the help of nwreg, or of one command: nwreg help fit");
   help_app->add_option("COMMAND", help_topic, "fit or predict");
+  // Hidden: the man page and shell completions, made from these definitions at build time.
+  std::string generate_kind;
+  CLI::App* generate_app = app.add_subcommand("generate", "Write the man page or a shell completion script");
+  generate_app->group("");
+  generate_app->add_option("KIND", generate_kind, "man, bash, zsh or fish")->required();
 
   try {
     app.parse(argc, argv);
@@ -153,6 +159,11 @@ int main(int argc, char** argv) {
       else throw nwreg::UsageError("help: unknown command " + nwreg::quote(help_topic) + " (known: fit, predict)");
       std::cout.flush();
       return std::cout ? 0 : fail(exit_data, "cannot write the help to standard output");
+    }
+    if (generate_app->parsed()) {
+      nwreg::cli::generate(app, generate_kind, NWREG_VERSION, std::cout);
+      std::cout.flush();
+      return std::cout ? 0 : fail(exit_data, "cannot write to standard output");
     }
     for (const CLI::App* sub : {fit_app, predict_app})
       if (sub->parsed()) refuse_empty_values(*sub);

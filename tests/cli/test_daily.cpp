@@ -135,7 +135,7 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   CHECK(ok.err == "nwreg: warning: " + (s / "b2.csv").string() + ": " + warning + "\n");
 }
 
-TEST_CASE("daily: cmake --install puts nwreg and its man page under the prefix") {
+TEST_CASE("daily: cmake --install puts nwreg, its man page and the shell completions under the prefix") {
   Scratch s;
   const std::string cmd = "cmake --install '" + std::string(NWREG_BUILD_DIR) + "' --prefix '" + s.dir.string() +
                           "' > '" + (s / "log").string() + "' 2>&1";
@@ -148,8 +148,13 @@ TEST_CASE("daily: cmake --install puts nwreg and its man page under the prefix")
   CHECK(page.find("nwreg \\- Nadaraya-Watson kernel regression as attention pooling") != std::string::npos);
   CHECK(page.find(".SS \"nwreg fit\"") != std::string::npos);
   CHECK(page.find(".SS \"nwreg predict\"") != std::string::npos);
-  CHECK(page.find("--max-weights") != std::string::npos);
+  CHECK(page.find("\\-\\-max\\-weights") != std::string::npos);  // roff: each dash a minus sign
   CHECK(page.find(".SH \"EXIT STATUS\"") != std::string::npos);
+  for (const char* completion : {"share/bash-completion/completions/nwreg", "share/zsh/site-functions/_nwreg",
+                                 "share/fish/vendor_completions.d/nwreg.fish"}) {
+    CAPTURE(completion);
+    CHECK(slurp(s / completion).find("max-weights") != std::string::npos);
+  }
   const std::string version = (s / "v").string();
   REQUIRE(std::system(("'" + bin.string() + "' --version > '" + version + "'").c_str()) == 0);
   CHECK(slurp(version) == "nwreg 0.1.0\n");

@@ -87,6 +87,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{}, "", 2, "A subcommand is required (see nwreg --help)"},
       {{"fit"}, "", 1, "<stdin>: the file is empty"},  // TRAIN left out: stdin (a terminal: test_cli.cpp)
       {{"help", "plot"}, "", 2, "help: unknown command \"plot\" (known: fit, predict)"},
+      {{"generate", "html"}, "", 2, "generate: unknown kind \"html\" (known: man, bash, zsh, fish)"},
       {{"fit", syn, "--frob"}, "", 2, "The following argument was not expected: --frob (see nwreg fit --help)"},
       {{"predict", syn, "--grid", "0:1:1", "--grid-n", "3"}, "", 2,
        "--grid excludes --grid-n (see nwreg predict --help)"},

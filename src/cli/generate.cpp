@@ -1,0 +1,283 @@
+#include "cli/generate.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/io/writers.h"
+#include "nwreg/kernel/kernels.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg::cli {
+namespace {
+
+// The values an option takes, where they are a closed set: from the registries where there is
+// one (kernels, criteria, output formats), else as the option's description names them.
+std::vector<std::string> choices(const CLI::App& sub, const std::string& option) {
+  if (option == "kernel") {
+    std::vector<std::string> out;
+    for_each_kernel([&]<class K>(K) { out.emplace_back(K::name); });
+    return out;
+  }
+  if (option == "criterion") {
+    std::vector<std::string> out;
+    for (const auto& [c, name] : criterion_names) out.emplace_back(name);
+    return out;
+  }
+  if (option == "format" && sub.get_name() == "predict") {
+    std::vector<std::string> out;
+    for (const FormatDef& f : format_table) out.emplace_back(f.name);
+    return out;
+  }
+  static const std::map<std::string, std::vector<std::string>> fixed = {
+      {"format", {"text", "json", "csv"}},
+      {"method", {"nw", "local-linear", "local-polynomial"}},
+      {"out-of-reach", {"error", "nearest"}},
+      {"categorical-kernel", {"aitchison-aitken", "li-racine"}},
+      {"categorical-fit", {"weights", "line"}},
+      {"optimizer", {"auto", "sgd"}},
+      {"loss", {"mean", "sum"}},
+      {"param", {"log-h", "w"}},
+      {"metric", {"diagonal", "full"}},
+      {"weights-layout", {"wide", "long"}},
+      {"heatmap-scale", {"linear", "log"}},
+  };
+  const auto it = fixed.find(option);
+  return it == fixed.end() ? std::vector<std::string>{} : it->second;
+}
+
+// Options whose value is a file name.
+bool takes_file(const std::string& option) {
+  static const char* files[] = {"output", "model", "query", "weights", "plot", "heatmap"};
+  return std::find(std::begin(files), std::end(files), option) != std::end(files);
+}
+
+struct Opt {
+  std::string name;   // long name without dashes (or the positional's name)
+  std::string short_name;
+  std::string description, type, default_value, group;
+  bool flag = false, positional = false;
+};
+
+std::vector<Opt> options_of(const CLI::App& sub) {
+  std::vector<Opt> out;
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->get_group().empty()) continue;  // hidden
+    Opt opt;
+    opt.positional = o->nonpositional() == false;
+    opt.name = !o->get_lnames().empty() ? o->get_lnames()[0] : o->get_name();
+    if (opt.name == "help") continue;
+    if (!o->get_snames().empty()) opt.short_name = o->get_snames()[0];
+    opt.description = o->get_description();
+    opt.type = o->get_type_name();
+    opt.default_value = o->get_default_str();
+    opt.group = o->get_group();
+    opt.flag = o->get_expected_max() == 0;
+    out.push_back(std::move(opt));
+  }
+  return out;
+}
+
+std::vector<const CLI::App*> commands(const CLI::App& app) {
+  std::vector<const CLI::App*> out;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+    out.push_back(sub);
+  return out;
+}
+
+// roff: backslashes as \e, a dash as \-, and a line that starts with . or ' escaped.
+std::string roff(const std::string& text) {
+  std::string out;
+  bool line_start = true;
+  for (char c : text) {
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    if (c == '\\') out += "\\e";
+    else if (c == '-') out += "\\-";
+    else out += c;
+    line_start = c == '\n';
+  }
+  return out;
+}
+
+// A single-quoted shell word.
+std::string sh_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// One line of description, short, for the completions' lists.
+std::string summary(const std::string& text, std::size_t most = 80) {
+  std::string s = text.substr(0, text.find('\n'));
+  if (const auto stop = s.find(". "); stop != std::string::npos) s = s.substr(0, stop);
+  if (s.size() > most) s = s.substr(0, most - 3) + "...";
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& words, const char* sep = " ") {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : sep) + w;
+  return out;
+}
+
+void man(const CLI::App& app, const std::string& version, std::ostream& out) {
+  out << ".TH NWREG \"1\" \"\" \"nwreg " << version << "\" \"User Commands\"\n"
+      << ".SH NAME\nnwreg \\- Nadaraya-Watson kernel regression as attention pooling\n"
+      << ".SH SYNOPSIS\n";
+  for (const CLI::App* sub : commands(app)) {
+    out << ".B nwreg " << sub->get_name() << "\n[\\fIOPTIONS\\fR]";
+    for (const Opt& o : options_of(*sub))
+      if (o.positional) out << " \\fI" << o.name << "\\fR";
+    out << "\n.br\n";
+  }
+  out << ".SH DESCRIPTION\n" << roff(app.get_description()) << "\n.SH COMMANDS\n";
+  for (const CLI::App* sub : commands(app)) {
+    out << ".SS \"nwreg " << sub->get_name() << "\"\n" << roff(sub->get_description()) << "\n";
+    std::string group;
+    for (const Opt& o : options_of(*sub)) {
+      if (o.group != group) out << ".PP\n\\fI" << roff(group = o.group) << "\\fR\n";
+      out << ".TP\n";
+      if (o.positional) {
+        out << "\\fI" << o.name << "\\fR";
+      } else {
+        out << "\\fB";
+        if (!o.short_name.empty()) out << "\\-" << o.short_name << "\\fR, \\fB";
+        out << "\\-\\-" << roff(o.name) << "\\fR";
+        if (!o.flag) out << " \\fI" << roff(o.type) << "\\fR";
+      }
+      out << "\n" << roff(o.description);
+      if (!o.default_value.empty()) out << " (default: " << roff(o.default_value) << ")";
+      out << "\n";
+    }
+    if (!sub->get_footer().empty()) out << ".PP\n.nf\n" << roff(sub->get_footer()) << "\n.fi\n";
+  }
+  out << ".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n.TP\n1\ndata or runtime error (bad input, unusable model, "
+         "output not writable, or some files of a batch failed)\n.TP\n2\nusage error (unknown option, bad "
+         "value, unknown column)\n.TP\n130, 143\ninterrupted by SIGINT or SIGTERM: temporary outputs removed\n"
+      << ".SH \"SEE ALSO\"\nThe documentation in the nwreg sources: README.md, and docs/ for bandwidths, "
+         "methods, input, output, errors, recipes, scale\\-out and numerics.\n";
+}
+
+void bash(const CLI::App& app, std::ostream& out) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : commands(app)) names.push_back(sub->get_name());
+  out << "# bash completion for nwreg (generated by nwreg generate bash)\n"
+      << "_nwreg() {\n"
+      << "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" i\n"
+      << "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
+      << "    case \"${COMP_WORDS[i]}\" in " << joined(names, "|") << ") cmd=\"${COMP_WORDS[i]}\"; break ;; esac\n"
+      << "  done\n"
+      << "  if [[ -z \"$cmd\" ]]; then\n"
+      << "    COMPREPLY=($(compgen -W " << sh_quote(joined(names) + " --help --version") << " -- \"$cur\"))\n"
+      << "    return\n  fi\n"
+      << "  case \"$cmd\" in\n";
+  for (const CLI::App* sub : commands(app)) {
+    std::vector<std::string> words, files;
+    out << "    " << sub->get_name() << ")\n      case \"$prev\" in\n";
+    for (const Opt& o : options_of(*sub)) {
+      if (o.positional) continue;
+      words.push_back("--" + o.name);
+      if (!o.short_name.empty()) words.push_back("-" + o.short_name);
+      if (o.flag) continue;
+      std::string pattern = "--" + o.name + (o.short_name.empty() ? "" : "|-" + o.short_name);
+      const auto values = choices(*sub, o.name);
+      if (!values.empty())
+        out << "        " << pattern << ") COMPREPLY=($(compgen -W " << sh_quote(joined(values)) << " -- \"$cur\")); return ;;\n";
+      else if (takes_file(o.name))
+        out << "        " << pattern << ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
+      else
+        out << "        " << pattern << ") return ;;\n";
+    }
+    out << "      esac\n"
+        << "      if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W " << sh_quote(joined(words) + " --help")
+        << " -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n      ;;\n";
+  }
+  out << "  esac\n}\ncomplete -o filenames -F _nwreg nwreg\n";
+}
+
+// zsh's _arguments specs: brackets, colons and backslashes in descriptions would be read as syntax.
+std::string zsh_text(const std::string& text) {
+  std::string out;
+  for (char c : summary(text)) {
+    if (c == '[') out += '(';
+    else if (c == ']') out += ')';
+    else if (c == ':') out += " -";
+    else if (c == '\\' || c == '`' || c == '$') continue;
+    else out += c;
+  }
+  return out;
+}
+
+void zsh(const CLI::App& app, std::ostream& out) {
+  out << "#compdef nwreg\n# zsh completion for nwreg (generated by nwreg generate zsh)\n\n_nwreg() {\n"
+      << "  local -a commands\n  commands=(\n";
+  for (const CLI::App* sub : commands(app))
+    out << "    " << sh_quote(sub->get_name() + ":" + zsh_text(sub->get_description())) << "\n";
+  out << "  )\n  if (( CURRENT == 2 )); then\n    _describe 'command' commands\n    return\n  fi\n"
+      << "  case $words[2] in\n";
+  for (const CLI::App* sub : commands(app)) {
+    out << "    " << sub->get_name() << ")\n      _arguments -s \\\n";
+    for (const Opt& o : options_of(*sub)) {
+      std::string spec;
+      if (o.positional) {
+        spec = "*:" + zsh_text(o.name) + ":_files";
+      } else {
+        const std::string names = o.short_name.empty() ? "--" + o.name : "{-" + o.short_name + ",--" + o.name + "}";
+        spec = "[" + zsh_text(o.description) + "]";
+        if (!o.flag) {
+          const auto values = choices(*sub, o.name);
+          spec += ":" + zsh_text(o.type.empty() ? o.name : o.type) + ":";
+          spec += !values.empty() ? "(" + joined(values) + ")" : takes_file(o.name) ? "_files" : " ";
+        }
+        out << "        " << (o.short_name.empty() ? sh_quote(names + spec) : names + sh_quote(spec)) << " \\\n";
+        continue;
+      }
+      out << "        " << sh_quote(spec) << " \\\n";
+    }
+    out << "        '--help[show the help]'\n      ;;\n";
+  }
+  out << "  esac\n}\n\n_nwreg \"$@\"\n";
+}
+
+void fish(const CLI::App& app, std::ostream& out) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : commands(app)) names.push_back(sub->get_name());
+  out << "# fish completion for nwreg (generated by nwreg generate fish)\n"
+      << "complete -c nwreg -f\n";
+  for (const CLI::App* sub : commands(app))
+    out << "complete -c nwreg -n " << sh_quote("not __fish_seen_subcommand_from " + joined(names)) << " -a "
+        << sub->get_name() << " -d " << sh_quote(summary(sub->get_description())) << "\n";
+  for (const CLI::App* sub : commands(app)) {
+    const std::string when = " -n " + sh_quote("__fish_seen_subcommand_from " + sub->get_name());
+    bool positional = false;
+    for (const Opt& o : options_of(*sub)) {
+      if (o.positional) {
+        positional = true;
+        continue;
+      }
+      out << "complete -c nwreg" << when << " -l " << o.name;
+      if (!o.short_name.empty()) out << " -s " << o.short_name;
+      if (!o.flag) {
+        const auto values = choices(*sub, o.name);
+        out << (takes_file(o.name) ? " -r -F" : " -r");
+        if (!values.empty()) out << " -a " << sh_quote(joined(values));
+      }
+      out << " -d " << sh_quote(summary(o.description)) << "\n";
+    }
+    if (positional) out << "complete -c nwreg" << when << " -F\n";
+  }
+}
+
+}  // namespace
+
+void generate(const CLI::App& app, const std::string& kind, const std::string& version, std::ostream& out) {
+  if (kind == "man") man(app, version, out);
+  else if (kind == "bash") bash(app, out);
+  else if (kind == "zsh") zsh(app, out);
+  else if (kind == "fish") fish(app, out);
+  else throw UsageError("generate: unknown kind " + quote(kind) + " (known: man, bash, zsh, fish)");
+}
+
+}  // namespace nwreg::cli
