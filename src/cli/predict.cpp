@@ -346,34 +346,38 @@ void check_svg_name(const std::string& path, const char* option) {
                      quote(path));
 }
 
-}  // namespace
+// The options checked against each other before anything is read or opened.
+struct PredictSetup {
+  bool fitted_values = false;  // no --grid, --grid-n or --query: the training rows
+  Format format = Format::csv, weights_format = Format::csv;
+  WeightsLayout layout = WeightsLayout::wide;
+  std::vector<double> grid;
+  bool grid_time = false;
+  Shard shard;
+  bool streaming = false;  // --query -: queries answered one by one as they arrive
+  BandwidthPlan plan;
+};
 
-void run_predict(const PredictCommand& given) {
-  PredictCommand cmd = given;
-  cmd.keep.clear();  // "a,b" and repeated --keep: one list
-  for (const auto& part : given.keep)
-    for (auto& name : parse_column_list(part, "--keep")) cmd.keep.push_back(std::move(name));
-  const bool fitted_values = cmd.grid.empty() && cmd.grid_n == 0 && cmd.query.empty();
-  const Format format = cmd.format.empty() ? format_for_path(cmd.output, Format::csv)
-                                           : parse_format(cmd.format, "--format");
-  const WeightsLayout layout = parse_layout(cmd.weights_layout);
+PredictSetup check_predict(const PredictCommand& cmd) {
+  PredictSetup s;
+  s.fitted_values = cmd.grid.empty() && cmd.grid_n == 0 && cmd.query.empty();
+  s.format = cmd.format.empty() ? format_for_path(cmd.output, Format::csv) : parse_format(cmd.format, "--format");
+  s.layout = parse_layout(cmd.weights_layout);
   if (cmd.query == "-" && cmd.input.train == "-")
     throw UsageError("--query -: standard input already carries the training data");
-  bool grid_time = false;
-  std::vector<double> grid = cmd.grid.empty() ? std::vector<double>{} : parse_grid(cmd.grid, max_grid_points, &grid_time);
-  const Shard shard = cmd.shard.empty() ? Shard{} : parse_shard(cmd.shard);
+  if (!cmd.grid.empty()) s.grid = parse_grid(cmd.grid, max_grid_points, &s.grid_time);
+  if (!cmd.shard.empty()) s.shard = parse_shard(cmd.shard);
   // Each output file's format follows its name; --format overrides both.
-  const Format weights_format = cmd.format.empty() ? format_for_path(cmd.weights, Format::csv) : format;
+  s.weights_format = cmd.format.empty() ? format_for_path(cmd.weights, Format::csv) : s.format;
   check_svg_name(cmd.plot, "--plot");
   check_svg_name(cmd.heatmap, "--heatmap");
-  if (!cmd.shard.empty() && (!format_def(format).shardable || (!cmd.weights.empty() && !format_def(weights_format).shardable)))
+  if (!cmd.shard.empty() &&
+      (!format_def(s.format).shardable || (!cmd.weights.empty() && !format_def(s.weights_format).shardable)))
     throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
-  // A stream of queries on stdin, answered one by one as they arrive.
-  const bool streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() &&
-                         cmd.heatmap.empty();
-  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
+  s.streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() && cmd.heatmap.empty();
+  s.plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
-  if (cmd.model.empty()) check_plan_columns(plan, cmd.engine, cmd.input);
+  if (cmd.model.empty()) check_plan_columns(s.plan, cmd.engine, cmd.input);
   if (cmd.se) check_level(cmd.level);
   check_tolerance(cmd.engine.tolerance);
   std::vector<FileUse> uses{{cmd.input.train, "the training data", false}, {cmd.output, "-o", true}};
@@ -382,6 +386,120 @@ void run_predict(const PredictCommand& given) {
   for (auto [path, option] : {std::pair{&cmd.weights, "--weights"}, {&cmd.plot, "--plot"}, {&cmd.heatmap, "--heatmap"}})
     if (!path->empty()) uses.push_back({*path, option, true});
   check_distinct(uses);
+  return s;
+}
+
+// --plot's picture: the training points, the curve at the m queries q and its band.
+FitPlot fit_plot(const Dataset& data, const Model& model, const double* q, std::size_t m, const Block& all) {
+  FitPlot p{data.x,
+            data.y,
+            std::vector<double>(q, q + m * data.d),
+            all.pred,
+            all.band ? all.band->lower : std::vector<double>{},
+            all.band ? all.band->upper : std::vector<double>{},
+            data.x_names[0],
+            data.y_name,
+            "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n),
+            is_time(data.kind(0))};
+  if (model.loo_mse) {
+    char loo[48];
+    std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
+    p.title += loo;
+  }
+  return p;
+}
+
+// --weights writes m x n entries: refused past --max-weights, before any work.
+void check_weights_size(std::size_t m, std::size_t n, std::uint64_t most) {
+  const double entries = static_cast<double>(m) * static_cast<double>(n);
+  if (entries > static_cast<double>(most))
+    throw UsageError("--weights: " + std::to_string(m) + " queries x " + std::to_string(n) + " keys = " +
+                     std::to_string(static_cast<unsigned long long>(entries)) + " entries (about " + about_bytes(entries * 20) +
+                     " as text), over the limit of " + std::to_string(most) + "; raise it with --max-weights");
+}
+
+// --heatmap's picture: the attention weights of the m queries q, binned.
+void write_heatmap(OutputFile& file, const Dataset& data, const Fitted& fitted, const Model& model, const double* q,
+                   std::size_t m, bool log_scale) {
+  Heatmap map(std::vector<double>(q, q + m * data.d), data.x);
+  fitted.weights(q, m, [&](std::size_t i, const double* a) { map.row(i, a); });
+  file.write([&](std::ostream& os) {
+    map.write_svg(os, {data.x_names[0], "attention weights, " + bandwidth_label(model), is_time(data.kind(0)), log_scale});
+  });
+}
+
+void check_picture(const Dataset& data, const char* option) {
+  if (data.d != 1) throw UsageError(std::string(option) + ": only for one x column");
+  if (is_categorical(data.kind(0)))
+    throw UsageError(std::string(option) + ": x column " + quote(data.x_names[0]) +
+                     " is categorical; the picture needs one continuous x column");
+}
+
+// What every output of one predict run is written from: the queries [first, first + m) of
+// rows (q), and their answers.
+struct Answers {
+  const PredictCommand& cmd;
+  const PredictSetup& setup;
+  const Dataset& data;
+  const Rows& rows;
+  const Model& model;
+  const Fitted& fitted;
+  const PredictionWriter::Columns& columns;
+  const std::vector<std::size_t>& slope_cols;
+  const Block& all;
+  const double* q;
+  std::size_t m, first;
+  bool header;  // the first shard: CSV headers
+};
+
+void write_outputs(const Answers& a, OutputFile& out, std::optional<OutputFile>& weights_file,
+                   std::optional<OutputFile>& plot_file, std::optional<OutputFile>& heatmap_file, const char*& task) {
+  const Dataset& data = a.data;
+  const double* q = a.q;
+  const std::size_t m = a.m;
+  // Every output is written before any is committed, files before standard output: a failure
+  // anywhere (a full disk) leaves every file as it was and, where it can, stdout untouched.
+  std::vector<std::pair<OutputFile*, std::function<void()>>> writes;
+  if (weights_file)
+    writes.emplace_back(&*weights_file, [&] {
+      task = "writing weights";
+      weights_file->write([&](std::ostream& os) {
+        WeightsWriter w(os, a.setup.weights_format, a.setup.layout, data, q, m, a.first, a.header, a.rows.kinds);
+        a.fitted.weights(q, m, [&](std::size_t i, const double* a) { w.row(i, a); });
+        w.finish();
+      });
+    });
+  writes.emplace_back(&out, [&] {
+    out.write([&](std::ostream& os) {
+      PredictionWriter w(os, a.setup.format, a.model, a.columns, a.header);
+      write_block(w, a.rows, data.d, a.first, a.all, a.slope_cols);
+      w.finish();
+    });
+  });
+  if (plot_file)
+    writes.emplace_back(&*plot_file, [&] {
+      const FitPlot p = fit_plot(data, a.model, q, m, a.all);
+      plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
+    });
+  if (heatmap_file)
+    writes.emplace_back(&*heatmap_file, [&] {
+      task = "drawing the heat map";
+      write_heatmap(*heatmap_file, data, a.fitted, a.model, q, m, a.cmd.heatmap_scale == "log");
+    });
+  std::stable_partition(writes.begin(), writes.end(), [](const auto& w) { return !w.first->in_place(); });
+  for (auto& w : writes) w.second();
+  OutputFile::commit_all({&out, weights_file ? &*weights_file : nullptr, plot_file ? &*plot_file : nullptr,
+                          heatmap_file ? &*heatmap_file : nullptr});
+}
+
+}  // namespace
+
+void run_predict(const PredictCommand& given) {
+  PredictCommand cmd = given;
+  cmd.keep.clear();  // "a,b" and repeated --keep: one list
+  for (const auto& part : given.keep)
+    for (auto& name : parse_column_list(part, "--keep")) cmd.keep.push_back(std::move(name));
+  PredictSetup setup = check_predict(cmd);
 
   ThreadPool pool(cmd.engine.threads);
   report_threads(pool, std::cerr);
@@ -409,37 +527,26 @@ void run_predict(const PredictCommand& given) {
   if (!cmd.model.empty()) from_file = load_model(cmd.model);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr, cmd.model,
-                                     fitted_values ? cmd.keep : std::vector<std::string>{});
+                                     setup.fitted_values ? cmd.keep : std::vector<std::string>{});
   reader.reset();
 
-  if ((plot_file || heatmap_file) && data.d != 1)
-    throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": only for one x column");
-  if ((plot_file || heatmap_file) && is_categorical(data.kind(0)))
-    throw UsageError(std::string(plot_file ? "--plot" : "--heatmap") + ": x column " + quote(data.x_names[0]) +
-                     " is categorical; the picture needs one continuous x column");
+  if (plot_file || heatmap_file) check_picture(data, plot_file ? "--plot" : "--heatmap");
   auto choose_model = [&] {
     return from_file ? checked_model(*from_file, cmd.model, data)
-                     : choose_bandwidth(data, plan, engine, false, std::cerr, &progress);
+                     : choose_bandwidth(data, setup.plan, engine, false, std::cerr, &progress);
   };
-  if (streaming) {
-    stream_queries(cmd, data, choose_model(), engine, format, out);
+  if (setup.streaming) {
+    stream_queries(cmd, data, choose_model(), engine, setup.format, out);
     out.commit();
     return;
   }
   // The queries, and the checks on them, before the bandwidth is learned.
-  const Rows rows = rows_for(cmd, data, std::move(grid), grid_time);
-  const std::size_t first = shard.first(rows.x.size() / data.d), last = shard.last(rows.x.size() / data.d);
+  const Rows rows = rows_for(cmd, data, std::move(setup.grid), setup.grid_time);
+  const std::size_t first = setup.shard.first(rows.x.size() / data.d), last = setup.shard.last(rows.x.size() / data.d);
   const std::size_t m = last - first;
   const double* q = rows.x.data() + first * data.d;
-  const bool header = shard.k == 1;
-  if (weights_file) {
-    const double entries = static_cast<double>(m) * static_cast<double>(data.n);
-    if (entries > static_cast<double>(cmd.max_weights))
-      throw UsageError("--weights: " + std::to_string(m) + " queries x " + std::to_string(data.n) + " keys = " +
-                       std::to_string(static_cast<unsigned long long>(entries)) + " entries (about " + about_bytes(entries * 20) +
-                       " as text), over the limit of " + std::to_string(cmd.max_weights) +
-                       "; raise it with --max-weights");
-  }
+  const bool header = setup.shard.k == 1;
+  if (weights_file) check_weights_size(m, data.n, cmd.max_weights);
   const Model model = choose_model();
   const Fitted fitted(data, model, engine);
   std::optional<LooDetail> loo;
@@ -455,17 +562,16 @@ void run_predict(const PredictCommand& given) {
   // Only predictions: written in blocks as they are computed (a reader of the pipe sees the
   // first rows at once), blocks growing from 256 rows so the threads stay busy.
   if (!weights_file && !plot_file && !heatmap_file) {
-    std::size_t& done = blocks_done;
     block_rows = m;
     out.write([&](std::ostream& os) {
-      PredictionWriter w(os, format, model, columns, header);
-      for (std::size_t size = 256; done < m; size = std::min<std::size_t>(size * 2, 65536)) {
-        const std::size_t count = std::min(size, m - done);
-        write_block(w, rows, data.d, first + done,
-                    answer(fitted, q + done * data.d, count, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
+      PredictionWriter w(os, setup.format, model, columns, header);
+      for (std::size_t size = 256; blocks_done < m; size = std::min<std::size_t>(size * 2, 65536)) {
+        const std::size_t count = std::min(size, m - blocks_done);
+        write_block(w, rows, data.d, first + blocks_done,
+                    answer(fitted, q + blocks_done * data.d, count, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
                     slope_cols);
         w.flush();
-        done += count;
+        blocks_done += count;
       }
       w.finish();
     });
@@ -473,60 +579,8 @@ void run_predict(const PredictCommand& given) {
     return;
   }
   const Block all = answer(fitted, q, m, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
-
-  // Every output is written before any is committed, files before standard output: a failure
-  // anywhere (a full disk) leaves every file as it was and, where it can, stdout untouched.
-  std::vector<std::pair<OutputFile*, std::function<void()>>> writes;
-  if (weights_file)
-    writes.emplace_back(&*weights_file, [&] {
-      task = "writing weights";
-      weights_file->write([&](std::ostream& os) {
-        WeightsWriter w(os, weights_format, layout, data, q, m, first, header, rows.kinds);
-        fitted.weights(q, m, [&](std::size_t i, const double* a) { w.row(i, a); });
-        w.finish();
-      });
-    });
-  writes.emplace_back(&out, [&] {
-    out.write([&](std::ostream& os) {
-      PredictionWriter w(os, format, model, columns, header);
-      write_block(w, rows, data.d, first, all, slope_cols);
-      w.finish();
-    });
-  });
-  if (plot_file)
-    writes.emplace_back(&*plot_file, [&] {
-      FitPlot p{data.x,
-                data.y,
-                std::vector<double>(q, q + m * data.d),
-                all.pred,
-                all.band ? all.band->lower : std::vector<double>{},
-                all.band ? all.band->upper : std::vector<double>{},
-                data.x_names[0],
-                data.y_name,
-                "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n),
-                is_time(data.kind(0))};
-      if (model.loo_mse) {
-        char loo[48];
-        std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
-        p.title += loo;
-      }
-      plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
-    });
-  if (heatmap_file)
-    writes.emplace_back(&*heatmap_file, [&] {
-      task = "drawing the heat map";
-      Heatmap map(std::vector<double>(q, q + m * data.d), data.x);
-      fitted.weights(q, m, [&](std::size_t i, const double* a) { map.row(i, a); });
-      heatmap_file->write(
-          [&](std::ostream& os) {
-            map.write_svg(os, {data.x_names[0], "attention weights, " + bandwidth_label(model),
-                               is_time(data.kind(0)), cmd.heatmap_scale == "log"});
-          });
-    });
-  std::stable_partition(writes.begin(), writes.end(), [](const auto& w) { return !w.first->in_place(); });
-  for (auto& w : writes) w.second();
-  OutputFile::commit_all({&out, weights_file ? &*weights_file : nullptr, plot_file ? &*plot_file : nullptr,
-                          heatmap_file ? &*heatmap_file : nullptr});
+  const Answers answers{cmd, setup, data, rows, model, fitted, columns, slope_cols, all, q, m, first, header};
+  write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
 }
 
 }  // namespace nwreg::cli

@@ -25,6 +25,33 @@ std::vector<std::string> parse_column_list(const std::string& text, const std::s
   }
 }
 
+// Which x columns (positions idx in the file) are categorical (--categorical, --ordered), into
+// label_kind, and the order of their levels where --levels gives it.
+static void categorical_columns(const CsvReader& reader, const ColumnChoice& columns, const std::vector<std::size_t>& idx,
+                         std::vector<ColumnKind>& label_kind, std::vector<std::vector<std::string>>& order) {
+  auto x_column = [&](const std::string& spec, const char* option) {
+    const std::size_t c = reader.resolve(spec, option);
+    const auto it = std::find(idx.begin(), idx.end(), c);
+    if (it == idx.end())
+      throw UsageError(std::string(option) + ": column " + reader.column_label(c) + " is not an x column (-x)");
+    return static_cast<std::size_t>(it - idx.begin());
+  };
+  for (const auto& [specs, kind] : {std::pair{&columns.unordered, ColumnKind::unordered},
+                                    std::pair{&columns.ordered, ColumnKind::ordered}})
+    for (const auto& spec : *specs) {
+      const std::size_t k = x_column(spec, kind == ColumnKind::ordered ? "--ordered" : "--categorical");
+      if (label_kind[k] != ColumnKind::number && label_kind[k] != kind)
+        throw UsageError("--ordered: column " + reader.column_label(idx[k]) + " is also given to --categorical");
+      label_kind[k] = kind;
+    }
+  for (const auto& [spec, labels] : columns.levels) {
+    const std::size_t k = x_column(spec, "--levels");
+    if (label_kind[k] == ColumnKind::number)
+      throw UsageError("--levels: column " + reader.column_label(idx[k]) + " is not categorical; give it to --ordered or --categorical");
+    order[k] = labels;
+  }
+}
+
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   // A default column is taken by position: a header that names a column "2" does not move it.
   auto by_position = [&](std::size_t position, const char* option) {
@@ -51,27 +78,7 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   // Categorical x columns, and the order of their levels where given.
   std::vector<ColumnKind> label_kind(idx.size(), ColumnKind::number);
   std::vector<std::vector<std::string>> order(idx.size());
-  auto x_column = [&](const std::string& spec, const char* option) {
-    const std::size_t c = reader.resolve(spec, option);
-    const auto it = std::find(idx.begin(), idx.end(), c);
-    if (it == idx.end())
-      throw UsageError(std::string(option) + ": column " + reader.column_label(c) + " is not an x column (-x)");
-    return static_cast<std::size_t>(it - idx.begin());
-  };
-  for (const auto& [specs, kind] : {std::pair{&columns.unordered, ColumnKind::unordered},
-                                    std::pair{&columns.ordered, ColumnKind::ordered}})
-    for (const auto& spec : *specs) {
-      const std::size_t k = x_column(spec, kind == ColumnKind::ordered ? "--ordered" : "--categorical");
-      if (label_kind[k] != ColumnKind::number && label_kind[k] != kind)
-        throw UsageError("--ordered: column " + reader.column_label(idx[k]) + " is also given to --categorical");
-      label_kind[k] = kind;
-    }
-  for (const auto& [spec, labels] : columns.levels) {
-    const std::size_t k = x_column(spec, "--levels");
-    if (label_kind[k] == ColumnKind::number)
-      throw UsageError("--levels: column " + reader.column_label(idx[k]) + " is not categorical; give it to --ordered or --categorical");
-    order[k] = labels;
-  }
+  categorical_columns(reader, columns, idx, label_kind, order);
 
   std::size_t w_idx = 0;
   if (!columns.weight.empty()) {

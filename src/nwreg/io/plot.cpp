@@ -303,57 +303,23 @@ void Heatmap::row(std::size_t i, const double* weights) {
   for (std::size_t k = 0; k < n_; ++k) cell[k_bin_[k]] += weights[k];
 }
 
-void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
-  const double l = 100, t = 60, size = 500, bar_x = l + size + 30, w = 730, h = 660;
-  std::vector<double> v(cells_.size());
-  double vmax = 0, vmin_pos = INFINITY;  // largest |v|; smallest nonzero |v|
-  bool negative = false;
-  for (std::size_t r = 0; r < rb_; ++r)
-    for (std::size_t c = 0; c < cb_; ++c) {
-      const double x = q_count_[r] ? cells_[r * cb_ + c] / static_cast<double>(q_count_[r]) : 0.0;
-      v[r * cb_ + c] = x;
-      vmax = std::max(vmax, std::abs(x));
-      if (x != 0) vmin_pos = std::min(vmin_pos, std::abs(x));
-      negative = negative || x < 0;
-    }
-  // Log scale: |v| over at most six decades below the largest; smaller shows as the lowest.
-  const double decades = vmax > 0 && vmin_pos < vmax ? std::min(6.0, std::ceil(std::log10(vmax / vmin_pos))) : 1.0;
-  // Where a value falls on the colour scale: 0..1 (sequential), or -1..1 (diverging, local
-  // linear's negative weights).
-  auto position = [&](double x) {
-    if (!(vmax > 0)) return 0.0;
-    double m = std::abs(x) / vmax;
-    if (style.log_scale) m = m > 0 ? std::max(0.0, 1 + std::log10(m) / decades) : 0.0;
-    return x < 0 ? -m : m;
-  };
-  auto paint = [&](double pos) { return negative ? diverging((pos + 1) / 2) : colour(pos); };
-  header(out, w, h);
-  // Cells, in cell units (one path per colour of 256 levels: a 150 x 150 map stays small).
-  const int levels = 256;
-  std::vector<std::string> paths(levels);
-  for (std::size_t r = 0; r < rb_; ++r)
-    for (std::size_t c = 0; c < cb_; ++c) {
-      const double pos = position(v[r * cb_ + c]);
-      const int level = static_cast<int>(std::lround((negative ? (pos + 1) / 2 : pos) * (levels - 1)));
-      paths[static_cast<std::size_t>(level)] +=
-          "M" + std::to_string(c) + " " + std::to_string(r) + "h1v1h-1z";
-    }
-  out << "<g class=\"cells\" shape-rendering=\"crispEdges\" transform=\"translate(" << l << ' ' << t << ") scale("
-      << num(size / static_cast<double>(cb_)) << ' ' << num(size / static_cast<double>(rb_)) << ")\">\n";
-  for (int i = 0; i < levels; ++i)
-    if (!paths[static_cast<std::size_t>(i)].empty()) {
-      const double pos = static_cast<double>(i) / (levels - 1);
-      out << "<path fill=\"" << (negative ? diverging(pos) : colour(pos)) << "\" d=\"" << paths[static_cast<std::size_t>(i)]
-          << "\"/>\n";
-    }
-  out << "</g>\n<rect x=\"" << l << "\" y=\"" << t << "\" width=\"" << size << "\" height=\"" << size
-      << "\" fill=\"none\" stroke=\"#333\"/>\n";
-  // Axes: both are in rank order (equal counts per cell), so five ticks each at the ranks
-  // 0, 1/4, ..., 1 of the sorted x, labelled with the x found there.
+namespace {
+
+// The heat map's geometry: the plot's left and top margins and side, the colour bar's x, the
+// picture's width and height.
+struct Frame {
+  double l = 100, t = 60, size = 500, bar_x = 630, w = 730, h = 660;
+};
+
+// The heat map's axes and titles: both axes in rank order (equal counts per cell), so five
+// ticks each at the ranks 0, 1/4, ..., 1 of the sorted x, labelled with the x found there.
+void write_axes(std::ostream& out, const Frame& f, const HeatmapStyle& style, const std::vector<double>& kx_sorted,
+                const std::vector<double>& qx_sorted) {
+  const double l = f.l, t = f.t, size = f.size, w = f.w;
   // Time labels as fine as the x values need: days, minutes, seconds or their fractions.
-  const bool days = whole_days(kx_sorted_) && whole_days(qx_sorted_);
+  const bool days = whole_days(kx_sorted) && whole_days(qx_sorted);
   double xlo = INFINITY, xhi = -INFINITY;
-  for (const auto* v : {&kx_sorted_, &qx_sorted_})
+  for (const auto* v : {&kx_sorted, &qx_sorted})
     if (!v->empty()) xlo = std::min(xlo, v->front()), xhi = std::max(xhi, v->back());
   const double span = xhi - xlo, fine = span >= 3600 ? 60 : span >= 60 ? 1 : std::max(1e-6, span / 10);
   auto label = [&](double x) {
@@ -381,8 +347,8 @@ void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
     }
     out << "</g>\n";
   };
-  ticks("key-ticks", "middle", kx_sorted_, true);
-  ticks("query-ticks", "end", qx_sorted_, false);
+  ticks("key-ticks", "middle", kx_sorted, true);
+  ticks("query-ticks", "end", qx_sorted, false);
   out << "<text class=\"x-title\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size + 40)
       << "\" text-anchor=\"middle\" font-size=\"14\">keys: training " << escape(style.x_name)
       << ", sorted (spaced by rank)</text>\n"
@@ -391,7 +357,13 @@ void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
       << ", sorted (spaced by rank)</text>\n"
       << "<text class=\"title\" x=\"" << num(w / 2) << "\" y=\"30\" text-anchor=\"middle\" font-size=\"16\">"
       << escape(style.title) << "</text>\n";
-  // Colour bar: the scale from its lowest to its highest value, five labels.
+}
+
+// The colour bar: the scale from its lowest to its highest value, five labels (linear) or one
+// per decade (log).
+void write_colour_bar(std::ostream& out, const Frame& f, bool log_scale, double vmax, double decades, bool negative) {
+  const double t = f.t, size = f.size, bar_x = f.bar_x;
+  auto paint = [&](double pos) { return negative ? diverging((pos + 1) / 2) : colour(pos); };
   out << "<g class=\"colour-bar\">\n";
   const double bottom_pos = negative ? -1 : 0;
   for (int i = 0; i < 100; ++i) {
@@ -407,7 +379,7 @@ void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
     out << "<text x=\"" << num(bar_x + 24) << "\" y=\"" << num(y + 4) << "\" font-size=\"11\">" << escape(text)
         << "</text>\n";
   };
-  if (!style.log_scale) {
+  if (!log_scale) {
     for (int i = 0; i <= 4; ++i) {
       const double pos = bottom_pos + (1 - bottom_pos) * i / 4;
       bar_label(pos, format_g3(pos * vmax));
@@ -421,7 +393,58 @@ void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
     }
   }
   out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(t - 10) << "\" text-anchor=\"middle\" font-size=\"12\">weight"
-      << (style.log_scale ? " (log)" : "") << "</text>\n</g>\n";
+      << (log_scale ? " (log)" : "") << "</text>\n</g>\n";
+}
+
+}  // namespace
+
+void Heatmap::write_svg(std::ostream& out, const HeatmapStyle& style) const {
+  const Frame frame;
+  const double l = frame.l, t = frame.t, size = frame.size, w = frame.w, h = frame.h;
+  std::vector<double> v(cells_.size());
+  double vmax = 0, vmin_pos = INFINITY;  // largest |v|; smallest nonzero |v|
+  bool negative = false;
+  for (std::size_t r = 0; r < rb_; ++r)
+    for (std::size_t c = 0; c < cb_; ++c) {
+      const double x = q_count_[r] ? cells_[r * cb_ + c] / static_cast<double>(q_count_[r]) : 0.0;
+      v[r * cb_ + c] = x;
+      vmax = std::max(vmax, std::abs(x));
+      if (x != 0) vmin_pos = std::min(vmin_pos, std::abs(x));
+      negative = negative || x < 0;
+    }
+  // Log scale: |v| over at most six decades below the largest; smaller shows as the lowest.
+  const double decades = vmax > 0 && vmin_pos < vmax ? std::min(6.0, std::ceil(std::log10(vmax / vmin_pos))) : 1.0;
+  // Where a value falls on the colour scale: 0..1 (sequential), or -1..1 (diverging, local
+  // linear's negative weights).
+  auto position = [&](double x) {
+    if (!(vmax > 0)) return 0.0;
+    double m = std::abs(x) / vmax;
+    if (style.log_scale) m = m > 0 ? std::max(0.0, 1 + std::log10(m) / decades) : 0.0;
+    return x < 0 ? -m : m;
+  };
+  header(out, w, h);
+  // Cells, in cell units (one path per colour of 256 levels: a 150 x 150 map stays small).
+  const int levels = 256;
+  std::vector<std::string> paths(levels);
+  for (std::size_t r = 0; r < rb_; ++r)
+    for (std::size_t c = 0; c < cb_; ++c) {
+      const double pos = position(v[r * cb_ + c]);
+      const int level = static_cast<int>(std::lround((negative ? (pos + 1) / 2 : pos) * (levels - 1)));
+      paths[static_cast<std::size_t>(level)] +=
+          "M" + std::to_string(c) + " " + std::to_string(r) + "h1v1h-1z";
+    }
+  out << "<g class=\"cells\" shape-rendering=\"crispEdges\" transform=\"translate(" << l << ' ' << t << ") scale("
+      << num(size / static_cast<double>(cb_)) << ' ' << num(size / static_cast<double>(rb_)) << ")\">\n";
+  for (int i = 0; i < levels; ++i)
+    if (!paths[static_cast<std::size_t>(i)].empty()) {
+      const double pos = static_cast<double>(i) / (levels - 1);
+      out << "<path fill=\"" << (negative ? diverging(pos) : colour(pos)) << "\" d=\"" << paths[static_cast<std::size_t>(i)]
+          << "\"/>\n";
+    }
+  out << "</g>\n<rect x=\"" << l << "\" y=\"" << t << "\" width=\"" << size << "\" height=\"" << size
+      << "\" fill=\"none\" stroke=\"#333\"/>\n";
+  write_axes(out, frame, style, kx_sorted_, qx_sorted_);
+  write_colour_bar(out, frame, style.log_scale, vmax, decades, negative);
   if (m_ == 0) {
     out << "<text class=\"note\" x=\"" << num(l + size / 2) << "\" y=\"" << num(t + size / 2)
         << "\" text-anchor=\"middle\" font-size=\"14\" fill=\"white\">no queries</text>\n";

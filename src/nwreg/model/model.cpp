@@ -125,8 +125,14 @@ std::string describe_value(const Json& v) {
 
 }  // namespace
 
-Model read_model(std::istream& in, const std::string& source) {
-  const std::string text = read_bounded(in, source);
+namespace {
+
+InputError unusable(const std::string& source, const std::string& what) {
+  return InputError(source, 0, "", "not a usable nwreg model: " + what);
+}
+
+// The model file's JSON, nesting refused past max_model_depth.
+Json parse_model_json(const std::string& text, const std::string& source) {
   Json j;
   try {
     // Nesting is refused past max_model_depth while parsing: nothing deeper is ever built,
@@ -140,9 +146,71 @@ Model read_model(std::istream& in, const std::string& source) {
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers like 1e7161
     throw InputError(source, 0, "", "not a valid JSON model file: " + escape_excerpt(e.what(), 200));
   }
-  auto bad = [&](const std::string& what) -> InputError {
-    return InputError(source, 0, "", "not a usable nwreg model: " + what);
-  };
+  return j;
+}
+
+// The x columns' kinds and, for categorical ones, their kernel and levels.
+void read_columns(const Json& j, Model& m, const std::string& source) {
+  auto bad = [&](const std::string& what) { return unusable(source, what); };
+  if (j.contains("x_kinds")) {
+    for (const auto& kind : j.at("x_kinds").get<std::vector<std::string>>()) {
+      const auto k = parse_column_kind(kind);
+      if (!k) throw bad("\"x_kinds\": unknown kind " + quote(kind) + " (known: number, date, time, unordered, ordered)");
+      m.x_kinds.push_back(*k);
+    }
+    if (m.x_kinds.size() != m.x_columns.size()) throw bad("\"x_kinds\" needs one kind per x column");
+  }
+  if (std::none_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) return;
+  m.categorical = parse_categorical_kernel(j.value("categorical_kernel", "aitchison-aitken"));
+  const std::string fit = j.value("categorical_fit", "weights");
+  if (fit != "weights" && fit != "line") throw bad("\"categorical_fit\": expected weights or line, got " + quote(fit));
+  m.categorical_in_fit = fit == "line";
+  const Json& levels = j.at("levels");
+  if (!levels.is_array() || levels.size() != m.x_columns.size()) throw bad("\"levels\" needs one entry per x column");
+  m.levels.resize(m.x_columns.size());
+  for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+    if (!is_categorical(m.x_kinds[k])) continue;
+    Levels& lv = m.levels[k];
+    const Json& list = levels[k];
+    if (!list.is_array() || list.empty()) throw bad("\"levels\": each categorical column needs a list of its levels");
+    lv.numeric = m.x_kinds[k] == ColumnKind::ordered && list[0].is_number();
+    for (const Json& v : list) {
+      if (lv.numeric) {
+        lv.values.push_back(v.get<double>());
+        lv.labels.push_back(format_double(lv.values.back()));
+      } else {
+        lv.labels.push_back(v.get<std::string>());
+        lv.values.push_back(static_cast<double>(lv.values.size()));
+      }
+    }
+    if (!std::is_sorted(lv.values.begin(), lv.values.end()) ||
+        std::adjacent_find(lv.values.begin(), lv.values.end()) != lv.values.end())
+      throw bad("\"levels\": an ordered column's numbers must increase");
+  }
+}
+
+// The bandwidths (lambdas within their kernels' ranges) and the metric, against the columns.
+void check_model(const Model& m, const std::string& source) {
+  if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
+    throw unusable(source, "\"bandwidth\" needs one value per x column");
+  try {
+    check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
+    for (std::size_t k = 0; k < m.levels.size(); ++k)
+      if (is_categorical(column_kind(m, k)) &&
+          m.bandwidth[k] > lambda_max(m.categorical, column_kind(m, k), m.levels[k].size()))
+        throw UsageError("\"bandwidth\": x column " + quote(m.x_columns[k]) + " is categorical: its lambda must be at most " +
+                         format_double(lambda_max(m.categorical, column_kind(m, k), m.levels[k].size())));
+    if (m.metric.rank) check_metric(m.metric, m.x_columns.size(), "metric");
+  } catch (const UsageError& e) {
+    throw unusable(source, e.what());
+  }
+}
+
+}  // namespace
+
+Model read_model(std::istream& in, const std::string& source) {
+  const Json j = parse_model_json(read_bounded(in, source), source);
+  auto bad = [&](const std::string& what) { return unusable(source, what); };
   if (!j.is_object() || j.value("format", Json()) != Json(model_format))
     throw bad("no \"format\": \"nwreg-model\" field");
   if (!j.contains("version") || !j["version"].is_number_integer() ||
@@ -172,42 +240,7 @@ Model read_model(std::istream& in, const std::string& source) {
     if (m.knn && m.adaptive) throw bad("\"knn\" and \"adaptive\" exclude each other");
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
-    if (j.contains("x_kinds")) {
-      for (const auto& kind : j.at("x_kinds").get<std::vector<std::string>>()) {
-        const auto k = parse_column_kind(kind);
-        if (!k) throw bad("\"x_kinds\": unknown kind " + quote(kind) + " (known: number, date, time, unordered, ordered)");
-        m.x_kinds.push_back(*k);
-      }
-      if (m.x_kinds.size() != m.x_columns.size()) throw bad("\"x_kinds\" needs one kind per x column");
-    }
-    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) {
-      m.categorical = parse_categorical_kernel(j.value("categorical_kernel", "aitchison-aitken"));
-      const std::string fit = j.value("categorical_fit", "weights");
-      if (fit != "weights" && fit != "line") throw bad("\"categorical_fit\": expected weights or line, got " + quote(fit));
-      m.categorical_in_fit = fit == "line";
-      const Json& levels = j.at("levels");
-      if (!levels.is_array() || levels.size() != m.x_columns.size()) throw bad("\"levels\" needs one entry per x column");
-      m.levels.resize(m.x_columns.size());
-      for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
-        if (!is_categorical(m.x_kinds[k])) continue;
-        Levels& lv = m.levels[k];
-        const Json& list = levels[k];
-        if (!list.is_array() || list.empty()) throw bad("\"levels\": each categorical column needs a list of its levels");
-        lv.numeric = m.x_kinds[k] == ColumnKind::ordered && list[0].is_number();
-        for (const Json& v : list) {
-          if (lv.numeric) {
-            lv.values.push_back(v.get<double>());
-            lv.labels.push_back(format_double(lv.values.back()));
-          } else {
-            lv.labels.push_back(v.get<std::string>());
-            lv.values.push_back(static_cast<double>(lv.values.size()));
-          }
-        }
-        if (!std::is_sorted(lv.values.begin(), lv.values.end()) ||
-            std::adjacent_find(lv.values.begin(), lv.values.end()) != lv.values.end())
-          throw bad("\"levels\": an ordered column's numbers must increase");
-      }
-    }
+    read_columns(j, m, source);
     m.sample_weight = j.value("sample_weight", "");
     if (j.contains("metric")) {
       for (const auto& row : j.at("metric").get<std::vector<std::vector<double>>>()) {
@@ -234,19 +267,7 @@ Model read_model(std::istream& in, const std::string& source) {
   } catch (const UsageError& e) {
     throw bad(e.what());
   }
-  if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
-    throw bad("\"bandwidth\" needs one value per x column");
-  try {
-    check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
-    for (std::size_t k = 0; k < m.levels.size(); ++k)
-      if (is_categorical(column_kind(m, k)) &&
-          m.bandwidth[k] > lambda_max(m.categorical, column_kind(m, k), m.levels[k].size()))
-        throw UsageError("\"bandwidth\": x column " + quote(m.x_columns[k]) + " is categorical: its lambda must be at most " +
-                         format_double(lambda_max(m.categorical, column_kind(m, k), m.levels[k].size())));
-    if (m.metric.rank) check_metric(m.metric, m.x_columns.size(), "metric");
-  } catch (const UsageError& e) {
-    throw bad(e.what());
-  }
+  check_model(m, source);
   return m;
 }
 
