@@ -119,9 +119,7 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--kernel", o.kernel,
                  kernel_help() + "; u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
       ->capture_default_str();
-  app.add_option("--method", o.method,
-                 "nw: weighted mean (local constant); local-linear: weighted line at each query, less bias "
-                 "at the edges (its weights can be negative); local-polynomial: a polynomial of --degree P")
+  app.add_option("--method", o.method, method_help())
       ->capture_default_str();
   app.add_option("--degree", o.degree, "Degree of --method local-polynomial, 0 to 3 (1 is local-linear, 0 nw)")
       ->capture_default_str()

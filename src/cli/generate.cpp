@@ -21,6 +21,11 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
     for_each_kernel([&]<class K>(K) { out.emplace_back(K::name); });
     return out;
   }
+  if (option == "method") {
+    std::vector<std::string> out;
+    for (const MethodDef& m : method_table) out.emplace_back(m.name);
+    return out;
+  }
   if (option == "criterion") {
     std::vector<std::string> out;
     for (const auto& [c, name] : criterion_names) out.emplace_back(name);
@@ -33,7 +38,6 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
   }
   static const std::map<std::string, std::vector<std::string>> fixed = {
       {"format", {"text", "json", "csv"}},
-      {"method", {"nw", "local-linear", "local-polynomial"}},
       {"out-of-reach", {"error", "nearest"}},
       {"categorical-kernel", {"aitchison-aitken", "li-racine"}},
       {"categorical-fit", {"weights", "line"}},

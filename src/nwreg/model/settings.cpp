@@ -9,12 +9,27 @@
 
 namespace nwreg {
 
-std::string to_string(Method method) {
-  return method == Method::nw ? "nw" : method == Method::local_linear ? "local-linear" : "local-polynomial";
+namespace {
+
+const MethodDef& method_def(Method method) {
+  for (const MethodDef& m : method_table)
+    if (m.id == method) return m;
+  return method_table[0];
+}
+
+}  // namespace
+
+std::string to_string(Method method) { return method_def(method).name; }
+
+std::string method_help() {
+  std::string help;
+  for (const MethodDef& m : method_table) help += (help.empty() ? "" : "; ") + std::string(m.name) + ": " + m.help;
+  return help;
 }
 
 std::size_t method_degree(Method method, std::size_t degree) {
-  return method == Method::nw ? 0 : method == Method::local_linear ? 1 : degree;
+  const int d = method_def(method).degree;
+  return d < 0 ? degree : static_cast<std::size_t>(d);
 }
 
 void check_degree(std::size_t degree) {
@@ -23,10 +38,12 @@ void check_degree(std::size_t degree) {
 }
 
 Method parse_method(const std::string& name) {
-  if (name == "nw") return Method::nw;
-  if (name == "local-linear") return Method::local_linear;
-  if (name == "local-polynomial") return Method::local_polynomial;
-  throw ParameterError("method", "unknown method " + quote(name) + " (known: nw, local-linear, local-polynomial)");
+  std::string known;
+  for (const MethodDef& m : method_table) {
+    if (name == m.name) return m.id;
+    known += (known.empty() ? "" : ", ") + std::string(m.name);
+  }
+  throw ParameterError("method", "unknown method " + quote(name) + " (known: " + known + ")");
 }
 
 std::string to_string(Criterion criterion) {

@@ -13,6 +13,22 @@ namespace nwreg {
 /// The estimator at each query: a weighted mean (Nadaraya-Watson, local constant), a weighted
 /// line, or a weighted polynomial of a given degree.
 enum class Method { nw, local_linear, local_polynomial };
+/// The methods' registry, in the order --help lists them: name, degree of the local polynomial
+/// (-1: --degree's), and help (engine/estimator.h computes each).
+struct MethodDef {
+  Method id;
+  const char* name;
+  int degree;
+  const char* help;
+};
+inline constexpr MethodDef method_table[] = {
+    {Method::nw, "nw", 0, "weighted mean (local constant)"},
+    {Method::local_linear, "local-linear", 1,
+     "weighted line at each query, less bias at the edges (its weights can be negative)"},
+    {Method::local_polynomial, "local-polynomial", -1, "a polynomial of --degree P"},
+};
+/// "nw: weighted mean (local constant); local-linear: ...", as --method's help lists them.
+std::string method_help();
 std::string to_string(Method method);
 /// The degree of a method's local polynomial: NW 0, local linear 1, local polynomial `degree`.
 std::size_t method_degree(Method method, std::size_t degree);
