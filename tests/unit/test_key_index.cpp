@@ -101,3 +101,43 @@ TEST_CASE("key index: a window covers every key a plain scan finds within the ke
       CHECK(hi - lo <= inside + 2);  // and little else: the margins only
     }
 }
+
+TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the scan of every key") {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::size_t n = 150 + rng() % 400, d = 2 + trial % 2;
+    Dataset data;
+    data.n = n;
+    data.d = d;
+    for (std::size_t i = 0; i < n * d; ++i)  // a coarse grid in half the trials: many ties
+      data.x.push_back(trial % 2 ? static_cast<double>(rng() % 5) : std::uniform_real_distribution<double>(0, 3)(rng));
+    data.y.assign(n, 0.0);
+    for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k));
+    data.y_name = "y";
+    KeyLayout tree_layout, flat_layout;
+    tree_layout.merge = flat_layout.merge = false;
+    tree_layout.tree = true;
+    const KeySet tree_keys(data, tree_layout), flat_keys(data, flat_layout);
+    REQUIRE(tree_keys.tree);
+    for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov}) {
+      const KeyIndex tree(tree_keys, kernel, 1e-16, false, 0), flat(flat_keys, kernel, 1e-16, false, 0);
+      REQUIRE(tree.kind() == KeyIndex::Kind::tree);
+      REQUIRE(flat.kind() == KeyIndex::Kind::every);
+      std::vector<double> scratch(n), inv_h(d);
+      for (int t = 0; t < 30; ++t) {
+        for (double& v : inv_h) v = t % 3 ? 1.7 : 0.01;
+        const std::size_t row = rng() % n;  // a training row, left out, or a point between
+        std::vector<double> q(data.x.begin() + static_cast<std::ptrdiff_t>(row * d),
+                              data.x.begin() + static_cast<std::ptrdiff_t>((row + 1) * d));
+        if (t % 4 == 1) q[0] += 0.25;
+        const bool out = t % 4 != 1;
+        const std::size_t K = 1 + rng() % (t % 5 ? 20 : n);
+        CAPTURE(trial);
+        CAPTURE(t);
+        CAPTURE(K);
+        CHECK(tree.kth_distance(q.data(), out ? tree_keys.rank[row] : no_key, K, inv_h.data(), scratch.data()) ==
+              flat.kth_distance(q.data(), out ? flat_keys.rank[row] : no_key, K, inv_h.data(), scratch.data()));
+      }
+    }
+  }
+}

@@ -85,7 +85,7 @@ KeyLayout layout_for(const Dataset& train, const EngineOptions& o) {
   KeyLayout layout;
   layout.merge = o.merge && o.leave_out == 0 && !neighbours;
   layout.prefer_rows = fused_line(train, o);
-  layout.tree = !neighbours;
+  layout.tree = !o.adaptive;  // adaptive keys reach as far as their own scales: every key
   return layout;
 }
 
@@ -129,7 +129,7 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   policy_.set(ks_, index_, inv_h_.data(), options_.pool);
   tree_ih_.clear();
   for (std::size_t k : ks_.cont) tree_ih_.push_back(inv_h_[k]);
-  index_.choose(tree_ih_.data(), keys());
+  index_.choose(tree_ih_.data(), keys(), policy_.kind() == BandwidthPolicy::Kind::knn);
 }
 
 void Attention::check_loo_rows() const {

@@ -56,8 +56,9 @@
 /// k-d tree then splits on the continuous columns, its reach measured from the key nearest in
 /// them with its factor (at most 1), and b is the nearest by the whole distance within reach.
 /// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive).
-/// knn in one column sums the window at the query's own scale, its K-th nearest distance found
-/// in O(log n); with several columns, and adaptive bandwidths, every key is summed.
+/// knn sums the window (one column) or the k-d tree's leaves (several) within reach at the
+/// query's own scale, its K-th nearest distance found by binary search or a tree search;
+/// adaptive bandwidths sum every key (each key reaches as far as its own scale).
 ///
 /// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
 /// their sample weights W and its value their weighted mean ybar, which gives every prediction

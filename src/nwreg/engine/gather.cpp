@@ -25,7 +25,12 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
   w.ranges.clear();
   double h = h_[0];  // one column: the window's bandwidth
   s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h);
-  s.b = index_.cover(q, exclude, rest, h, s.inv_h, tree_ih_.data(), keys(), w.ranges, w.qc.data());
+  const double* tree_inv_h = tree_ih_.data();
+  if (s.inv_h != inv_h_.data() && ks_.tree) {  // the query's own scale (knn) in the tree's columns
+    for (std::size_t c = 0; c < ks_.cont.size(); ++c) w.tree_inv_h[c] = s.inv_h[ks_.cont[c]];
+    tree_inv_h = w.tree_inv_h.data();
+  }
+  s.b = index_.cover(q, exclude, rest, h, s.inv_h, tree_inv_h, keys(), w.ranges, w.qc.data());
   pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
                    std::memory_order_relaxed);
   const kernel::Keys k = keys();

@@ -31,6 +31,29 @@ class KdTree {
   /// Appends to out each leaf range [lo, hi) whose box lies within distance `bound` of q.
   void ranges(const double* q, const double* inv_h, Norm norm, double bound,
               std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+  /// A search in the manner of nanoflann's result sets: visits the leaves nearest q first,
+  /// skipping every node whose box lies farther than result.bound() (in box_distance's units:
+  /// the sum of squares for L2), and calls result.leaf(lo, hi) for each leaf visited. The bound
+  /// may shrink as the result finds keys (K nearest: the K-th distance so far).
+  template <class Result>
+  void search(const double* q, const double* inv_h, Norm norm, Result& result) const {
+    if (nodes_.empty()) return;
+    std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const std::uint32_t id = stack[--top];
+      if (box_distance(id, q, inv_h, norm) > result.bound()) continue;
+      const Node& nd = nodes_[id];
+      if (nd.left == 0) {
+        result.leaf(nd.lo, nd.hi);
+        continue;
+      }
+      const bool left_first = box_distance(nd.left, q, inv_h, norm) <= box_distance(nd.right, q, inv_h, norm);
+      stack[top++] = left_first ? nd.right : nd.left;  // the nearer child last: visited first
+      stack[top++] = left_first ? nd.left : nd.right;
+    }
+  }
   /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
   /// Of keys at the same distance, the first in the order the keys were given.
   std::size_t nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const;

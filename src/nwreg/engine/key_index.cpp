@@ -18,8 +18,12 @@ Norm KeyIndex::nearest_norm() const {
   return visit_kernel(kernel_, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
 }
 
-void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys) {
+void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys, bool per_query) {
   if (kind_ != Kind::tree) return;
+  if (per_query) {
+    prunes_ = true;
+    return;
+  }
   // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
   // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
   // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
@@ -246,28 +250,13 @@ double settle(double s, bool compact, const F& next_above) {
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
                               double* scratch) const {
   if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0]);  // keys sorted by x
-  // Each key's distance from q in bandwidths, in the kernel's norm, into scratch; the K-th
-  // smallest. L2 is summed over the largest coordinate, so that 1e300 and 1e-300 neither
-  // overflow nor underflow when squared.
+  if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h);
+  // Every key's distance into scratch; the K-th smallest.
   const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
   const bool compact = is_compact(kernel_);
-  const std::size_t n = keys_.n;
   std::size_t m = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == exclude) continue;
-    double top = 0, r = 0;
-    for (std::size_t k : keys_.cont) top = std::max(top, std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k]);
-    if (norm == Norm::linf || top == 0 || !std::isfinite(top)) {
-      r = top;
-    } else {
-      for (std::size_t k : keys_.cont) {
-        const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
-        r += norm == Norm::l2 ? z * z : z;
-      }
-      r = (norm == Norm::l2 ? std::sqrt(r) : r) * top;
-    }
-    scratch[m++] = r;
-  }
+  for (std::size_t i = 0; i < keys_.n; ++i)
+    if (i != exclude) scratch[m++] = neighbour_distance(i, q, inv_h, norm);
   if (m == 0) return 1;
   const std::size_t k = std::min(K, m) - 1;
   std::nth_element(scratch, scratch + k, scratch + m);
@@ -276,6 +265,83 @@ double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t 
     for (std::size_t i = 0; i < m; ++i)
       if (scratch[i] > after) s = std::min(s, scratch[i]);
     return s;
+  });
+}
+
+double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const {
+  // L2 is summed over the largest coordinate, so that 1e300 and 1e-300 neither overflow nor
+  // underflow when squared.
+  const std::size_t n = keys_.n;
+  double top = 0, r = 0;
+  for (std::size_t k : keys_.cont) top = std::max(top, std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k]);
+  if (norm == Norm::linf || top == 0 || !std::isfinite(top)) return top;
+  for (std::size_t k : keys_.cont) {
+    const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
+    r += norm == Norm::l2 ? z * z : z;
+  }
+  return (norm == Norm::l2 ? std::sqrt(r) : r) * top;
+}
+
+double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h) const {
+  // The tree's boxes over the continuous columns bound each key's distance from below (in the
+  // tree's units: squared for L2); the search keeps the K smallest distances in a heap and
+  // prunes boxes beyond the largest of them, widened against rounding.
+  const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+  std::vector<double> qc(keys_.cont.size()), ih(keys_.cont.size());
+  for (std::size_t c = 0; c < keys_.cont.size(); ++c) qc[c] = q[keys_.cont[c]], ih[c] = inv_h[keys_.cont[c]];
+  auto box_units = [&](double r) { return (norm == Norm::l2 ? r * r : r) * (1 + 1e-9); };
+  struct Nearest {
+    const KeyIndex& index;
+    const double* q;
+    const double* inv_h;
+    Norm norm;
+    std::size_t exclude, K;
+    const decltype(box_units)& units;
+    std::vector<double> heap;  // the K smallest distances so far, largest on top
+    double bound() const {
+      return heap.size() < K ? std::numeric_limits<double>::infinity() : units(heap.front());
+    }
+    void leaf(std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (i == exclude) continue;
+        const double r = index.neighbour_distance(i, q, inv_h, norm);
+        if (heap.size() < K) {
+          heap.push_back(r);
+          std::push_heap(heap.begin(), heap.end());
+        } else if (r < heap.front()) {
+          std::pop_heap(heap.begin(), heap.end());
+          heap.back() = r;
+          std::push_heap(heap.begin(), heap.end());
+        }
+      }
+    }
+  };
+  const std::size_t m = keys_.n - (exclude < keys_.n ? 1 : 0);
+  if (m == 0) return 1;
+  Nearest near{*this, q, inv_h, norm, exclude, std::min(K, m), box_units, {}};
+  keys_.tree->search(qc.data(), ih.data(), norm, near);
+  // The smallest distance beyond `after`: the same search for one key, farther than after.
+  struct Beyond {
+    const KeyIndex& index;
+    const double* q;
+    const double* inv_h;
+    Norm norm;
+    std::size_t exclude;
+    const decltype(box_units)& units;
+    double after, best = std::numeric_limits<double>::infinity();
+    double bound() const { return std::isfinite(best) ? units(best) : best; }
+    void leaf(std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (i == exclude) continue;
+        const double r = index.neighbour_distance(i, q, inv_h, norm);
+        if (r > after) best = std::min(best, r);
+      }
+    }
+  };
+  return settle(near.heap.front(), is_compact(kernel_), [&](double after) {
+    Beyond beyond{*this, q, inv_h, norm, exclude, box_units, after};
+    keys_.tree->search(qc.data(), ih.data(), norm, beyond);
+    return beyond.best;
   });
 }
 

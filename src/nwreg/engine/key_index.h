@@ -7,6 +7,7 @@
 /// - tree: several columns stored in a k-d tree's leaf order; a query sums over the leaves
 ///   within reach, or over every key where at the bandwidth in use the leaves would hold most
 ///   of them (decided once per bandwidth by `choose`, measured on 32 keys spread over the tree).
+///   Its K-th nearest distance is a search of the tree for the K nearest (KdTree::search).
 /// - every: every key, in input order.
 ///
 /// Reach: for compact kernels the support; for Gaussian and Laplace the keys whose weight
@@ -49,8 +50,9 @@ class KeyIndex {
   bool prunes() const { return kind_ == Kind::line || (kind_ == Kind::tree && prunes_); }
 
   /// Decides whether the tree prunes at these bandwidths (inv_h over the continuous columns;
-  /// `keys` gives the categorical factors).
-  void choose(const double* tree_inv_h, const kernel::Keys& keys);
+  /// `keys` gives the categorical factors); with `per_query` scales (knn) it always prunes:
+  /// each query's reach is measured at its own scale.
+  void choose(const double* tree_inv_h, const kernel::Keys& keys, bool per_query);
 
   /// The left-out block of a leave-one-out row at key `exclude` (none: empty).
   Block block(std::size_t exclude) const;
@@ -92,6 +94,9 @@ class KeyIndex {
  private:
   std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
   double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h) const;
+  double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h) const;
+  // Key i's distance from q in bandwidths over the continuous columns, in the kernel's norm.
+  double neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const;
   double level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const;
   Norm nearest_norm() const;
 

@@ -107,10 +107,10 @@ struct Span {
 struct Work {
   Work(std::size_t n, std::size_t d, std::size_t p)
       : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
-        z(p * kernel::block), inv_h(d), qc(d) {}
+        z(p * kernel::block), inv_h(d), qc(d), tree_inv_h(d) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
-  std::vector<double> t, v, S, tz, z, inv_h, qc;
+  std::vector<double> t, v, S, tz, z, inv_h, qc, tree_inv_h;
   std::vector<Range> ranges;
 };
 
