@@ -406,7 +406,7 @@ void features_table(bool quick, unsigned cores) {
   }
   for (const char* kind : {"knn:20", "adaptive:20"}) {
     EngineOptions o = base;
-    (kind[0] == 'k' ? o.knn : o.adaptive) = 20;
+    o.neighbour_policy = {kind[0] == 'k' ? Neighbours::knn : Neighbours::adaptive, 20};
     const double t = loo(Attention(one, {1.0}, o));
     std::printf("| %s, NW | %.4f s | 1-D NW %.4f s | %.1f |\n", kind, t, fixed, t / fixed);
   }

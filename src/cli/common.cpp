@@ -158,10 +158,9 @@ void add_performance_options(CLI::App& app, EngineCliOptions& o) {
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.option_defaults()->group("Bandwidth");
   app.add_option("-b,--bandwidth", o.bandwidth,
-                 "H (fixed, > 0; a time span such as 90s, 15min, 6h, 3d or 2w for a column of dates or times), "
-                 "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column), "
-                 "knn:K (each query's bandwidth reaches its K-th nearest key) or adaptive:K (each key's reaches its "
-                 "K-th nearest other key), K a number or auto; default auto. A categorical column's entry is its lambda");
+                 std::string("H (fixed, > 0; a time span such as 90s, 15min, 6h, 3d or 2w for a column of dates or times), "
+                             "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column), ") +
+                     neighbour_help() + ", K a number or auto; default auto. A categorical column's entry is its lambda");
   app.add_option("--init", o.init,
                  "Start the descent at H (a number, or a time span such as 6h for a time column; or silverman, "
                  "scott, plugin) instead of scanning for the basin");
@@ -290,8 +289,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   const BandwidthSpec spec = parse_bandwidth_spec(o.bandwidth, "--bandwidth");
   plan.kind = spec.kind;
   plan.fixed = spec.values;
-  plan.knn = spec.knn;
-  plan.adaptive = spec.adaptive;
+  plan.neighbour_policy = spec.neighbour_policy;
   plan.fixed_timed = spec.timed;
 
   FitOptions& f = plan.fit;

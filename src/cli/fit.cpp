@@ -96,8 +96,10 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         rec["bandwidth"] = m.bandwidth;
         // Neighbour bandwidths: K beside the scale ("1 knn:6" in CSV).
         std::string neighbours;
-        if (m.knn) rec["knn"] = m.knn, neighbours = " knn:" + std::to_string(m.knn);
-        if (m.adaptive) rec["adaptive"] = m.adaptive, neighbours = " adaptive:" + std::to_string(m.adaptive);
+        if (m.neighbour_policy) {
+          const std::string name = to_string(m.neighbour_policy.kind);
+          rec[name] = m.neighbour_policy.K, neighbours = " " + name + ":" + std::to_string(m.neighbour_policy.K);
+        }
         rec["loo_mse"] = value(m.loo_mse);
         rec["loo_r2"] = value(m.loo_r2);
         rec["neighbours"] = value(m.neighbours);
@@ -179,8 +181,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
     s << "bandwidth: " << join(m.bandwidth) << '\n';
-    if (m.knn) s << "knn: " << m.knn << '\n';
-    if (m.adaptive) s << "adaptive: " << m.adaptive << '\n';
+    if (m.neighbour_policy) s << to_string(m.neighbour_policy.kind) << ": " << m.neighbour_policy.K << '\n';
     if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); })) {
       // Time columns' bandwidths (seconds) in a unit people read: "bandwidth_readable: 6 h".
       s << "bandwidth_readable:";

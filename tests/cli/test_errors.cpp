@@ -55,7 +55,6 @@ const std::map<std::string, std::string> exempt = {
      "the CLI refuses the combination first, naming --optimizer and --loss"},
     {" grid gives every training row a key in reach",
      "the K nearest keys lie inside a compact kernel's support by construction, and the others reach every key"},
-    {"knn and adaptive bandwidths exclude each other", "--bandwidth takes one of them, and model files are checked first"},
     {" with no other key in reach; give --loo-rows 0",
      "needs a descent on a sample of rows to shrink a compact kernel past a row outside the sample"},
 };

@@ -57,7 +57,7 @@ TEST_CASE("knn bandwidths: predictions and LOO error equal a brute-force loop") 
       for (std::size_t K : {1, 7, 40}) {
         EngineOptions o;
         o.method = method;
-        o.knn = K;
+        o.neighbour_policy = {Neighbours::knn, K};
         const Attention e(*d, base, o);
         CAPTURE(to_string(method));
         CAPTURE(d->d);
@@ -83,15 +83,16 @@ TEST_CASE("knn bandwidths: knn:auto picks the grid's lowest LOO error, and K is 
   const Dataset mcycle = testing::mcycle_or_boston("mcycle");
   FitPlan plan;
   plan.kind = BandwidthSpec::Kind::knn;
+  plan.neighbour_policy = {Neighbours::knn, 0};  // K = 0: auto
   const Model m = fit_model(mcycle, plan, {});
-  REQUIRE(m.knn >= 1);
+  REQUIRE(m.neighbour_policy.K >= 1);
   CHECK(m.bandwidth_source == "knn");
-  for (std::size_t K : {m.knn + 1, m.knn > 1 ? m.knn - 1 : m.knn + 2}) {
+  for (std::size_t K : {m.neighbour_policy.K + 1, m.neighbour_policy.K > 1 ? m.neighbour_policy.K - 1 : m.neighbour_policy.K + 2}) {
     EngineOptions o;
-    o.knn = K;
+    o.neighbour_policy = {Neighbours::knn, K};
     CHECK(Attention(mcycle, {1.0}, o).loo(false).mse >= *m.loo_mse);
   }
-  plan.knn = mcycle.n;
+  plan.neighbour_policy = {Neighbours::knn, mcycle.n};
   CHECK_THROWS_WITH_AS(fit_model(mcycle, plan, {}),
                        "knn:133 needs K between 1 and the training rows less one (132)", ParameterError);
 }
@@ -135,7 +136,7 @@ TEST_CASE("adaptive bandwidths: predictions and LOO error equal a brute-force lo
       for (std::size_t K : {1, 9}) {
         EngineOptions o;
         o.kernel = kernel;
-        o.adaptive = K;
+        o.neighbour_policy = {Neighbours::adaptive, K};
         const Attention e(*d, base, o);
         CAPTURE(to_string(kernel));
         CAPTURE(d->d);

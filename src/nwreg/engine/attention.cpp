@@ -8,37 +8,18 @@
 #include <optional>
 
 #include "nwreg/base/errors.h"
-#include "nwreg/kernel/gauss_transform.h"
-#include "nwreg/kernel/kernel1d.h"
-#include "nwreg/kernel/kernel_nd.h"
-#include "nwreg/engine/kd_tree.h"
-#include "nwreg/engine/pass.h"
-#include "nwreg/engine/small_system.h"
 #include "nwreg/base/numbers.h"
-#include "nwreg/base/thread_pool.h"
+#include "nwreg/kernel/gauss_transform.h"
 
 namespace nwreg {
-namespace {
-
-using kernels::log2e;
-// Keys and queries within this magnitude cannot overflow the kernels' factored form.
-constexpr double fast_limit = KeySet::bounded_limit;
-
-}  // namespace
-
-
-
 
 std::string to_string(OutOfReach policy) { return policy == OutOfReach::error ? "error" : "nearest"; }
-
-
 
 OutOfReach parse_out_of_reach(const std::string& name) {
   if (name == "error") return OutOfReach::error;
   if (name == "nearest") return OutOfReach::nearest;
   throw ParameterError("out_of_reach", "unknown policy " + quote(name) + " (known: error, nearest)");
 }
-
 
 void check_tolerance(double tolerance) {
   if (!(tolerance >= 0 && tolerance < 1))
@@ -61,13 +42,18 @@ namespace {
 
 // One continuous x column: keys sorted by x, windows (not with adaptive bandwidths, whose
 // per-key scales reach unevenly).
+bool per_key(const EngineOptions& o) {
+  const NeighbourDef* def = neighbour_def(o.neighbour_policy.kind);
+  return def && def->per_key;
+}
+
 bool line_index(const Dataset& train, const EngineOptions& o) {
-  return train.d == 1 && !is_categorical(train.kind(0)) && !o.adaptive;
+  return train.d == 1 && !is_categorical(train.kind(0)) && !per_key(o);
 }
 
 // The fused 1-D Gaussian NW path (kernel1d.h): one column, a fixed bandwidth, no sample weights.
 bool fused_line(const Dataset& train, const EngineOptions& o) {
-  return line_index(train, o) && !o.knn && o.kernel == Kernel::gaussian && method_degree(o.method, o.degree) == 0 &&
+  return line_index(train, o) && !o.neighbour_policy && o.kernel == Kernel::gaussian && method_degree(o.method, o.degree) == 0 &&
          train.weight.empty();
 }
 
@@ -76,8 +62,7 @@ bool fused_line(const Dataset& train, const EngineOptions& o) {
 // one continuous column; a k-d tree for several, except with adaptive bandwidths.
 KeyLayout layout_for(const Dataset& train, const EngineOptions& o) {
   check_tolerance(o.tolerance);
-  if (o.knn && o.adaptive) throw ParameterError("bandwidth", "knn and adaptive bandwidths exclude each other");
-  const bool neighbours = o.knn || o.adaptive;
+  const bool neighbours = static_cast<bool>(o.neighbour_policy);
   if (o.leave_out > 0 && neighbours) throw ParameterError("leave_out", "not with knn or adaptive bandwidths");
   if (o.leave_out > 0 && !(train.d == 1 && !is_categorical(train.kind(0))))
     throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
@@ -85,7 +70,7 @@ KeyLayout layout_for(const Dataset& train, const EngineOptions& o) {
   KeyLayout layout;
   layout.merge = o.merge && o.leave_out == 0 && !neighbours;
   layout.prefer_rows = fused_line(train, o);
-  layout.tree = !o.adaptive;  // adaptive keys reach as far as their own scales: every key
+  layout.tree = !per_key(o);  // keys with their own scales reach as far as those: every key
   return layout;
 }
 
@@ -96,7 +81,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
       ks_(train, layout_for(train, options_)),
       index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out),
       estimator_(options_.method, options_.degree, ks_.d),
-      policy_(options_.knn, options_.adaptive),
+      policy_(options_.neighbour_policy),
       cat_(ks_.d) {
   if (fused_line(train, options_) && !ks_.merged)
     fused_.emplace(ks_, index_, options_.tolerance, options_.transform, options_.pool, pairs_);
@@ -129,7 +114,7 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   policy_.set(ks_, index_, inv_h_.data(), options_.pool);
   tree_ih_.clear();
   for (std::size_t k : ks_.cont) tree_ih_.push_back(inv_h_[k]);
-  index_.choose(tree_ih_.data(), keys(), policy_.kind() == BandwidthPolicy::Kind::knn);
+  index_.choose(tree_ih_.data(), keys(), policy_.per_query());
 }
 
 void Attention::check_loo_rows() const {
@@ -140,13 +125,11 @@ void Attention::check_loo_rows() const {
                     " training rows, got " + std::to_string(ks_.rows));
 }
 
-
 double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const {
   // For the Gaussian measured from b (the weights' residuals sum to 0, so a constant shift
   // changes nothing, and r_i^2 - r_b^2 does not cancel).
   return kernel::dlog(options_.kernel, keys(), k, i, q, xb, inv_h_.data());
 }
-
 
 void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo) const {
   std::string at;
@@ -213,7 +196,6 @@ std::vector<Attention::Slot> Attention::slots(const std::vector<std::size_t>* ro
   if (ks_.merged) std::stable_sort(out.begin(), out.end(), [](const Slot& a, const Slot& b) { return a.slot < b.slot; });
   return out;
 }
-
 
 std::vector<double> Attention::key_columns(const double* v, std::size_t c) const {
   std::vector<double> out(c * ks_.rows);

@@ -16,6 +16,7 @@
 #include "nwreg/engine/key_index.h"
 #include "nwreg/engine/key_set.h"
 #include "nwreg/kernel/kernel_nd.h"
+#include "nwreg/model/settings.h"
 
 namespace nwreg {
 
@@ -23,11 +24,13 @@ class ThreadPool;
 
 class BandwidthPolicy {
  public:
-  enum class Kind { fixed, knn, adaptive };
-  /// knn = K or adaptive = K (at most one of them > 0); both 0: fixed.
-  BandwidthPolicy(std::size_t knn, std::size_t adaptive);
+  /// A nearest-neighbour policy and its K (model/settings.h), or none: fixed.
+  explicit BandwidthPolicy(NeighbourBandwidth neighbours);
 
-  Kind kind() const { return kind_; }
+  /// Whether each query has its own scale (knn): windows and leaves are then measured per query.
+  bool per_query() const { return per_query_; }
+  /// Whether each key has its own scale (adaptive): every key is summed.
+  bool per_key() const { return per_key_; }
 
   /// At new bandwidths (1 / h per column): adaptive's per-key scales.
   void set(const KeySet& keys, const KeyIndex& index, const double* inv_h, ThreadPool* pool);
@@ -43,8 +46,8 @@ class BandwidthPolicy {
   const double* lognorm() const { return lognorm_.empty() ? nullptr : lognorm_.data(); }
 
  private:
-  Kind kind_;
   std::size_t K_;
+  bool per_query_ = false, per_key_ = false;
   std::vector<double> inv_s_, lognorm_;
 };
 

@@ -13,8 +13,7 @@ EngineOptions with_model(EngineOptions e, const Model& m) {
   e.kernel = m.kernel;
   e.method = m.method;
   e.degree = m.degree;
-  e.knn = m.knn;
-  e.adaptive = m.adaptive;
+  e.neighbour_policy = m.neighbour_policy;
   e.categorical = m.categorical;
   e.categorical_in_fit = m.categorical_in_fit;
   e.leave_out = m.leave_out;

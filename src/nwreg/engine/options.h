@@ -52,15 +52,14 @@ struct EngineOptions {
   /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
   /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
   bool transform = true;
-  /// Nearest-neighbour bandwidths: with knn = K, each query's bandwidths are h_k s(q), s(q) the
-  /// distance from q to its K-th nearest key in the space scaled by h (the continuous columns,
-  /// in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate); a
-  /// leave-one-out row's K-th nearest other key. 0 = fixed bandwidths. Keys are not merged.
-  std::size_t knn = 0;
-  /// Adaptive bandwidths: with adaptive = K, key i's bandwidths are h_k s_i, s_i the distance
-  /// (as for knn) from key i to its K-th nearest other key, and its weight is divided by
-  /// s_i^d (d its continuous columns), as R np's adaptive_nn. 0 = fixed. Not with knn.
-  std::size_t adaptive = 0;
+  /// Nearest-neighbour bandwidths (model/settings.h): knn = K scales each query's bandwidths to
+  /// h_k s(q), s(q) the distance from q to its K-th nearest key in the space scaled by h (the
+  /// continuous columns, in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the
+  /// largest coordinate; a leave-one-out row's K-th nearest other key); adaptive = K gives key
+  /// i the bandwidths h_k s_i, s_i its distance (as for knn) to its K-th nearest other key, and
+  /// divides its weight by s_i^d (d its continuous columns), as R np's adaptive_nn. None:
+  /// fixed bandwidths. Keys are not merged.
+  NeighbourBandwidth neighbour_policy;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };

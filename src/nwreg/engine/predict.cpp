@@ -128,8 +128,8 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
 }
 
 void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
-  if (policy_.kind() == BandwidthPolicy::Kind::knn && !estimator_.local())
-    throw ParameterError("derivative", "NW's slope with knn bandwidths is not built (each query's bandwidth moves with "
+  if (policy_.per_query() && !estimator_.local())
+    throw ParameterError("derivative", "NW's slope with " + to_string(options_.neighbour_policy.kind) + " bandwidths is not built (each query's bandwidth moves with "
                                        "it); give --method local-linear, whose slope is its fitted line's");
   const std::size_t d = ks_.d, p = estimator_.p();
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, 8, shape(), [&](std::size_t j, Work& w) {

@@ -79,13 +79,13 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
 void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
   std::size_t continuous = 0;
   for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
-  const char* what = plan.adaptive ? "adaptive" : "knn";
+  const std::string what = to_string(plan.neighbour_policy.kind);
   if (continuous == 0)
-    throw DataError(std::string(what) + " bandwidths need a continuous x column; every x column is categorical");
-  if (data.n < 3) throw DataError(std::string(what) + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
+    throw DataError(what + " bandwidths need a continuous x column; every x column is categorical");
+  if (data.n < 3) throw DataError(what + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
   const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
-  if (plan.knn > most)
-    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.knn)) +
+  if (plan.neighbour_policy.K > most)
+    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.neighbour_policy.K)) +
                                           " needs K between 1 and the training rows less one (" + std::to_string(most) + ")");
   if (continuous == 1 && data.d == 1) {
     m.bandwidth = {1.0};
@@ -98,9 +98,9 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   m.criterion.reset();
   m.criterion_value.reset();
   m.bandwidth_source = what;
-  // K into the engine options (and at the end the model), as knn or adaptive.
-  auto set = [&](EngineOptions& e, std::size_t k) { (plan.adaptive ? e.adaptive : e.knn) = k; };
-  std::size_t chosen = plan.knn;
+  // K into the engine options (and at the end the model).
+  auto set = [&](EngineOptions& e, std::size_t k) { e.neighbour_policy = {plan.neighbour_policy.kind, k}; };
+  std::size_t chosen = plan.neighbour_policy.K;
   // Else K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
   std::vector<std::size_t> grid;
   for (double k = 1; !chosen && k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
@@ -131,8 +131,8 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   if (!chosen)
     throw DataError("no K of the " + std::string(what) + " grid gives every training row a key in reach");
   set(engine, chosen);
-  (plan.adaptive ? m.adaptive : m.knn) = chosen;
-  if (plan.knn) return;  // given: no criterion
+  m.neighbour_policy = {plan.neighbour_policy.kind, chosen};
+  if (plan.neighbour_policy.K) return;  // given: no criterion
   m.criterion = plan.fit.criterion;
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);

@@ -19,8 +19,7 @@ namespace nwreg {
 struct FitPlan {
   BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
   std::vector<double> fixed;  //!< Kind::fixed: one bandwidth (for every column), or one per x column
-  std::size_t knn = 0;        //!< Kind::knn: K, or 0 to choose it by the criterion
-  bool adaptive = false;      //!< Kind::knn: per key (EngineOptions::adaptive), not per query
+  NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K, or K = 0 to choose it by the criterion
   FitOptions fit;             //!< Kind::learn; a single fit.init value is spread over the columns
   std::string init_rule;      //!< "silverman", "scott" or "plugin": the start of the descent
   bool metric_full = false;   //!< learn a linear map after the bandwidths (Gaussian NW)

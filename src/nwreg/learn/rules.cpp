@@ -43,16 +43,17 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
   else if (text == "scott") spec.kind = BandwidthSpec::Kind::scott;
   else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
   if (spec.kind != BandwidthSpec::Kind::learn) return spec;
-  if (text.rfind("knn:", 0) == 0 || text.rfind("adaptive:", 0) == 0) {
+  for (const NeighbourDef& n : neighbour_table) {
+    if (text.rfind(std::string(n.name) + ":", 0) != 0) continue;
     spec.kind = BandwidthSpec::Kind::knn;
-    spec.adaptive = text[0] == 'a';
+    spec.neighbour_policy.kind = n.id;
     const std::string k = text.substr(text.find(':') + 1);
     if (k == "auto") return spec;
     const auto v = parse_double(k);
     if (!v || *v < 1 || *v != std::floor(*v) || *v > 1e9)
-      throw UsageError(option + ": " + (spec.adaptive ? "adaptive" : "knn") +
-                       ":K takes a whole number of neighbours K >= 1, or auto; got " + quote(text));
-    spec.knn = static_cast<std::size_t>(*v);
+      throw UsageError(option + ": " + n.name + ":K takes a whole number of neighbours K >= 1, or auto; got " +
+                       quote(text));
+    spec.neighbour_policy.K = static_cast<std::size_t>(*v);
     return spec;
   }
   spec.kind = BandwidthSpec::Kind::fixed;

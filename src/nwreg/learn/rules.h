@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nwreg/data/dataset.h"
+#include "nwreg/model/settings.h"
 
 namespace nwreg {
 
@@ -13,12 +14,12 @@ namespace nwreg {
 struct BandwidthSpec {
   enum class Kind { learn, fixed, silverman, scott, plugin, knn } kind = Kind::learn;
   std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
-  std::size_t knn = 0;         //!< Kind::knn: K, or 0 for auto
-  bool adaptive = false;       //!< Kind::knn: per key (adaptive:K), not per query (knn:K)
+  NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K (0: auto)
   std::vector<bool> timed;     //!< per value: given as a time span (6h), in seconds
 };
 
-/// Parses "auto" (or ""), "silverman", "scott", "plugin", "knn:K", "adaptive:K" (K or auto), or bandwidths > 0 separated by commas,
+/// Parses "auto" (or ""), "silverman", "scott", "plugin", "NAME:K" for a nearest-neighbour
+/// policy (knn:K, adaptive:K; K or auto), or bandwidths > 0 separated by commas,
 /// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
 /// in seconds. Throws UsageError that starts with `option`.
 BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);

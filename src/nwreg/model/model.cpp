@@ -18,8 +18,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   if (m.method == Method::local_polynomial) w.field("degree", m.degree);
   if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
-  if (m.knn) w.field("knn", m.knn);
-  if (m.adaptive) w.field("adaptive", m.adaptive);
+  if (m.neighbour_policy) w.field(to_string(m.neighbour_policy.kind), m.neighbour_policy.K);
   const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
   const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
   if (any_time) {
@@ -231,13 +230,13 @@ Model read_model(std::istream& in, const std::string& source) {
       m.leave_out = j.at("leave_out").get<std::size_t>();
     }
     m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
-    for (auto [key, field] : {std::pair{"knn", &m.knn}, {"adaptive", &m.adaptive}})
-      if (j.contains(key)) {
-        if (!j.at(key).is_number_unsigned() || j.at(key).get<std::size_t>() == 0)
-          throw bad("\"" + std::string(key) + "\" must be a whole number of neighbours >= 1");
-        *field = j.at(key).get<std::size_t>();
+    for (const NeighbourDef& n : neighbour_table)
+      if (j.contains(n.name)) {
+        if (!j.at(n.name).is_number_unsigned() || j.at(n.name).get<std::size_t>() == 0)
+          throw bad("\"" + std::string(n.name) + "\" must be a whole number of neighbours >= 1");
+        if (m.neighbour_policy) throw bad("\"" + to_string(m.neighbour_policy.kind) + "\" and \"" + n.name + "\" exclude each other");
+        m.neighbour_policy = {n.id, j.at(n.name).get<std::size_t>()};
       }
-    if (m.knn && m.adaptive) throw bad("\"knn\" and \"adaptive\" exclude each other");
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
     read_columns(j, m, source);

@@ -28,8 +28,7 @@ struct Model {
   std::size_t degree = 2;               //!< Method::local_polynomial's degree
   std::size_t leave_out = 0;            //!< leave-block-out: keys left out on each side (0 = leave one out)
   std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
-  std::size_t knn = 0;                  //!< nearest-neighbour bandwidths: K (EngineOptions::knn); 0 = fixed
-  std::size_t adaptive = 0;             //!< adaptive bandwidths: K (EngineOptions::adaptive); 0 = fixed
+  NeighbourBandwidth neighbour_policy;        //!< a nearest-neighbour bandwidth (EngineOptions::neighbour_policy); none = fixed
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
   std::vector<std::string> x_columns;   //!< training x column names

@@ -87,6 +87,26 @@ void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::str
   }
 }
 
+const NeighbourDef* neighbour_def(Neighbours kind) {
+  for (const NeighbourDef& n : neighbour_table)
+    if (n.id == kind) return &n;
+  return nullptr;
+}
+
+std::string to_string(Neighbours kind) {
+  const NeighbourDef* def = neighbour_def(kind);
+  return def ? def->name : "none";
+}
+
+std::string neighbour_help() {
+  std::string help;
+  const std::size_t count = std::size(neighbour_table);
+  for (std::size_t i = 0; i < count; ++i)
+    help += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + neighbour_table[i].name + ":K (" +
+            neighbour_table[i].help + ")";
+  return help;
+}
+
 void check_metric(const Metric& m, std::size_t d, const std::string& option) {
   if (m.rank == 0 || m.a.size() != m.rank * d)
     throw UsageError(option + ": needs " + std::to_string(d) + " numbers per row (one per x column), got " +

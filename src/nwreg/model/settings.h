@@ -73,6 +73,32 @@ void record_epoch(std::vector<Epoch>& history, Epoch e);
 /// Throws UsageError that starts with `option`.
 void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option);
 
+/// Nearest-neighbour bandwidth policies, by name: --bandwidth NAME:K, the model file's
+/// "NAME": K and the fit report. Each scales the bandwidths by the distance to the K-th nearest
+/// key, of each query or of each key (engine/bandwidth_policy.cpp).
+enum class Neighbours { none, knn, adaptive };
+struct NeighbourDef {
+  Neighbours id;
+  const char* name;
+  bool per_key;      //!< each key its own scale (every key summed); else each query its own
+  const char* help;  //!< for --bandwidth's help, after "NAME:K"
+};
+inline constexpr NeighbourDef neighbour_table[] = {
+    {Neighbours::knn, "knn", false, "each query's bandwidth reaches its K-th nearest key"},
+    {Neighbours::adaptive, "adaptive", true, "each key's reaches its K-th nearest other key"},
+};
+/// A nearest-neighbour bandwidth: its policy and K (kind none: a fixed bandwidth).
+struct NeighbourBandwidth {
+  Neighbours kind = Neighbours::none;
+  std::size_t K = 0;  //!< >= 1 in an engine or a model; 0 in a plan: choose K by the criterion
+  explicit operator bool() const { return kind != Neighbours::none; }
+};
+/// The policy's row (nullptr for none).
+const NeighbourDef* neighbour_def(Neighbours kind);
+std::string to_string(Neighbours kind);
+/// "knn:K (each query's ...) or adaptive:K (each key's ...)", as --bandwidth lists them.
+std::string neighbour_help();
+
 /// A learned metric (--metric full): the linear map A of x, r x d, so that the Gaussian score
 /// is -|A (q - x)|^2 / 2 (learn/metric.h learns it; engine/metric_map.h applies it).
 struct Metric {
