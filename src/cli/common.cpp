@@ -136,7 +136,7 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--categorical-kernel", o.categorical_kernel,
                  "Kernels of --categorical / --ordered columns: aitchison-aitken (with Wang-van Ryzin for ordered "
                  "ones, as statsmodels and R np) or li-racine; each column's lambda (in --bandwidth) sets how much "
-                 "other levels weigh (see README, \"Categorical columns\")")
+                 "other levels weigh (see docs/methods.md, \"Categorical columns\")")
       ->capture_default_str();
   app.add_option("--categorical-fit", o.categorical_fit,
                  "How a local fit (local-linear, local-polynomial) treats categorical columns: weights (only "

@@ -1,5 +1,5 @@
 // nwreg: Nadaraya-Watson kernel regression as attention pooling, from the command line.
-// Errors are caught here, once: one line on stderr and the exit code (README, "Exit codes").
+// Errors are caught here, once: one line on stderr and the exit code (docs/errors.md).
 
 #include <CLI/CLI.hpp>
 

@@ -312,8 +312,8 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                   "Copy these columns (names or 1-based indices, comma-separated) of each query row, or of each "
                   "training row for fitted values, into the output, first: results join back to their input");
   sub->add_flag("--se", cmd.se,
-                "Add pointwise standard errors and a confidence band: columns se, lower, upper (see README, "
-                "\"Standard errors\")");
+                "Add pointwise standard errors and a confidence band: columns se, lower, upper (see "
+                "docs/methods.md, \"Standard errors\")");
   sub->add_option("--level", cmd.level, "Confidence level of the --se band")->capture_default_str();
   sub->add_flag("--derivative", cmd.derivative,
                 "Add the slope df/dx of each continuous x column (d_<x>; per second for time), with --se its "

@@ -87,7 +87,7 @@ Row FusedLine::row(const GaussTransform& fgt, double q, std::size_t exclude, boo
   row.f = y0 + fc;
   // df/dlog h = sum_i a_i (y_i - f) D_i = (v - (f - y0) t) / s0.
   if (gradient) row.dfdtheta = (s.v - fc * s.t) / s0;
-  // As row_1d makes them for a query at a key: s0, and t = sum e u with u = -D / (2 ln 2).
+  // As the sweep makes them for a query at a key: s0, and t = sum e u with u = -D / (2 ln 2).
   row.s0 = s0;
   row.t = -s.t / (2 * ln2);
   return row;

@@ -111,7 +111,7 @@ class PredictionWriter {
   std::size_t rows_ = 0;
 };
 
-/// Streams the m x n attention-weight matrix row by row (see README, "Attention weights").
+/// Streams the m x n attention-weight matrix row by row (see docs/output.md, "Attention weights").
 class WeightsWriter {
  public:
   /// csv and tsv write a table, json one object, jsonl a line per query (wide: its coordinates

@@ -98,7 +98,7 @@ double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, con
 /// over the columns of the squared scaled distance, or of the absolute one for L1 kernels);
 /// its distance into rmin (+inf when every distance overflows). The distances are plain sums,
 /// so a key within about 1e-15 rmin of it may be nearer: callers with rmin beyond what they can
-/// afford (see Attention::nearest) check exactly.
+/// afford (see KeyIndex::nearest) check exactly.
 std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
                     const double* q, const double* inv_h, double& rmin);
 

@@ -1,7 +1,6 @@
 #pragma once
 /// Choosing the bandwidth: rules of thumb, and learning it by gradient descent on the
-/// leave-one-out error (the objective and its gradient are set out in the README, "Choosing the
-/// bandwidth").
+/// leave-one-out error (the objective and its gradient are set out in docs/bandwidths.md).
 
 #include <cstddef>
 #include <functional>

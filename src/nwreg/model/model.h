@@ -61,7 +61,7 @@ class JsonObjectWriter;
 /// the model file and the JSON predictions.
 void write_model_fields(JsonObjectWriter& w, const Model& m);
 
-/// Writes the model as a JSON object (see README, "Model file"). Throws DataError if a number
+/// Writes the model as a JSON object (see docs/output.md, "Model file"). Throws DataError if a number
 /// is not finite (JSON cannot hold it).
 void write_model(std::ostream& out, const Model& model);
 
