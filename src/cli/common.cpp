@@ -320,7 +320,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
       throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
     f.init = std::vector<double>{1 / std::abs(o.init_w)};
   } else if (!o.init.empty()) {
-    const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init");
+    const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init", false);
     if (init.kind == BandwidthSpec::Kind::learn)
       throw UsageError("--init: expected a bandwidth > 0, silverman, scott or plugin, got " + quote(o.init));
     if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values, plan.init_timed = init.timed;

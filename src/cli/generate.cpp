@@ -1,6 +1,7 @@
 #include "cli/generate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -24,6 +25,17 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
   if (option == "method") {
     std::vector<std::string> out;
     for (const MethodDef& m : method_table) out.emplace_back(m.name);
+    return out;
+  }
+  if (option == "bandwidth") {
+    std::vector<std::string> out = {"auto", "silverman", "scott", "plugin"};
+    for (const NeighbourDef& n : neighbour_table) out.push_back(std::string(n.name) + ":auto");
+    return out;
+  }
+  if (option == "COMMAND" && sub.get_name() == "help") {
+    std::vector<std::string> out;
+    for (const CLI::App* c : sub.get_parent()->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+      if (c->get_name() != "help") out.push_back(c->get_name());
     return out;
   }
   if (option == "criterion") {
@@ -115,7 +127,11 @@ std::string sh_quote(const std::string& text) {
 // One line of description, short, for the completions' lists.
 std::string summary(const std::string& text, std::size_t most = 80) {
   std::string s = text.substr(0, text.find('\n'));
-  if (const auto stop = s.find(". "); stop != std::string::npos) s = s.substr(0, stop);
+  for (std::size_t stop = s.find(". "); stop != std::string::npos; stop = s.find(". ", stop + 1))
+    if (stop + 2 < s.size() && std::isupper(static_cast<unsigned char>(s[stop + 2]))) {
+      s = s.substr(0, stop);  // the first sentence (". or ," is a value, not its end)
+      break;
+    }
   if (s.size() > most) s = s.substr(0, most - 3) + "...";
   return s;
 }
@@ -139,9 +155,13 @@ void man(const CLI::App& app, const std::string& version, std::ostream& out) {
   out << ".SH DESCRIPTION\n" << roff(app.get_description()) << "\n.SH COMMANDS\n";
   for (const CLI::App* sub : commands(app)) {
     out << ".SS \"nwreg " << sub->get_name() << "\"\n" << roff(sub->get_description()) << "\n";
-    std::string group;
-    for (const Opt& o : options_of(*sub)) {
-      if (o.group != group) out << ".PP\n\\fI" << roff(group = o.group) << "\\fR\n";
+    std::vector<std::string> groups;  // in the order they first appear, as --help lists them
+    for (const Opt& o : options_of(*sub))
+      if (std::find(groups.begin(), groups.end(), o.group) == groups.end()) groups.push_back(o.group);
+    for (const std::string& group : groups) {
+      out << ".PP\n\\fI" << roff(group) << "\\fR\n";
+      for (const Opt& o : options_of(*sub)) {
+        if (o.group != group) continue;
       out << ".TP\n";
       if (o.positional) {
         out << "\\fI" << o.name << "\\fR";
@@ -154,6 +174,7 @@ void man(const CLI::App& app, const std::string& version, std::ostream& out) {
       out << "\n" << roff(o.description);
       if (!o.default_value.empty()) out << " (default: " << roff(o.default_value) << ")";
       out << "\n";
+      }
     }
     if (!sub->get_footer().empty()) out << ".PP\n.nf\n" << roff(sub->get_footer()) << "\n.fi\n";
   }
@@ -178,10 +199,13 @@ void bash(const CLI::App& app, std::ostream& out) {
       << "    return\n  fi\n"
       << "  case \"$cmd\" in\n";
   for (const CLI::App* sub : commands(app)) {
-    std::vector<std::string> words, files;
+    std::vector<std::string> words, operands;  // operands: a positional's closed set of values
     out << "    " << sub->get_name() << ")\n      case \"$prev\" in\n";
     for (const Opt& o : options_of(*sub)) {
-      if (o.positional) continue;
+      if (o.positional) {
+        operands = choices(*sub, o.name);
+        continue;
+      }
       words.push_back("--" + o.name);
       if (!o.short_name.empty()) words.push_back("-" + o.short_name);
       if (o.flag) continue;
@@ -194,9 +218,10 @@ void bash(const CLI::App& app, std::ostream& out) {
       else
         out << "        " << pattern << ") return ;;\n";
     }
-    out << "      esac\n"
+    const std::string rest = operands.empty() ? "compgen -f -- \"$cur\"" : "compgen -W " + sh_quote(joined(operands)) + " -- \"$cur\"";
+    out << "        *) ;;\n      esac\n"
         << "      if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W " << sh_quote(joined(words) + " --help")
-        << " -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n      ;;\n";
+        << " -- \"$cur\")); else COMPREPLY=($(" << rest << ")); fi\n      ;;\n";
   }
   out << "  esac\n}\ncomplete -o filenames -F _nwreg nwreg\n";
 }
@@ -226,7 +251,8 @@ void zsh(const CLI::App& app, std::ostream& out) {
     for (const Opt& o : options_of(*sub)) {
       std::string spec;
       if (o.positional) {
-        spec = "*:" + zsh_text(o.name) + ":_files";
+        const auto values = choices(*sub, o.name);
+        spec = "*:" + zsh_text(o.name) + ":" + (values.empty() ? "_files" : "(" + joined(values) + ")");
       } else {
         const std::string names = o.short_name.empty() ? "--" + o.name : "{-" + o.short_name + ",--" + o.name + "}";
         spec = "[" + zsh_text(o.description) + "]";
@@ -256,9 +282,11 @@ void fish(const CLI::App& app, std::ostream& out) {
   for (const CLI::App* sub : commands(app)) {
     const std::string when = " -n " + sh_quote("__fish_seen_subcommand_from " + sub->get_name());
     bool positional = false;
+    std::vector<std::string> operands;
     for (const Opt& o : options_of(*sub)) {
       if (o.positional) {
         positional = true;
+        operands = choices(*sub, o.name);
         continue;
       }
       out << "complete -c nwreg" << when << " -l " << o.name;
@@ -270,7 +298,8 @@ void fish(const CLI::App& app, std::ostream& out) {
       }
       out << " -d " << sh_quote(summary(o.description)) << "\n";
     }
-    if (positional) out << "complete -c nwreg" << when << " -F\n";
+    if (positional)
+      out << "complete -c nwreg" << when << (operands.empty() ? " -F" : " -a " + sh_quote(joined(operands))) << "\n";
   }
 }
 

@@ -327,7 +327,8 @@ TEST_CASE("errors: the catalogue, one input each") {
        (s / "tn.json").string() + ": not a usable nwreg model: \"x_kinds\" needs one kind per x column"},
       // bandwidth and learning options
       {{"fit", syn, "-b", "0"}, "", 2, "--bandwidth: must be > 0, got 0"},
-      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"fast\""},
+      {{"fit", syn, "--init", "knn:5"}, "", 2, "--init: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"knn:5\""},
+      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, knn:K or adaptive:K, got \"fast\""},
       {{"fit", syn, "-b", "inf"}, "", 2, "--bandwidth: \"inf\" is not a finite number"},
       {{"fit", syn, "-b", "1e-320"}, "", 2,
        "--bandwidth: 1e-320 is outside the usable range (5.562684646268003e-309 to 1.7976931348623157e+308)"},

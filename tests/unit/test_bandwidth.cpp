@@ -183,7 +183,7 @@ TEST_CASE("bandwidth specs: words, one value, a list") {
   CHECK_THROWS_WITH_AS(parse_bandwidth_spec("0", "--bandwidth"), "--bandwidth: must be > 0, got 0", UsageError);
   CHECK_THROWS_WITH_AS(parse_bandwidth_spec("1,", "--bandwidth"),
                        "--bandwidth: empty field where a number is required", UsageError);
-  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("fast", "--init"),
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("fast", "--init", false),
                        "--init: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"fast\"", UsageError);
   CHECK_THROWS_WITH_AS(parse_bandwidth_spec("inf", "--bandwidth"), "--bandwidth: \"inf\" is not a finite number",
                        UsageError);

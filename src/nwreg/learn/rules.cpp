@@ -36,7 +36,7 @@ std::vector<ColumnStats> x_column_stats(const Dataset& data, const char* what) {
   return out;
 }
 
-BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option) {
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option, bool neighbours) {
   BandwidthSpec spec;
   if (text.empty() || text == "auto") return spec;
   if (text == "silverman") spec.kind = BandwidthSpec::Kind::silverman;
@@ -44,7 +44,7 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
   else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
   if (spec.kind != BandwidthSpec::Kind::learn) return spec;
   for (const NeighbourDef& n : neighbour_table) {
-    if (text.rfind(std::string(n.name) + ":", 0) != 0) continue;
+    if (!neighbours || text.rfind(std::string(n.name) + ":", 0) != 0) continue;
     spec.kind = BandwidthSpec::Kind::knn;
     spec.neighbour_policy.kind = n.id;
     const std::string k = text.substr(text.find(':') + 1);
@@ -68,7 +68,8 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     spec.timed.push_back(span.has_value());
     if (!v) {
       if (why == ParseFailure::not_a_number)
-        throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got " + quote(text));
+        throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott" +
+                         (neighbours ? ", plugin, " + neighbour_forms() : std::string(" or plugin")) + ", got " + quote(text));
       throw UsageError(option + ": " + describe(why, part));
     }
     check_bandwidth({*v}, 1, option);

@@ -22,7 +22,8 @@ struct BandwidthSpec {
 /// policy (knn:K, adaptive:K; K or auto), or bandwidths > 0 separated by commas,
 /// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
 /// in seconds. Throws UsageError that starts with `option`.
-BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option);
+/// `neighbours` false (--init) takes no nearest-neighbour policy.
+BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& option, bool neighbours = true);
 
 /// Silverman's rule per column: 0.9 min(sd, IQR/1.34) n^(-1/5) (R's bw.nrd0; sd when IQR = 0).
 /// Throws DataError when a column's values are all equal.

@@ -107,6 +107,22 @@ std::string neighbour_help() {
   return help;
 }
 
+namespace {
+
+// Each policy's name with `suffix`, listed as "a, b or c".
+std::string neighbour_list(const char* suffix) {
+  std::string list;
+  const std::size_t count = std::size(neighbour_table);
+  for (std::size_t i = 0; i < count; ++i)
+    list += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + neighbour_table[i].name + suffix;
+  return list;
+}
+
+}  // namespace
+
+std::string neighbour_forms() { return neighbour_list(":K"); }
+std::string neighbour_names() { return neighbour_list(""); }
+
 void check_metric(const Metric& m, std::size_t d, const std::string& option) {
   if (m.rank == 0 || m.a.size() != m.rank * d)
     throw UsageError(option + ": needs " + std::to_string(d) + " numbers per row (one per x column), got " +

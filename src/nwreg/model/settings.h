@@ -98,6 +98,9 @@ const NeighbourDef* neighbour_def(Neighbours kind);
 std::string to_string(Neighbours kind);
 /// "knn:K (each query's ...) or adaptive:K (each key's ...)", as --bandwidth lists them.
 std::string neighbour_help();
+/// "knn:K or adaptive:K", and "knn or adaptive".
+std::string neighbour_forms();
+std::string neighbour_names();
 
 /// A learned metric (--metric full): the linear map A of x, r x d, so that the Gaussian score
 /// is -|A (q - x)|^2 / 2 (learn/metric.h learns it; engine/metric_map.h applies it).
