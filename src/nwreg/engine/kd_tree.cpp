@@ -68,6 +68,7 @@ double KdTree::key_distance(std::size_t i, const double* q, const double* inv_h,
 
 void KdTree::ranges(const double* q, const double* inv_h, Norm norm, double bound,
                     std::vector<std::pair<std::size_t, std::size_t>>& out) const {
+  // Its own walk, not search(): leaves in increasing order (sums run over them in that order).
   if (nodes_.empty()) return;
   std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
   int top = 0;
@@ -89,37 +90,27 @@ void KdTree::ranges(const double* q, const double* inv_h, Norm norm, double boun
 }
 
 std::size_t KdTree::nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const {
-  dmin = std::numeric_limits<double>::infinity();
-  std::size_t best = skip == 0 ? 1 : 0;
-  std::uint32_t stack[128];
-  int top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const std::uint32_t id = stack[--top];
-    if (box_distance(id, q, inv_h, norm) > dmin) continue;
-    const Node& nd = nodes_[id];
-    if (nd.left == 0) {
-      for (std::size_t i = nd.lo; i < nd.hi; ++i) {
+  struct Nearest {
+    const KdTree& tree;
+    const double *q, *inv_h;
+    Norm norm;
+    std::size_t skip, best;
+    double dmin = std::numeric_limits<double>::infinity();
+    double bound() const { return dmin; }
+    void leaf(std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
         if (i == skip) continue;
-        const double r = key_distance(i, q, inv_h, norm);
-        if (r < dmin || (r == dmin && order_[i] < order_[best])) {  // ties: the first key as given
+        const double r = tree.key_distance(i, q, inv_h, norm);
+        if (r < dmin || (r == dmin && tree.order_[i] < tree.order_[best])) {  // ties: the first key as given
           dmin = r;
           best = i;
         }
       }
-      continue;
     }
-    // The nearer child last on the stack: visited first.
-    const double dl = box_distance(nd.left, q, inv_h, norm), dr = box_distance(nd.right, q, inv_h, norm);
-    if (dl <= dr) {
-      stack[top++] = nd.right;
-      stack[top++] = nd.left;
-    } else {
-      stack[top++] = nd.left;
-      stack[top++] = nd.right;
-    }
-  }
-  return best;
+  } near{*this, q, inv_h, norm, skip, skip == 0 ? std::size_t{1} : std::size_t{0}};
+  search(q, inv_h, norm, near);
+  dmin = near.dmin;
+  return near.best;
 }
 
 }  // namespace nwreg
