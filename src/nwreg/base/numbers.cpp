@@ -135,4 +135,10 @@ std::string format_g3(double v) {
   return buf;
 }
 
+std::string or_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  return out;
+}
+
 }  // namespace nwreg

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nwreg {
 
@@ -28,6 +29,9 @@ std::string escape_excerpt(std::string_view text, std::size_t max_bytes = 60);
 /// escape_excerpt in double quotes: `"abc"`, `"a\nb"`. Quotes and backslashes inside are
 /// escaped too, so the quoted text reads back unambiguously.
 std::string quote(std::string_view text, std::size_t max_bytes = 60);
+
+/// Items listed as prose: "a", "a or b", "a, b or c".
+std::string or_list(const std::vector<std::string>& items);
 
 /// One sentence for a failure, e.g. `cannot parse "abc" as a number` (the text quoted short).
 std::string describe(ParseFailure why, std::string_view text);

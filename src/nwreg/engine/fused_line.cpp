@@ -65,7 +65,7 @@ Row FusedLine::row(double q, std::size_t exclude, bool gradient) const {
 
 std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows) const {
   // Worth building (O(n p)) for many rows over many keys, on the fused path without
-  // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row_fgt).
+  // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row).
   if (!transform_ || !fast_keys_ || index_.leave_out() > 0 || !(tolerance_ > 0) || keys_.n < 8192)
     return nullptr;
   auto t = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_, tolerance_, keys_.y_mid, rows, pool_);

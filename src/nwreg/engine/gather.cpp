@@ -5,16 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
-#include <numeric>
-#include <optional>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/thread_pool.h"
 #include "nwreg/engine/pass.h"
-#include "nwreg/engine/small_system.h"
-#include "nwreg/kernel/gauss_transform.h"
-#include "nwreg/kernel/kernel1d.h"
 #include "nwreg/kernel/kernel_nd.h"
 
 namespace nwreg {

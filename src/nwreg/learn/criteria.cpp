@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "nwreg/base/numbers.h"
 
 namespace nwreg {
 namespace {
@@ -48,11 +51,9 @@ const CriterionDef& criterion_def(Criterion criterion) {
 bool uses_in_sample(Criterion criterion) { return criterion_def(criterion).in_sample != nullptr; }
 
 std::string criterion_help() {
-  std::string help;
-  const std::size_t count = std::size(table);
-  for (std::size_t i = 0; i < count; ++i)
-    help += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + to_string(table[i].id) + " (" + table[i].help + ")";
-  return help;
+  std::vector<std::string> items;
+  for (const CriterionDef& c : table) items.push_back(to_string(c.id) + " (" + c.help + ")");
+  return or_list(items);
 }
 
 LooResult criterion_value(Criterion criterion, const InSample& fit, double n, bool gradient) {

@@ -98,30 +98,27 @@ std::string to_string(Neighbours kind) {
   return def ? def->name : "none";
 }
 
-std::string neighbour_help() {
-  std::string help;
-  const std::size_t count = std::size(neighbour_table);
-  for (std::size_t i = 0; i < count; ++i)
-    help += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + neighbour_table[i].name + ":K (" +
-            neighbour_table[i].help + ")";
-  return help;
-}
-
 namespace {
 
-// Each policy's name with `suffix`, listed as "a, b or c".
-std::string neighbour_list(const char* suffix) {
-  std::string list;
-  const std::size_t count = std::size(neighbour_table);
-  for (std::size_t i = 0; i < count; ++i)
-    list += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + neighbour_table[i].name + suffix;
-  return list;
+// Each policy as `form` makes it, listed as "a, b or c".
+template <class F>
+std::string neighbour_list(const F& form) {
+  std::vector<std::string> items;
+  for (const NeighbourDef& n : neighbour_table) items.push_back(form(n));
+  return or_list(items);
 }
 
 }  // namespace
 
-std::string neighbour_forms() { return neighbour_list(":K"); }
-std::string neighbour_names() { return neighbour_list(""); }
+std::string neighbour_help() {
+  return neighbour_list([](const NeighbourDef& n) { return std::string(n.name) + ":K (" + n.help + ")"; });
+}
+std::string neighbour_forms() {
+  return neighbour_list([](const NeighbourDef& n) { return std::string(n.name) + ":K"; });
+}
+std::string neighbour_names() {
+  return neighbour_list([](const NeighbourDef& n) { return std::string(n.name); });
+}
 
 void check_metric(const Metric& m, std::size_t d, const std::string& option) {
   if (m.rank == 0 || m.a.size() != m.rank * d)
