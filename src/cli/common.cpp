@@ -24,7 +24,7 @@ std::string option_name(const std::string& parameter) {
       {"kernel", "--kernel"},       {"method", "--method"},
       {"out_of_reach", "--out-of-reach"}, {"tolerance", "--tolerance"},
       {"leave_out", "--leave-out"}, {"criterion", "--criterion"},
-      {"min_neighbours", "--min-neighbours"}, {"epochs", "--epochs"},
+      {"min_neighbours", "--min-neighbours"}, {"epochs", "--epochs"}, {"robust", "--robust"},
       {"lr", "--lr"},               {"tol", "--tol"},
       {"na", "--na"},               {"delimiter", "--delimiter"},
       {"decimal", "--decimal"},     {"sample_weight", "--sample-weight"},
@@ -160,7 +160,11 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("-b,--bandwidth", o.bandwidth,
                  std::string("H (fixed, > 0; a time span such as 90s, 15min, 6h, 3d or 2w for a column of dates or times), "
                              "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column), ") +
-                     neighbour_help() + ", K a number or auto; default auto. A categorical column's entry is its lambda");
+                     neighbour_help() + ", K or F a number or auto; default auto. A categorical column's entry is its lambda");
+  app.add_option("--robust", o.robust,
+                 "N robustness iterations after the first fit, as R's lowess(iter = N) and loess(family = "
+                 "\"symmetric\") with N = 3: each row's weight times a bisquare of its residual / (6 median |residual|)")
+      ->capture_default_str();
   app.add_option("--init", o.init,
                  "Start the descent at H (a number, or a time span such as 6h for a time column; or silverman, "
                  "scott, plugin) instead of scanning for the basin");
@@ -290,6 +294,8 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   plan.kind = spec.kind;
   plan.fixed = spec.values;
   plan.neighbour_policy = spec.neighbour_policy;
+  plan.robust = o.robust;
+  if (o.robust > 100) throw UsageError("--robust: at most 100 iterations, got " + std::to_string(o.robust));
   plan.fixed_timed = spec.timed;
 
   FitOptions& f = plan.fit;

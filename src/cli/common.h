@@ -53,6 +53,7 @@ struct BandwidthOptions {
   std::size_t loo_rows = FitOptions{}.descent_rows;  //!< --loo-rows: rows the descent uses, 0 = all
   std::string metric = "diagonal";  //!< --metric: diagonal (one bandwidth per column) | full
   std::size_t rank = 0;         //!< --rank: rows of the learned map (0 = the number of x columns)
+  std::size_t robust = 0;       //!< --robust N: robustness iterations after the first fit
 };
 
 /// What the engine computes, and how it runs.

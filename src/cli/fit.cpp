@@ -97,9 +97,12 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         // Neighbour bandwidths: K beside the scale ("1 knn:6" in CSV).
         std::string neighbours;
         if (m.neighbour_policy) {
-          const std::string name = to_string(m.neighbour_policy.kind);
-          rec[name] = m.neighbour_policy.K, neighbours = " " + name + ":" + std::to_string(m.neighbour_policy.K);
+          const NeighbourBandwidth& p = m.neighbour_policy;
+          if (p.kind == Neighbours::span) rec["span"] = p.F;
+          else rec[to_string(p.kind)] = p.K;
+          neighbours = " " + to_string(p);
         }
+        if (m.robust) rec["robust"] = m.robust;
         rec["loo_mse"] = value(m.loo_mse);
         rec["loo_r2"] = value(m.loo_r2);
         rec["neighbours"] = value(m.neighbours);
@@ -181,7 +184,11 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
     auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
     s << "bandwidth: " << join(m.bandwidth) << '\n';
-    if (m.neighbour_policy) s << to_string(m.neighbour_policy.kind) << ": " << m.neighbour_policy.K << '\n';
+    if (m.neighbour_policy) {
+      const NeighbourBandwidth& p = m.neighbour_policy;
+      s << to_string(p.kind) << ": " << (p.kind == Neighbours::span ? format_double(p.F) : std::to_string(p.K)) << '\n';
+    }
+    if (m.robust) s << "robust: " << m.robust << '\n';
     if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); })) {
       // Time columns' bandwidths (seconds) in a unit people read: "bandwidth_readable: 6 h".
       s << "bandwidth_readable:";

@@ -114,6 +114,10 @@ Model checked_model(Model model, const std::string& path, const Dataset& data) {
       throw InputError(path, 0, "",
                        "fitted on x column " + quote(model.x_columns[k]) + " of " + to_string(column_kind(model, k)) +
                            "s, but " + escape_excerpt(data.source, 200) + " holds " + to_string(data.kind(k)) + "s there");
+  if (!model.robustness.empty() && model.robustness.size() != data.n)
+    throw InputError(path, 0, "",
+                     "holds robustness weights for " + std::to_string(model.robustness.size()) + " training rows; " +
+                         escape_excerpt(data.source, 200) + " has " + std::to_string(data.n));
   const std::string sum = checksum(data);
   if (sum != model.checksum || model.n != data.n)
     std::cerr << "nwreg: warning: " << data.source << " is not the data " << path << " was fitted on (" << data.n
@@ -142,7 +146,8 @@ std::string bandwidth_label(const Model& model) {
     std::snprintf(h, sizeof h, "h = %s (%s)", format_duration(model.bandwidth[0]).c_str(), model.bandwidth_source.c_str());
   else
     std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
-  std::string label = h;
+  std::string label = model.neighbour_policy ? to_string(model.neighbour_policy) : std::string(h);
+  if (model.robust) label += ", robust " + std::to_string(model.robust);
   if (model.kernel != Kernel::gaussian) label += ", " + to_string(model.kernel);
   if (model.method != Method::nw) label += ", " + to_string(model.method);
   if (model.method == Method::local_polynomial) label += " " + std::to_string(model.degree);
@@ -273,8 +278,8 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->option_defaults()->group("Bandwidth");
   auto* model = sub->add_option("--model", cmd.model,
                                 "Use the bandwidth (kernel, method, metric) of a model written by fit -o; not with "
-                                "--bandwidth, --kernel, --method, --metric, --rank or --leave-out");
-  for (const char* o : {"--bandwidth", "--kernel", "--method", "--degree", "--categorical-kernel", "--categorical-fit", "--metric", "--rank", "--leave-out"}) sub->get_option(o)->excludes(model);
+                                "--bandwidth, --kernel, --method, --metric, --rank, --leave-out or --robust (the model holds them)");
+  for (const char* o : {"--bandwidth", "--kernel", "--method", "--degree", "--categorical-kernel", "--categorical-fit", "--metric", "--rank", "--leave-out", "--robust"}) sub->get_option(o)->excludes(model);
   sub->option_defaults()->group("Input");
   auto* grid = sub->add_option("--grid", cmd.grid,
                                "Query points START:STOP:STEP (stop excluded); between dates or times START/STOP/STEP "

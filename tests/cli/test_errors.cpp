@@ -80,6 +80,8 @@ TEST_CASE("errors: the catalogue, one input each") {
   const std::string base =
       R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x"],"y_column":"y","n":3,"checksum":"c",)";
   const std::string none = (s / "none.csv").string();
+  const std::string model_robust = (s / "robust.json").string();
+  REQUIRE(run_nwreg({"fit", syn, "-b", "0.5", "--robust", "1", "-o", model_robust}).exit_code == 0);
 
   const std::vector<Entry> catalogue = {
       // command line, CLI11
@@ -253,7 +255,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "-b", "knn:auto", "--min-neighbours", "60"}, "", 1,
        "no K of the knn grid averages 60 effective neighbours (--min-neighbours)"},
       {{"fit", syn, "-b", "knn:50"}, "", 2, "--bandwidth: knn:50 needs K between 1 and the training rows less one (49)"},
-      {{"fit", syn, "-b", "knn:3", "--leave-out", "2"}, "", 2, "--leave-out: not with knn or adaptive bandwidths"},
+      {{"fit", syn, "-b", "knn:3", "--leave-out", "2"}, "", 2, "--leave-out: not with knn, adaptive or span bandwidths"},
       {{"predict", syn, "-b", "knn:3", "--grid-n", "3", "--derivative"}, "", 2,
        "--derivative: NW's slope with knn bandwidths is not built (each query's bandwidth moves with it); give --method "
        "local-linear, whose slope is its fitted line's"},
@@ -265,6 +267,31 @@ TEST_CASE("errors: the catalogue, one input each") {
        (s / "tq.json").string() + ": not a usable nwreg model: \"knn\" must be a whole number of neighbours >= 1"},
       {{"predict", syn, "--model", file("tr.json", base + R"("bandwidth":[1],"knn":2,"adaptive":3})")}, "", 1,
        (s / "tr.json").string() + ": not a usable nwreg model: \"knn\" and \"adaptive\" exclude each other"},
+      {{"fit", syn, "-b", "span:0"}, "", 2,
+       "--bandwidth: span:F takes a fraction of the rows F > 0 (above 1 widens as loess does), or auto; got 0"},
+      {{"fit", syn, "-b", "span:x"}, "", 2, "--bandwidth: span:F takes a fraction of the rows F > 0, or auto; got \"span:x\""},
+      {{"fit", syn, "-b", "span:0.01"}, "", 2,
+       "--bandwidth: span:0.01 holds no key of 50 training rows: F must be at least 1/n (0.02)"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "-b", "span:0.5"}, "", 1,
+       "span bandwidths measure loess's Euclidean distance over numbers; x column \"race\" is categorical: give knn:K instead"},
+      {{"fit", file("flat2.csv", "a,b,y\n1,0,1\n1,1,2\n1,2,3\n1,3,4\n2,4,5\n"), "-x", "a,b", "-y", "y", "-b", "span:0.9"}, "", 1,
+       "span over several columns scales each by its 10%-trimmed standard deviation, as loess does; x column \"a\" has "
+       "none (its middle values are all equal)"},
+      {{"predict", syn, "--model", file("span_ts.json", base + R"("bandwidth":[1],"span":-1})")}, "", 1,
+       (s / "span_ts.json").string() + ": not a usable nwreg model: \"span\": span:F takes a fraction of the rows F > 0 (above 1 widens as loess does), or auto; got -1"},
+      {{"predict", syn, "--model", file("span_tt.json", base + R"("bandwidth":[1],"span":"x"})")}, "", 1,
+       (s / "span_tt.json").string() + ": not a usable nwreg model: \"span\" must be a fraction of the rows > 0"},
+      {{"predict", syn, "--model", file("span_tu.json", base + R"("bandwidth":[1],"robust":-2})")}, "", 1,
+       (s / "span_tu.json").string() + ": not a usable nwreg model: \"robust\" must be a whole number of iterations"},
+      {{"predict", syn, "--model", file("span_tv.json", base + R"("bandwidth":[1],"robustness":[1,2]})")}, "", 1,
+       (s / "span_tv.json").string() + ": not a usable nwreg model: \"robustness\" holds weights between 0 and 1, got 2"},
+      {{"predict", syn, "--model", file("span_tw.json", base + R"("bandwidth":[1],"robustness":[1,0.5]})")}, "", 1,
+       (s / "span_tw.json").string() + ": not a usable nwreg model: \"robustness\" needs one weight per training row (3), got 2"},
+      {{"fit", syn, "--robust", "101"}, "", 2, "--robust: at most 100 iterations, got 101"},
+      {{"predict", file("short.csv", "x,y\n1,2\n2,3\n3,5\n"), "--model", model_robust}, "", 1,
+       model_robust + ": holds robustness weights for 50 training rows; " + (s / "short.csv").string() + " has 3"},
+      {{"predict", syn, "--model", model_robust, "--robust", "2"}, "", 2,
+       "--robust excludes --model (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},
       // categorical columns
@@ -328,7 +355,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       // bandwidth and learning options
       {{"fit", syn, "-b", "0"}, "", 2, "--bandwidth: must be > 0, got 0"},
       {{"fit", syn, "--init", "knn:5"}, "", 2, "--init: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"knn:5\""},
-      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, knn:K or adaptive:K, got \"fast\""},
+      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, knn:K, adaptive:K or span:F, got \"fast\""},
       {{"fit", syn, "-b", "inf"}, "", 2, "--bandwidth: \"inf\" is not a finite number"},
       {{"fit", syn, "-b", "1e-320"}, "", 2,
        "--bandwidth: 1e-320 is outside the usable range (5.562684646268003e-309 to 1.7976931348623157e+308)"},

@@ -214,6 +214,16 @@ std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& t
   return idx;
 }
 
+Dataset reweighted(const Dataset& data, const std::vector<double>& factor) {
+  Dataset out = data;
+  if (out.weight.empty()) {
+    out.weight = factor;
+  } else {
+    for (std::size_t i = 0; i < out.n; ++i) out.weight[i] *= factor[i];
+  }
+  return out;
+}
+
 std::string checksum(const Dataset& data) {
   std::uint64_t h = 14695981039346656037ull;
   auto mix = [&h](std::uint64_t v) {

@@ -94,6 +94,10 @@ CsvReader::Labels query_labels(const Dataset& train);
 /// few columns.
 std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& train);
 
+/// The data with row i's sample weight multiplied by factor[i] (n entries; without sample
+/// weights the factors become them). The name of the weight column stays.
+Dataset reweighted(const Dataset& data, const std::vector<double>& factor);
+
 /// A 64-bit FNV-1a digest of n, d and the bits of every x and y, as `fnv1a64:<16 hex digits>`.
 /// Row order counts: a model fitted on the same rows in the same order matches.
 std::string checksum(const Dataset& data);

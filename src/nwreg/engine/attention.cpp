@@ -35,7 +35,8 @@ kernel::Keys Attention::keys() const {
           ks_.categorical ? cat_.data() : nullptr,
           estimator_.design(),
           policy_.inv_s(),
-          policy_.lognorm()};
+          policy_.lognorm(),
+          policy_.radial() && ks_.cont.size() >= 2};
 }
 
 namespace {
@@ -72,6 +73,7 @@ KeyLayout layout_for(const Dataset& train, const EngineOptions& o) {
   layout.merge = o.merge && o.leave_out == 0 && !neighbours;
   layout.prefer_rows = fused_line(train, o);
   layout.tree = !per_key(o);  // keys with their own scales reach as far as those: every key
+  layout.keep_zero = neighbours;  // neighbours are counted over every row, weighed or not
   return layout;
 }
 
@@ -178,12 +180,13 @@ std::vector<Attention::Slot> Attention::slots(const std::vector<std::size_t>* ro
   std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
   if (!rows) {
     for (std::size_t g = 0; g < ks_.n; ++g)
-      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) out.push_back({g, t});
+      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t)
+        if (ks_.w_of(t) > 0) out.push_back({g, t});
     return out;
   }
   for (std::size_t r : *rows) {
     const std::uint32_t g = ks_.rank.at(r);
-    if (g == std::numeric_limits<std::uint32_t>::max()) continue;
+    if (g == std::numeric_limits<std::uint32_t>::max() || ks_.w_of(g) == 0) continue;  // (kept keys: not merged)
     if (!ks_.merged) {
       out.push_back({g, g});
       continue;

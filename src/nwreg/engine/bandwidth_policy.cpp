@@ -2,22 +2,31 @@
 
 #include <cmath>
 
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
 #include "nwreg/base/thread_pool.h"
 
 namespace nwreg {
 
 BandwidthPolicy::BandwidthPolicy(NeighbourBandwidth neighbours) : K_(neighbours.K) {
   if (const NeighbourDef* def = neighbour_def(neighbours.kind)) (def->per_key ? per_key_ : per_query_) = true;
+  if (neighbours.kind == Neighbours::span) span_ = neighbours.F;
 }
 
 void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const double* inv_h, ThreadPool* pool) {
+  if (span_ > 0) {
+    if (static_cast<double>(keys.n) * span_ < 1)
+      throw DataError("span:" + format_double(span_) + " holds no key of " + std::to_string(keys.n) +
+                      " training rows: F must be at least 1/n");
+    K_ = span_count(span_, keys.n);
+  }
   if (!per_key_) return;
   inv_s_.assign(keys.n, 1.0);
   lognorm_.assign(keys.n, 0.0);
   parallel_for(pool, keys.n, 64, [&](std::size_t a, std::size_t z) {
     std::vector<double> scratch(keys.n);
     for (std::size_t i = a; i < z; ++i) {
-      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data());
+      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), index.kernel_neighbourhood());
       inv_s_[i] = 1 / s;
       lognorm_[i] = -static_cast<double>(keys.cont.size()) * std::log2(s);
     }
@@ -28,7 +37,13 @@ const double* BandwidthPolicy::query(const KeyIndex& index, const double* q, std
                                      const kernel::Category* cat, std::size_t d, double* buf, double* scratch,
                                      double& h) const {
   if (!per_query_) return inv_h;
-  const double scale = index.kth_distance(q, exclude, K_, inv_h, scratch);
+  double scale;
+  if (span_ > 0) {
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, {Norm::l2, false});
+    if (span_ > 1) scale *= std::sqrt(span_);
+  } else {
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, index.kernel_neighbourhood());
+  }
   for (std::size_t k = 0; k < d; ++k) buf[k] = cat[k].on ? inv_h[k] : inv_h[k] / scale;
   h *= scale;
   return buf;

@@ -6,9 +6,18 @@
 /// - knn (K): each query's bandwidths are h_k s(q), s(q) the distance from q to its K-th nearest
 ///   key in the space scaled by h (the continuous columns, in the kernel's norm; a leave-one-out
 ///   row's K-th nearest other key; key_index.h for ties). Categorical columns keep their lambda.
+/// - span (F): loess's neighbourhood. s(q) is the Euclidean distance (in the space scaled by h)
+///   from q to its q-th nearest key, q = floor(n F) of the n keys, ties counted with
+///   multiplicity and not widened: keys at that distance weigh 0 under a compact kernel, as in
+///   loess. Above F = 1 every key is in and s(q) is the largest distance times sqrt(F) (loess's
+///   rule, which widens the squared distance by F). Compact kernels then weigh a key by the
+///   Euclidean distance (Keys::radial), not column by column.
 /// - adaptive (K): key i's bandwidths are h_k s_i, s_i the distance from key i to its K-th
 ///   nearest other key, and its weight is divided by s_i^d (d its continuous columns), as R np's
 ///   adaptive_nn. Set once per bandwidth, for every key.
+///
+/// Rows of sample weight 0 stay keys under every policy here: they count as neighbours (as in
+/// loess) though they weigh nothing.
 
 #include <cstddef>
 #include <vector>
@@ -24,7 +33,7 @@ class ThreadPool;
 
 class BandwidthPolicy {
  public:
-  /// A nearest-neighbour policy and its K (model/settings.h), or none: fixed.
+  /// A nearest-neighbour policy and its K or F (model/settings.h), or none: fixed.
   explicit BandwidthPolicy(NeighbourBandwidth neighbours);
 
   /// Whether each query has its own scale (knn): windows and leaves are then measured per query.
@@ -32,7 +41,11 @@ class BandwidthPolicy {
   /// Whether each key has its own scale (adaptive): every key is summed.
   bool per_key() const { return per_key_; }
 
-  /// At new bandwidths (1 / h per column): adaptive's per-key scales.
+  /// Whether compact kernels weigh keys by their Euclidean distance (span), not per column.
+  bool radial() const { return span_ > 0; }
+
+  /// At new bandwidths (1 / h per column): adaptive's per-key scales; span's count q. Throws
+  /// DataError when a span holds no key.
   void set(const KeySet& keys, const KeyIndex& index, const double* inv_h, ThreadPool* pool);
 
   /// Query q's 1 / h per column: `inv_h` itself, or with knn scaled into `buf` (d entries;
@@ -47,6 +60,7 @@ class BandwidthPolicy {
 
  private:
   std::size_t K_;
+  double span_ = 0;
   bool per_query_ = false, per_key_ = false;
   std::vector<double> inv_s_, lognorm_;
 };

@@ -76,8 +76,10 @@ double loo_r2(const Dataset& data, double loo_mse) {
 }
 
 Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
-    : map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, train) : std::nullopt),
-      engine_(make_engine(train, model, engine, map_)) {}
+    : robust_(model.robustness.empty() ? std::nullopt : std::optional<Dataset>(reweighted(train, model.robustness))),
+      map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, robust_ ? *robust_ : train)
+                             : std::nullopt),
+      engine_(make_engine(robust_ ? *robust_ : train, model, engine, map_)) {}
 
 std::vector<double> Fitted::mapped(const double* q, std::size_t m) const { return map_->queries(q, m); }
 

@@ -36,7 +36,8 @@ double loo_r2(const Dataset& data, double loo_mse);
 
 class Fitted {
  public:
-  /// `train` must outlive this. engine's kernel and method are taken from the model.
+  /// `train` must outlive this. engine's kernel and method are taken from the model, and its
+  /// robustness weights (Model::robustness) multiply the training rows' sample weights.
   Fitted(const Dataset& train, const Model& model, EngineOptions engine);
 
   void predict(const double* q, std::size_t m, double* out) const;
@@ -59,6 +60,7 @@ class Fitted {
 
  private:
   std::vector<double> mapped(const double* q, std::size_t m) const;
+  std::optional<Dataset> robust_;  // the training data with the model's robustness weights
   std::optional<MetricMap> map_;
   Attention engine_;
 };

@@ -231,13 +231,13 @@ std::size_t KeyIndex::nearest_exact(const double* q, std::size_t exclude, const 
 
 namespace {
 
-// Where K keys lie at q (s = 0), or for a compact kernel, the next distance beyond s: the
+// Where K keys lie at q (s = 0), or widened (a compact kernel), the next distance beyond s: the
 // smallest distance above `after`, from `next_above` (+inf where there is none); with no key
 // beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
 // or distances that overflow): any positive scale then gives q the keys' mean.
 template <class F>
-double settle(double s, bool compact, const F& next_above) {
-  if (!(s > 0) || compact) {
+double settle(double s, bool widen, const F& next_above) {
+  if (!(s > 0) || widen) {
     const double after = s;
     s = next_above(after);
     if (!std::isfinite(s) && after > 0) s = 2 * after;
@@ -247,13 +247,17 @@ double settle(double s, bool compact, const F& next_above) {
 
 }  // namespace
 
+KeyIndex::Neighbourhood KeyIndex::kernel_neighbourhood() const {
+  return {visit_kernel(kernel_, []<class K>(K) { return K::norm; }), is_compact(kernel_)};
+}
+
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                              double* scratch) const {
-  if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0]);  // keys sorted by x
-  if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h);
+                              double* scratch, Neighbourhood how) const {
+  if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0], how.widen);  // sorted by x
+  if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h, how);
   // Every key's distance into scratch; the K-th smallest.
-  const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
-  const bool compact = is_compact(kernel_);
+  const Norm norm = how.norm;
+  const bool compact = how.widen;
   std::size_t m = 0;
   for (std::size_t i = 0; i < keys_.n; ++i)
     if (i != exclude) scratch[m++] = neighbour_distance(i, q, inv_h, norm);
@@ -282,11 +286,12 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
   return (norm == Norm::l2 ? std::sqrt(r) : r) * top;
 }
 
-double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h) const {
+double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
+                                   Neighbourhood how) const {
   // The tree's boxes over the continuous columns bound each key's distance from below (in the
   // tree's units: squared for L2); the search keeps the K smallest distances in a heap and
   // prunes boxes beyond the largest of them, widened against rounding.
-  const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+  const Norm norm = how.norm;
   std::vector<double> qc(keys_.cont.size()), ih(keys_.cont.size());
   for (std::size_t c = 0; c < keys_.cont.size(); ++c) qc[c] = q[keys_.cont[c]], ih[c] = inv_h[keys_.cont[c]];
   auto box_units = [&](double r) { return (norm == Norm::l2 ? r * r : r) * (1 + 1e-9); };
@@ -338,14 +343,14 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
       }
     }
   };
-  return settle(near.heap.front(), is_compact(kernel_), [&](double after) {
+  return settle(near.heap.front(), how.widen, [&](double after) {
     Beyond beyond{*this, q, inv_h, norm, exclude, box_units, after};
     keys_.tree->search(qc.data(), ih.data(), norm, beyond);
     return beyond.best;
   });
 }
 
-double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h) const {
+double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, bool widen) const {
   // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less `exclude`, found
   // by a binary search on L (the window moves right while its left end lies farther from q
   // than the key just past its right end); the K-th distance is the farther of its two ends.
@@ -365,7 +370,7 @@ double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, d
     }
   }
   const double s = std::max(dist(at(lo)), dist(at(lo + k - 1)));
-  return settle(s, is_compact(kernel_), [&](double after) {
+  return settle(s, widen, [&](double after) {
     // The nearest key on each side of q farther than `after` (distances rise away from q).
     const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
     double best = std::numeric_limits<double>::infinity();

@@ -83,18 +83,30 @@ class KeyIndex {
   /// wb, lies at rb.
   double reach_bound(double wb, double rb) const;
 
+  /// How a neighbour's distance is measured: its norm over the continuous columns, and whether
+  /// the K-th distance widens to the next distance beyond it, so that the K nearest keys (ties
+  /// too) lie inside a compact kernel's support.
+  struct Neighbourhood {
+    Norm norm = Norm::l2;
+    bool widen = false;
+  };
+  /// knn's and adaptive's: the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
+  /// largest coordinate), widened for compact kernels.
+  Neighbourhood kernel_neighbourhood() const;
+
   /// The distance from q to its K-th nearest key other than `exclude`, in bandwidths, over the
-  /// continuous columns in the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
-  /// largest coordinate): ties counted with multiplicity. Where K keys lie at q itself, the
-  /// nearest positive distance; with a compact kernel the next distance beyond the K-th, so that
-  /// the K nearest keys (ties too) lie inside the support; with no key beyond, twice the K-th.
-  /// 1 where every key lies at q. `scratch`: n doubles (the every/tree kinds).
-  double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch) const;
+  /// continuous columns in `how`'s norm: ties counted with multiplicity. Where K keys lie at q
+  /// itself, the nearest positive distance; widened, the next distance beyond the K-th; with no
+  /// key beyond, twice the K-th. 1 where every key lies at q. `scratch`: n doubles (the
+  /// every/tree kinds).
+  double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch,
+                      Neighbourhood how) const;
 
  private:
   std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
-  double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h) const;
-  double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h) const;
+  double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, bool widen) const;
+  double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
+                           Neighbourhood how) const;
   // Key i's distance from q in bandwidths over the continuous columns, in the kernel's norm.
   double neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const;
   double level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const;

@@ -20,7 +20,7 @@ KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d
   }
   if (n_in > std::numeric_limits<std::uint32_t>::max())
     throw DataError("more than " + std::to_string(std::numeric_limits<std::uint32_t>::max()) + " training rows");
-  std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys
+  std::vector<double> w;  // sample weights over the largest; rows of weight 0 are no keys unless kept
   unit_weights = train.weight.empty();
   if (!unit_weights) {
     double wmax = 0;
@@ -29,7 +29,7 @@ KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d
     for (double v : train.weight) w.push_back(v / wmax);
   }
   for (std::size_t i = 0; i < n_in; ++i)
-    if (w.empty() || w[i] > 0) order.push_back(static_cast<std::uint32_t>(i));
+    if (w.empty() || w[i] > 0 || layout.keep_zero) order.push_back(static_cast<std::uint32_t>(i));
   rows = n = order.size();
   order_keys(train, layout, w);
   bounded = std::all_of(xs.begin(), xs.end(), [](double v) { return std::abs(v) <= bounded_limit; });

@@ -2,7 +2,7 @@
 /// The training rows as the engine holds them: its keys, in engine order, and the maps back to
 /// the input rows. Built once per engine and read-only after.
 ///
-/// - Rows of sample weight 0 are no keys. Sample weights are divided by the largest (empty:
+/// - Rows of sample weight 0 are no keys (unless KeyLayout::keep_zero). Sample weights are divided by the largest (empty:
 ///   every key weighs 1); targets by y_scale, the power of two in (max|y|/2, max|y|], so that
 ///   sums of weighted values never overflow.
 /// - Engine order: sorted by x with one x column (windows are then sorted ranges); the leaf
@@ -37,6 +37,7 @@ struct KeyLayout {
                              //!< 1-D path's loop over every row beats the weighted one over groups)
   bool tree = false;     //!< several columns: store the keys in a k-d tree's leaf order
   std::size_t leaf = 64; //!< keys per k-d tree leaf
+  bool keep_zero = false; //!< rows of sample weight 0 stay keys (of weight 0): they count as neighbours
 };
 
 class KeySet {

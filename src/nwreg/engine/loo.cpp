@@ -199,7 +199,10 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
       } else {
         r = loo_row(Slot{p, t}, w, cache, s, nullptr, nullptr);
       }
-      if (!r.reached) return false;
+      if (!r.reached) {
+        if (ks_.w_of(t) > 0) return false;
+        continue;  // a kept row of weight 0 (a neighbour only) counts for nothing
+      }
       if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - r.f) * ks_.y_scale;
       if (!sampled[t]) continue;
       double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });

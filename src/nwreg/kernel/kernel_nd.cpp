@@ -23,6 +23,17 @@ template <class F>
   return s;
 }
 
+// Key i's Euclidean distance from q in bandwidths over the continuous columns (Keys::radial).
+inline double radial_distance(const Keys& keys, std::size_t i, const double* q, const double* inv_h) {
+  double r2 = 0;
+  for (std::size_t k = 0; k < keys.d; ++k) {
+    if (keys.category(k)) continue;
+    const double u = (keys.column(k)[i] - q[k]) * inv_h[k];
+    r2 += u * u;
+  }
+  return std::sqrt(r2);
+}
+
 // The Gaussian's term per column as kernel1d computes it, (x - x_b)((x - q) + D) K2 with
 // D = x_b - q and K2 = -log2(e) / (2 h^2): no guards, valid when no inf can meet a 0 (keys
 // and q within 4e307, K2 a normal number). Up to 8 columns.
@@ -78,6 +89,24 @@ template <class K>
       std::copy_n(w, m, out);
     else
       std::fill_n(out, m, 1.0);
+    if (keys.radial) {
+      double r2[block];
+      std::fill_n(r2, m, 0.0);
+      for (std::size_t k = 0; k < keys.d; ++k) {
+        const double* x = keys.column(k) + a;
+        const double qk = q[k], ih = inv_h[k];
+        if (const Category* c = keys.category(k)) {
+          for (std::size_t i = 0; i < m; ++i) out[i] *= std::exp2(-c->cost(x[i] - qk));
+          continue;
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+          const double u = (x[i] - qk) * ih;
+          r2[i] += u * u;
+        }
+      }
+      for (std::size_t i = 0; i < m; ++i) out[i] *= K::value(std::sqrt(r2[i]));
+      return;
+    }
     for (std::size_t k = 0; k < keys.d; ++k) {
       const double* x = keys.column(k) + a;
       const double qk = q[k], ih = inv_h[k];
@@ -122,12 +151,21 @@ template <class K, bool HasY, bool Grad, bool Moments>
       const double yb = sums.yb;
       s1 += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * (y[i] - yb); });
       if constexpr (Grad) {
+        double gr[block];  // radial: each key's g(r) (kernels.h)
+        if constexpr (K::compact)
+          if (keys.radial)
+            for (std::size_t i = 0; i < m; ++i) gr[i] = K::g(radial_distance(keys, a + i, q, inv_h));
         for (std::size_t k = 0; k < keys.d; ++k) {
           double g[block];
           const double* x = keys.column(k) + a;
           const double qk = q[k], bk = xb[k], ih = inv_h[k];
           if (const Category* c = keys.category(k))
             for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * c->gain * c->steps(x[i] - qk) : 0.0;
+          else if (K::compact && keys.radial)
+            for (std::size_t i = 0; i < m; ++i) {
+              const double u = (x[i] - qk) * ih;
+              g[i] = out[i] != 0 ? out[i] * gr[i] * u * u : 0.0;
+            }
           else
             for (std::size_t i = 0; i < m; ++i) g[i] = out[i] != 0 ? out[i] * K::dlog(x[i], bk, qk, ih) : 0.0;
           sums.t[k] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return g[i]; });
@@ -282,6 +320,12 @@ double dlog_dot(Kernel kernel, const Keys& keys, std::size_t k, std::size_t lo, 
   if (const Category* c = keys.category(k))
     return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE { return c->gain * c->steps(xk[i] - qk); });
   return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    if constexpr (K::compact)
+      if (keys.radial)
+        return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE {
+          const double u = (xk[i] - qk) * inv_hk;
+          return K::g(radial_distance(keys, i, q, inv_h)) * u * u;
+        });
     return dot_any(lo, hi, e, a, b, [&](std::size_t i) NWREG_INLINE { return K::dlog(xk[i], xbk, qk, inv_hk); });
   });
 }
@@ -290,7 +334,14 @@ double dlog(Kernel kernel, const Keys& keys, std::size_t k, std::size_t i, const
             const double* inv_h) {
   const double xi = keys.column(k)[i];
   if (const Category* c = keys.category(k)) return c->gain * c->steps(xi - q[k]);
-  return visit_kernel(kernel, [&]<class K>(K) { return K::dlog(xi, xb[k], q[k], inv_h[k]); });
+  return visit_kernel(kernel, [&]<class K>(K) {
+    if constexpr (K::compact)
+      if (keys.radial) {
+        const double u = (xi - q[k]) * inv_h[k];
+        return K::g(radial_distance(keys, i, q, inv_h)) * u * u;
+      }
+    return K::dlog(xi, xb[k], q[k], inv_h[k]);
+  });
 }
 
 NWREG_CLONES
@@ -299,6 +350,14 @@ void slope_weights(Kernel kernel, const Keys& keys, std::size_t k, std::size_t l
   const double* x = keys.column(k);
   const double qk = q[k], ih = inv_h[k];
   visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
+    if constexpr (K::compact)
+      if (keys.radial) {
+        for (std::size_t i = lo; i < hi; ++i) {
+          const double u = (x[i] - qk) * ih;
+          out[i] = e[i] != 0 ? e[i] * K::g(radial_distance(keys, i, q, inv_h)) * u * ih : 0.0;
+        }
+        return;
+      }
     if (keys.inv_s)
       for (std::size_t i = lo; i < hi; ++i) out[i] = e[i] != 0 ? e[i] * K::dq(x[i], qk, ih * keys.inv_s[i]) : 0.0;
     else

@@ -51,6 +51,10 @@ struct Keys {
   /// then measured from key b's absolute log2 weight (Targets::ref), not in the factored form.
   const double* inv_s = nullptr;
   const double* lognorm = nullptr;
+  /// Compact kernels weigh key i by K(r), r the Euclidean norm of its u_k = (x_ik - q_k) / h_k
+  /// over the continuous columns (loess's distance), not by the product of K(u_k). Exponential
+  /// kernels are unchanged (the Gaussian is radial already; Laplace stays exp(-sum |u_k|)).
+  bool radial = false;
   const double* column(std::size_t k) const { return x + k * stride; }
   std::size_t p() const { return design ? design->p : d + 1; }
   const Category* category(std::size_t k) const { return cat && cat[k].on ? &cat[k] : nullptr; }

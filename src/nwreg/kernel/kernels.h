@@ -14,6 +14,9 @@
 /// - its reach: the radius around q beyond which every key's weight relative to b is below
 ///   e^-T (exponential kernels), or its support (compact kernels).
 /// - floor = K(1): every key within one bandwidth of q weighs at least this, relative to b.
+/// - compact kernels: g(a) = -K'(a) / (a K(a)) for 0 <= a < 1, so that dq = g(|u|) u / h and
+///   dlog = g(|u|) u^2; weighed radially, K(r) of the Euclidean distance r (Keys::radial),
+///   column k's are g(r) u_k / h and g(r) u_k^2.
 /// - R(K) = int K^2 and mu2(K) = int u^2 K of K scaled to integrate to 1, for the plug-in rule.
 ///
 /// The engine picks the type once per call (visit_kernel) and runs its loops on it, never
@@ -113,6 +116,7 @@ struct Epanechnikov {  // 1 - u^2 on |u| < 1
     const double u = (xi - q) * inv_h;
     return std::abs(u) < 1 ? 2 * u * inv_h / (1 - u * u) : 0.0;
   }
+  [[gnu::always_inline]] static double g(double a) { return a < 1 ? 2 / (1 - a * a) : 0.0; }
 };
 
 struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
@@ -137,6 +141,7 @@ struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
     const double u = (xi - q) * inv_h, a = std::abs(u);
     return a < 1 ? 9 * u * a * inv_h / (1 - a * a * a) : 0.0;
   }
+  [[gnu::always_inline]] static double g(double a) { return a < 1 ? 9 * a / (1 - a * a * a) : 0.0; }
 };
 
 struct Uniform {  // 1 on |u| <= 1
@@ -151,6 +156,7 @@ struct Uniform {  // 1 on |u| <= 1
   [[gnu::always_inline]] static double value(double u) { return std::abs(u) <= 1 ? 1.0 : 0.0; }
   [[gnu::always_inline]] static double dlog(double, double, double, double) { return 0; }  // flat inside its support
   [[gnu::always_inline]] static double dq(double, double, double) { return 0; }
+  [[gnu::always_inline]] static double g(double) { return 0; }
 };
 
 /// The nearest-key distance (sum of squares, or of absolute values for L1 kernels) whose weight

@@ -1,5 +1,6 @@
 #include "nwreg/learn/fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -8,6 +9,7 @@
 #include "nwreg/learn/metric.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/learn/plugin.h"
+#include "nwreg/learn/robust.h"
 
 namespace nwreg {
 namespace {
@@ -73,22 +75,55 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   m.stop_reason = mf.stop_reason;
 }
 
+// The grid a nearest-neighbour parameter is chosen on, rising by about a quarter: K from 1 to
+// n - 1; a span's count q from the local fit's terms + 1 (the q-th nearest weighs 0) to n, as
+// F = q / n (nudged up where n F rounds below q).
+std::vector<NeighbourBandwidth> neighbour_grid(Neighbours kind, std::size_t n, std::size_t terms) {
+  std::vector<NeighbourBandwidth> grid;
+  const bool span = kind == Neighbours::span;
+  const double top = static_cast<double>(span ? n : n - 1);
+  for (double k = span ? static_cast<double>(std::min(n, terms + 1)) : 1; k <= top;
+       k = std::max(k + 1, std::round(k * 1.25))) {
+    NeighbourBandwidth g{kind, static_cast<std::size_t>(k), 0};
+    if (span) {
+      g.F = k / static_cast<double>(n);
+      while (span_count(g.F, n) < g.K) g.F = std::nextafter(g.F, 2.0);
+      g.K = 0;
+    }
+    grid.push_back(g);
+  }
+  return grid;
+}
+
 // Nearest-neighbour bandwidths: the space the distances are measured in (one continuous column
-// alone: x itself; else the learned bandwidths, lambdas included), then K, given or the one of
-// a grid that minimises the criterion.
+// alone: x itself; span over several: loess's trimmed standard deviations; else the learned
+// bandwidths, lambdas included), then K (or F), given or the one of a grid that minimises the
+// criterion.
 void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
   std::size_t continuous = 0;
   for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
-  const std::string what = to_string(plan.neighbour_policy.kind);
+  const NeighbourBandwidth given = plan.neighbour_policy;
+  const bool span = given.kind == Neighbours::span;
+  const std::string what = to_string(given.kind);
   if (continuous == 0)
     throw DataError(what + " bandwidths need a continuous x column; every x column is categorical");
+  if (span && continuous < data.d)
+    throw DataError("span bandwidths measure loess's Euclidean distance over numbers; x column " +
+                    quote(data.x_names[std::find_if(data.x_kind.begin(), data.x_kind.end(), is_categorical) -
+                                       data.x_kind.begin()]) +
+                    " is categorical: give knn:K instead");
   if (data.n < 3) throw DataError(what + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
   const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
-  if (plan.neighbour_policy.K > most)
-    throw ParameterError("bandwidth", what + (":" + std::to_string(plan.neighbour_policy.K)) +
-                                          " needs K between 1 and the training rows less one (" + std::to_string(most) + ")");
+  if (!span && given.K > most)
+    throw ParameterError("bandwidth", to_string(given) + " needs K between 1 and the training rows less one (" +
+                                          std::to_string(most) + ")");
+  if (span && given.F > 0 && static_cast<double>(data.n) * given.F < 1)
+    throw ParameterError("bandwidth", to_string(given) + " holds no key of " + std::to_string(data.n) +
+                                          " training rows: F must be at least 1/n (" + format_double(1.0 / static_cast<double>(data.n)) + ")");
   if (continuous == 1 && data.d == 1) {
     m.bandwidth = {1.0};
+  } else if (span) {
+    m.bandwidth = trimmed_sd_scales(data);
   } else {
     FitResult ignored;
     learn(m, ignored, data, plan, engine, events);
@@ -98,17 +133,16 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   m.criterion.reset();
   m.criterion_value.reset();
   m.bandwidth_source = what;
-  // K into the engine options (and at the end the model).
-  auto set = [&](EngineOptions& e, std::size_t k) { e.neighbour_policy = {plan.neighbour_policy.kind, k}; };
-  std::size_t chosen = plan.neighbour_policy.K;
-  // Else K on a grid rising by about a quarter, the criterion over up to 2000 rows spread over x.
-  std::vector<std::size_t> grid;
-  for (double k = 1; !chosen && k <= static_cast<double>(most); k = std::max(k + 1, std::round(k * 1.25)))
-    grid.push_back(static_cast<std::size_t>(k));
+  NeighbourBandwidth chosen = given;
+  // Else K (or F) on a grid, the criterion over up to 2000 rows spread over x.
+  const std::vector<NeighbourBandwidth> grid =
+      given.given() ? std::vector<NeighbourBandwidth>{}
+                    : neighbour_grid(given.kind, data.n, kernel::make_design(data.d, method_degree(engine.method, engine.degree)).p);
   double best = std::numeric_limits<double>::infinity();
+  bool found = false;
   for (std::size_t i = 0; i < grid.size(); ++i) {
     EngineOptions e = engine;
-    set(e, grid[i]);
+    e.neighbour_policy = grid[i];
     e.progress = nullptr;
     const Attention a(data, m.bandwidth, e);
     const auto rows = a.spread_rows(2000);
@@ -122,17 +156,18 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
     if (plan.fit.min_neighbours > 0 && std::isfinite(value) &&
         a.loo_detail(plan.fit.neighbour_rows, false).neighbours < plan.fit.min_neighbours)
       value = std::numeric_limits<double>::infinity();  // --min-neighbours bounds K as it bounds h
-    if (events.on_scan) events.on_scan(i + 1, grid.size(), {static_cast<double>(grid[i])}, value);
-    if (value < best) best = value, chosen = grid[i];
+    if (events.on_scan) events.on_scan(i + 1, grid.size(), {span ? grid[i].F : static_cast<double>(grid[i].K)}, value);
+    if (value < best) best = value, chosen = grid[i], found = true;
   }
-  if (!chosen && plan.fit.min_neighbours > 0)
-    throw DataError("no K of the " + std::string(what) + " grid averages " + format_double(plan.fit.min_neighbours) +
-                    " effective neighbours (--min-neighbours)");
-  if (!chosen)
-    throw DataError("no K of the " + std::string(what) + " grid gives every training row a key in reach");
-  set(engine, chosen);
-  m.neighbour_policy = {plan.neighbour_policy.kind, chosen};
-  if (plan.neighbour_policy.K) return;  // given: no criterion
+  const char* parameter = span ? "F" : "K";
+  if (!given.given() && !found && plan.fit.min_neighbours > 0)
+    throw DataError(std::string("no ") + parameter + " of the " + what + " grid averages " +
+                    format_double(plan.fit.min_neighbours) + " effective neighbours (--min-neighbours)");
+  if (!given.given() && !found)
+    throw DataError(std::string("no ") + parameter + " of the " + what + " grid gives every training row a key in reach");
+  engine.neighbour_policy = chosen;
+  m.neighbour_policy = chosen;
+  if (given.given()) return;  // given: no criterion
   m.criterion = plan.fit.criterion;
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
@@ -140,6 +175,62 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   m.criterion_value = !uses_in_sample(plan.fit.criterion)
                           ? loo.mse
                           : criterion_value(plan.fit.criterion, a.insample(false), static_cast<double>(data.n), false).mse;
+}
+
+// The bandwidth as the plan chooses it, into m (and what fit_warnings needs of a learned one
+// into `learned`).
+void choose(Model& m, std::optional<FitResult>& learned, const Dataset& data, const FitPlan& plan,
+            EngineOptions& engine, const FitEvents& events) {
+  using Kind = BandwidthSpec::Kind;
+  switch (plan.kind) {
+    case Kind::learn:
+      learn(m, learned.emplace(), data, plan, engine, events);
+      break;
+    case Kind::silverman:
+      m.bandwidth = silverman_bandwidth(data);
+      m.bandwidth_source = "silverman";
+      break;
+    case Kind::scott:
+      m.bandwidth = scott_bandwidth(data);
+      m.bandwidth_source = "scott";
+      break;
+    case Kind::plugin:
+      m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
+      m.bandwidth_source = "plugin";
+      break;
+    case Kind::knn:
+      choose_knn(m, data, plan, engine, events);
+      break;
+    case Kind::fixed:
+      m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
+      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
+      m.bandwidth_source = "fixed";
+      break;
+  }
+}
+
+// Robustness iterations (robust.h): each from the in-sample residuals of the fit before, every
+// training row's (one of sample weight 0 too); a learned bandwidth (or K, or F) is learned again
+// on the reweighted rows, so that outliers weigh little in the criterion as in the fit.
+void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data, const FitPlan& plan,
+                EngineOptions& engine, const FitEvents& events) {
+  const bool relearn = plan.kind == BandwidthSpec::Kind::learn ||
+                       (plan.kind == BandwidthSpec::Kind::knn && !plan.neighbour_policy.given());
+  std::vector<double> fitted(data.n);
+  for (std::size_t it = 0; it < plan.robust; ++it) {
+    const Fitted f(data, m, engine);
+    f.predict(data.x.data(), data.n, fitted.data());
+    std::vector<double> residual(data.n);
+    for (std::size_t i = 0; i < data.n; ++i) residual[i] = data.y[i] - fitted[i];
+    m.robustness = robustness_weights(residual);
+    if (!relearn) continue;
+    Model again = m;
+    again.robustness.clear();
+    choose(again, learned, reweighted(data, m.robustness), plan, engine, events);
+    again.robustness = std::move(m.robustness);
+    m = std::move(again);
+  }
+  m.robust = plan.robust;
 }
 
 }  // namespace
@@ -171,33 +262,9 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
   m.sample_weight = data.weight_name;
   m.n = data.n;
   m.checksum = checksum(data);
-  using Kind = BandwidthSpec::Kind;
   std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
-  switch (plan.kind) {
-    case Kind::learn:
-      learn(m, learned.emplace(), data, plan, engine, events);
-      break;
-    case Kind::silverman:
-      m.bandwidth = silverman_bandwidth(data);
-      m.bandwidth_source = "silverman";
-      break;
-    case Kind::scott:
-      m.bandwidth = scott_bandwidth(data);
-      m.bandwidth_source = "scott";
-      break;
-    case Kind::plugin:
-      m.bandwidth = {plugin_bandwidth(data, engine.kernel)};
-      m.bandwidth_source = "plugin";
-      break;
-    case Kind::knn:
-      choose_knn(m, data, plan, engine, events);
-      break;
-    case Kind::fixed:
-      m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
-      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
-      m.bandwidth_source = "fixed";
-      break;
-  }
+  choose(m, learned, data, plan, engine, events);
+  if (plan.robust > 0) robust_fit(m, learned, data, plan, engine, events);
   if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine);
   if (learned) {
     FitOptions used = plan.fit;

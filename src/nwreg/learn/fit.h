@@ -19,7 +19,7 @@ namespace nwreg {
 struct FitPlan {
   BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
   std::vector<double> fixed;  //!< Kind::fixed: one bandwidth (for every column), or one per x column
-  NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K, or K = 0 to choose it by the criterion
+  NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K (or F), or 0 to choose it by the criterion
   FitOptions fit;             //!< Kind::learn; a single fit.init value is spread over the columns
   std::string init_rule;      //!< "silverman", "scott" or "plugin": the start of the descent
   bool metric_full = false;   //!< learn a linear map after the bandwidths (Gaussian NW)
@@ -28,6 +28,7 @@ struct FitPlan {
   /// blocks out if so.
   bool leave_out_auto = false;
   bool loo_statistics = true;  //!< the LOO error, R^2 and effective neighbours, for any kind
+  std::size_t robust = 0;      //!< robustness iterations after the first fit (learn/robust.h)
 };
 
 /// What fit_model reports as it goes; each may be empty.

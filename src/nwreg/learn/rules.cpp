@@ -50,6 +50,12 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     const std::string k = text.substr(text.find(':') + 1);
     if (k == "auto") return spec;
     const auto v = parse_double(k);
+    if (n.fraction) {
+      if (!v) throw UsageError(option + ": span:F takes a fraction of the rows F > 0, or auto; got " + quote(text));
+      check_span(*v, option);
+      spec.neighbour_policy.F = *v;
+      return spec;
+    }
     if (!v || *v < 1 || *v != std::floor(*v) || *v > 1e9)
       throw UsageError(option + ": " + n.name + ":K takes a whole number of neighbours K >= 1, or auto; got " +
                        quote(text));
@@ -85,6 +91,31 @@ std::vector<double> silverman_bandwidth(const Dataset& data) {
   for (const auto& s : x_column_stats(data, "Silverman's rule")) {
     const double spread = s.iqr > 0 ? std::min(s.sd, s.iqr / 1.34) : s.sd;
     h.push_back(0.9 * spread * std::pow(static_cast<double>(data.n), -0.2));
+  }
+  return h;
+}
+
+std::vector<double> trimmed_sd_scales(const Dataset& data) {
+  std::vector<double> h;
+  // ceiling(0.1 n) in doubles, as R computes it (0.1 * 30 rounds above 3: 4 are trimmed).
+  const std::size_t n = data.n, trim = static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n)));
+  for (std::size_t k = 0; k < data.d; ++k) {
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = data.x[i * data.d + k];
+    std::sort(v.begin(), v.end());
+    double sd = 0;
+    if (n > 2 * trim + 1) {
+      long double mean = 0, ss = 0;
+      const std::size_t m = n - 2 * trim;
+      for (std::size_t i = trim; i < n - trim; ++i) mean += v[i];
+      mean /= m;
+      for (std::size_t i = trim; i < n - trim; ++i) ss += (v[i] - mean) * (v[i] - mean);
+      sd = std::sqrt(static_cast<double>(ss / (m - 1)));
+    }
+    if (!(sd > 0) || !std::isfinite(sd))
+      throw DataError("span over several columns scales each by its 10%-trimmed standard deviation, as loess "
+                      "does; x column " + quote(data.x_names[k]) + " has none (its middle values are all equal)");
+    h.push_back(sd);
   }
   return h;
 }

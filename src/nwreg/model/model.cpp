@@ -18,7 +18,11 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   if (m.method == Method::local_polynomial) w.field("degree", m.degree);
   if (m.leave_out) w.field("leave_out", m.leave_out);
   w.field("bandwidth", m.bandwidth);
-  if (m.neighbour_policy) w.field(to_string(m.neighbour_policy.kind), m.neighbour_policy.K);
+  if (m.neighbour_policy) {
+    if (m.neighbour_policy.kind == Neighbours::span) w.field("span", m.neighbour_policy.F);
+    else w.field(to_string(m.neighbour_policy.kind), m.neighbour_policy.K);
+  }
+  if (m.robust) w.field("robust", m.robust);
   const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
   const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
   if (any_time) {
@@ -96,6 +100,7 @@ void write_model(std::ostream& out, const Model& m) {
   w.field("format", Json(model_format));
   w.field("version", Json(model_format_version));
   write_model_fields(w, m);
+  if (!m.robustness.empty()) w.field("robustness", m.robustness);  // the file's only: n numbers
   w.finish();
 }
 
@@ -192,6 +197,9 @@ void read_columns(const Json& j, Model& m, const std::string& source) {
 void check_model(const Model& m, const std::string& source) {
   if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
     throw unusable(source, "\"bandwidth\" needs one value per x column");
+  if (!m.robustness.empty() && m.robustness.size() != m.n)
+    throw unusable(source, "\"robustness\" needs one weight per training row (" + std::to_string(m.n) + "), got " +
+                               std::to_string(m.robustness.size()));
   try {
     check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
     for (std::size_t k = 0; k < m.levels.size(); ++k)
@@ -232,11 +240,26 @@ Model read_model(std::istream& in, const std::string& source) {
     m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
     for (const NeighbourDef& n : neighbour_table)
       if (j.contains(n.name)) {
+        if (m.neighbour_policy) throw bad("\"" + to_string(m.neighbour_policy.kind) + "\" and \"" + n.name + "\" exclude each other");
+        if (n.fraction) {
+          if (!j.at(n.name).is_number()) throw bad("\"" + std::string(n.name) + "\" must be a fraction of the rows > 0");
+          m.neighbour_policy = {n.id, 0, j.at(n.name).get<double>()};
+          check_span(m.neighbour_policy.F, "\"" + std::string(n.name) + "\"");
+          continue;
+        }
         if (!j.at(n.name).is_number_unsigned() || j.at(n.name).get<std::size_t>() == 0)
           throw bad("\"" + std::string(n.name) + "\" must be a whole number of neighbours >= 1");
-        if (m.neighbour_policy) throw bad("\"" + to_string(m.neighbour_policy.kind) + "\" and \"" + n.name + "\" exclude each other");
         m.neighbour_policy = {n.id, j.at(n.name).get<std::size_t>()};
       }
+    if (j.contains("robust")) {
+      if (!j.at("robust").is_number_unsigned()) throw bad("\"robust\" must be a whole number of iterations");
+      m.robust = j.at("robust").get<std::size_t>();
+    }
+    if (j.contains("robustness")) {
+      m.robustness = j.at("robustness").get<std::vector<double>>();
+      for (double v : m.robustness)
+        if (!(v >= 0 && v <= 1)) throw bad("\"robustness\" holds weights between 0 and 1, got " + format_double(v));
+    }
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
     read_columns(j, m, source);

@@ -48,6 +48,8 @@ struct Model {
   std::optional<Criterion> criterion;   //!< what learning minimised, when learned
   std::optional<double> criterion_value;  //!< its value at `bandwidth`, over every row
   std::vector<std::string> warnings;    //!< why a learned bandwidth is suspect (fit_warnings)
+  std::size_t robust = 0;               //!< robustness iterations after the first fit (--robust N)
+  std::vector<double> robustness;       //!< their final weights, per training row (empty: none)
 };
 
 /// Column k's kind (numbers when x_kinds is empty).

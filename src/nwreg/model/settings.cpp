@@ -98,6 +98,23 @@ std::string to_string(Neighbours kind) {
   return def ? def->name : "none";
 }
 
+std::string to_string(const NeighbourBandwidth& n) {
+  const NeighbourDef* def = neighbour_def(n.kind);
+  if (!def) return "none";
+  return std::string(def->name) + ":" + (def->fraction ? format_double(n.F) : std::to_string(n.K));
+}
+
+std::size_t span_count(double F, std::size_t n) {
+  const double q = std::floor(static_cast<double>(n) * F);  // as loess computes it: n F in doubles
+  return q < 1 ? 1 : q >= static_cast<double>(n) ? n : static_cast<std::size_t>(q);
+}
+
+void check_span(double F, const std::string& option) {
+  if (!(F > 0 && F <= 1e6))
+    throw UsageError(option + ": span:F takes a fraction of the rows F > 0 (above 1 widens as loess does), or auto; got " +
+                     format_double(F));
+}
+
 namespace {
 
 // Each policy as `form` makes it, listed as "a, b or c".
@@ -111,10 +128,12 @@ std::string neighbour_list(const F& form) {
 }  // namespace
 
 std::string neighbour_help() {
-  return neighbour_list([](const NeighbourDef& n) { return std::string(n.name) + ":K (" + n.help + ")"; });
+  return neighbour_list([](const NeighbourDef& n) {
+    return std::string(n.name) + (n.fraction ? ":F (" : ":K (") + n.help + ")";
+  });
 }
 std::string neighbour_forms() {
-  return neighbour_list([](const NeighbourDef& n) { return std::string(n.name) + ":K"; });
+  return neighbour_list([](const NeighbourDef& n) { return std::string(n.name) + (n.fraction ? ":F" : ":K"); });
 }
 std::string neighbour_names() {
   return neighbour_list([](const NeighbourDef& n) { return std::string(n.name); });

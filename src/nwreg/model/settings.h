@@ -73,32 +73,44 @@ void record_epoch(std::vector<Epoch>& history, Epoch e);
 /// Throws UsageError that starts with `option`.
 void check_bandwidth(const std::vector<double>& h, std::size_t d, const std::string& option);
 
-/// Nearest-neighbour bandwidth policies, by name: --bandwidth NAME:K, the model file's
-/// "NAME": K and the fit report. Each scales the bandwidths by the distance to the K-th nearest
-/// key, of each query or of each key (engine/bandwidth_policy.cpp).
-enum class Neighbours { none, knn, adaptive };
+/// Nearest-neighbour bandwidth policies, by name: --bandwidth NAME:K (NAME:F for span), the
+/// model file's "NAME": K and the fit report. Each scales the bandwidths by the distance to a
+/// nearest key, of each query or of each key (engine/bandwidth_policy.h).
+enum class Neighbours { none, knn, adaptive, span };
 struct NeighbourDef {
   Neighbours id;
   const char* name;
   bool per_key;      //!< each key its own scale (every key summed); else each query its own
+  bool fraction;     //!< its parameter is a fraction F of the keys (span), else a count K
   const char* help;  //!< for --bandwidth's help, after "NAME:K"
 };
 inline constexpr NeighbourDef neighbour_table[] = {
-    {Neighbours::knn, "knn", false, "each query's bandwidth reaches its K-th nearest key"},
-    {Neighbours::adaptive, "adaptive", true, "each key's reaches its K-th nearest other key"},
+    {Neighbours::knn, "knn", false, false, "each query's bandwidth reaches its K-th nearest key"},
+    {Neighbours::adaptive, "adaptive", true, false, "each key's reaches its K-th nearest other key"},
+    {Neighbours::span, "span", false, true,
+     "loess's neighbourhood: each query's reaches the nearest fraction F of the keys, Euclidean"},
 };
-/// A nearest-neighbour bandwidth: its policy and K (kind none: a fixed bandwidth).
+/// A nearest-neighbour bandwidth: its policy and K, or F for span (kind none: a fixed bandwidth).
 struct NeighbourBandwidth {
   Neighbours kind = Neighbours::none;
   std::size_t K = 0;  //!< >= 1 in an engine or a model; 0 in a plan: choose K by the criterion
+  double F = 0;       //!< span: > 0 in an engine or a model; 0 in a plan: choose F by the criterion
   explicit operator bool() const { return kind != Neighbours::none; }
+  /// Whether K (or F) is set: false in a plan that chooses it.
+  bool given() const { return K > 0 || F > 0; }
 };
 /// The policy's row (nullptr for none).
 const NeighbourDef* neighbour_def(Neighbours kind);
 std::string to_string(Neighbours kind);
-/// "knn:K (each query's ...) or adaptive:K (each key's ...)", as --bandwidth lists them.
+/// "knn:12", "span:0.3": the policy and its parameter as --bandwidth takes them.
+std::string to_string(const NeighbourBandwidth& n);
+/// span: the neighbourhood's count q = floor(n F) of n keys, at least 1 and at most n (loess).
+std::size_t span_count(double F, std::size_t n);
+/// Throws UsageError starting with `option` unless 0 < F <= 1e6 (a span).
+void check_span(double F, const std::string& option);
+/// "knn:K (each query's ...), adaptive:K (...) or span:F (...)", as --bandwidth lists them.
 std::string neighbour_help();
-/// "knn:K or adaptive:K", and "knn or adaptive".
+/// "knn:K, adaptive:K or span:F", and "knn, adaptive or span".
 std::string neighbour_forms();
 std::string neighbour_names();
 
