@@ -31,3 +31,6 @@ Rscript -e 'library(MASS)
 b <- birthwt
 write.csv(data.frame(age = b$age, lwt = b$lwt, race = c("white", "black", "other")[b$race], smoke = b$smoke,
                      ftv = b$ftv, bwt = b$bwt), "data/birthwt.csv", row.names = FALSE)'
+# Stopping distance (ft) against speed (mph) of 50 cars in the 1920s (R datasets): many tied
+# speeds, a test of loess's neighbourhoods.
+Rscript -e 'write.csv(cars, "data/cars.csv", row.names = FALSE)'

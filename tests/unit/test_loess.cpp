@@ -1,0 +1,120 @@
+// -b span:F and --robust N against R: loess(surface = "direct") for degrees 0 to 2, families
+// gaussian and symmetric (--robust 3), one and two x columns, sample weights with zeros, spans
+// above 1; and lowess(delta = 0). Golden values from tests/golden/make_golden_loess.R.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "helpers.h"
+#include "nwreg/engine/fitted.h"
+#include "nwreg/learn/fit.h"
+#include "nwreg/learn/robust.h"
+
+using namespace nwreg;
+
+namespace {
+
+Dataset golden_set(const std::string& set) {
+  struct Source {
+    const char* file;
+    std::vector<std::string> x;
+    const char* y;
+  };
+  static const std::map<std::string, Source> sources = {
+      {"cars", {"cars.csv", {"speed"}, "dist"}},
+      {"lakehuron", {"lakehuron.csv", {"year"}, "level"}},
+      {"mcycle", {"mcycle.csv", {"times"}, "accel"}},
+      {"mcycle_w", {"mcycle.csv", {"times"}, "accel"}},
+      {"boston", {"boston.csv", {"lstat", "rm"}, "medv"}},
+      {"airquality", {"airquality.csv", {"Wind", "Temp"}, "Ozone"}},
+  };
+  const Source& s = sources.at(set);
+  CsvReader r(testing::source_path(std::string("data/") + s.file), CsvOptions{});
+  ColumnChoice c;
+  c.x = s.x;
+  c.y = s.y;
+  Dataset d = read_dataset(r, c);
+  if (set == "mcycle_w")  // as the R script weighs them
+    for (std::size_t i = 1; i <= d.n; ++i) d.weight.push_back(i % 17 == 0 ? 0.0 : static_cast<double>((i - 1) % 3 + 1) / 2);
+  return d;
+}
+
+// The model of `nwreg predict -b span:F --kernel tricube --method ... [--robust N]`.
+Model span_model(const Dataset& d, double span, std::size_t degree, std::size_t robust, EngineOptions& e) {
+  e.kernel = Kernel::tricube;
+  e.method = degree == 0 ? Method::nw : degree == 1 ? Method::local_linear : Method::local_polynomial;
+  e.degree = degree;
+  FitPlan plan;
+  plan.kind = BandwidthSpec::Kind::knn;
+  plan.neighbour_policy = {Neighbours::span, 0, span};
+  plan.robust = robust;
+  plan.loo_statistics = false;
+  return fit_model(d, plan, e);
+}
+
+}  // namespace
+
+TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1e-6 of the range of y") {
+  const auto g = testing::read_golden("tests/golden/loess.csv");
+  // The golden rows by fit: set, call, degree, robust, span.
+  std::map<std::tuple<std::string, std::string, std::size_t, std::size_t, double>, std::vector<std::size_t>> fits;
+  for (std::size_t i = 0; i < g.at("set").size(); ++i)
+    fits[{g.at("set")[i], g.at("call")[i], std::stoul(g.at("degree")[i]), std::stoul(g.at("robust")[i]),
+          std::stod(g.at("span")[i])}]
+        .push_back(i);
+  std::map<std::string, std::size_t> checked;
+  std::map<std::string, double> worst;
+  for (const auto& [key, rows] : fits) {
+    const auto& [set, call, degree, robust, span] = key;
+    const Dataset d = golden_set(set);
+    EngineOptions e;
+    const Model m = span_model(d, span, degree, robust, e);
+    const Fitted f(d, m, e);
+    const auto [lo, hi] = std::minmax_element(d.y.begin(), d.y.end());
+    const double range = *hi - *lo, tol = (call == "lowess" ? 1e-6 : 1e-9) * range;
+    CAPTURE(set);
+    CAPTURE(call);
+    CAPTURE(degree);
+    CAPTURE(robust);
+    CAPTURE(span);
+    for (std::size_t i : rows) {
+      const auto q = testing::number_list(g.at("x")[i]);
+      REQUIRE(q.size() == d.d);
+      double got;
+      f.predict(q.data(), 1, &got);
+      const double want = std::stod(g.at("value")[i]);
+      CAPTURE(g.at("x")[i]);
+      CHECK(std::abs(got - want) <= tol);
+      worst[call] = std::max(worst[call], std::abs(got - want) / range);
+      ++checked[call];
+    }
+  }
+  MESSAGE("largest differences over the range of y: loess " << worst["loess"] << ", predict " << worst["loess_predict"]
+                                                            << ", lowess " << worst["lowess"]);
+  CHECK(checked["loess"] == 7638);
+  CHECK(checked["loess_predict"] == 576);
+  CHECK(checked["lowess"] == 1124);
+}
+
+TEST_CASE("robustness weights: bisquare of r / (6 median |r|) with loess's thresholds") {
+  // |r| = 0, 0.1, 1, 2, 10: median 1 (odd count), s = 6.
+  const std::vector<double> w = robustness_weights({0, -0.1, 1, 2, -10});
+  REQUIRE(w.size() == 5);
+  CHECK(w[0] == 1);
+  CHECK(w[1] == doctest::Approx(std::pow(1 - (0.1 / 6) * (0.1 / 6), 2)).epsilon(1e-15));
+  CHECK(w[2] == doctest::Approx(std::pow(1 - 1.0 / 36, 2)).epsilon(1e-15));
+  CHECK(w[3] == doctest::Approx(std::pow(1 - 4.0 / 36, 2)).epsilon(1e-15));
+  CHECK(w[4] == 0);
+  // An even count: the mean of the middle two, |r| 1 and 3, s = 12; within 0.001 s weighs 1,
+  // beyond 0.999 s weighs 0.
+  const std::vector<double> v = robustness_weights({0.011, 1, 3, 11.995});
+  CHECK(v[0] == 1);
+  CHECK(v[1] == doctest::Approx(std::pow(1 - 1.0 / 144, 2)).epsilon(1e-15));
+  CHECK(v[3] == 0);
+  // More than half the residuals 0: s = 0, every weight 1 (as loess).
+  CHECK(robustness_weights({0, 0, 0, 5}) == std::vector<double>{1, 1, 1, 1});
+}
