@@ -236,3 +236,50 @@ TEST_CASE("methods cli: a number spelled two ways is one level, and the model ke
   REQUIRE(a.exit_code == 0);
   CHECK(a.out == b.out);
 }
+
+TEST_CASE("methods cli: span and --robust in fit, predict and the model file; the model reproduces the curve") {
+  Scratch s;
+  const std::string model = (s / "span.json").string();
+  const std::vector<std::string> how = {"-b", "span:0.3", "--kernel", "tricube", "--method", "local-linear", "--robust", "3"};
+  std::vector<std::string> fit = {"fit", data("cars.csv"), "-o", model};
+  fit.insert(fit.end(), how.begin(), how.end());
+  const Result f = run_nwreg(fit);
+  REQUIRE(f.exit_code == 0);
+  CHECK(f.out.find("span: 0.3\nrobust: 3\n") != std::string::npos);
+  const Json m = Json::parse(slurp(model));
+  CHECK(m["span"] == 0.3);
+  CHECK(m["robust"] == 3);
+  REQUIRE(m["robustness"].size() == 50);
+  // R: loess(dist ~ speed, cars, span = 0.3, degree = 1, family = "symmetric", surface = "direct")
+  // at speed 4 (tests/golden/loess.csv), through predict with the options and with the model.
+  std::vector<std::string> direct = {"predict", data("cars.csv"), "--grid", "4:5:2"};
+  direct.insert(direct.end(), how.begin(), how.end());
+  const Result a = run_nwreg(direct);
+  const Result b = run_nwreg({"predict", data("cars.csv"), "--model", model, "--grid", "4:5:2"});
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(a.out == b.out);
+  CHECK(std::abs(std::stod(fields(lines(a.out)[1])[1]) - 5.6996787928457504) < 1e-11);
+  // cars' 23rd row (speed 14, dist 80) lies far above the curve: it weighs little.
+  CHECK(m["robustness"][22] < 0.05);
+}
+
+TEST_CASE("methods cli: --robust puts no weight on an outlier, and the line comes back") {
+  Scratch s;
+  std::string csv = "x,y\n";
+  for (int i = 1; i <= 40; ++i) csv += std::to_string(i) + "," + std::to_string(i == 10 ? 40 : 2 * i + 2 * (i % 2) - 1) + "\n";  // y = 2x -+ 1, and one outlier
+  spit(s / "line.csv", csv);
+  const std::string weights = (s / "w.csv").string();
+  const Result r = run_nwreg({"predict", (s / "line.csv").string(), "-b", "span:0.5", "--kernel", "tricube", "--method",
+                              "local-linear", "--robust", "2", "--grid", "10:11:1", "--weights", weights});
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::abs(std::stod(fields(lines(r.out)[1])[1]) - 20) < 0.2);
+  const auto w = fields(lines(slurp(weights))[1]);  // query 10: x, then one weight per key in x order
+  REQUIRE(w.size() == 41);
+  CHECK(w[10] == "0");
+  CHECK(w[9] != "0");
+  // Without --robust the outlier pulls the line up.
+  const Result plain = run_nwreg({"predict", (s / "line.csv").string(), "-b", "span:0.5", "--kernel", "tricube",
+                                  "--method", "local-linear", "--grid", "10:11:1"});
+  CHECK(std::stod(fields(lines(plain.out)[1])[1]) > 21.5);
+}

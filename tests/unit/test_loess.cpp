@@ -115,6 +115,8 @@ TEST_CASE("robustness weights: bisquare of r / (6 median |r|) with loess's thres
   CHECK(v[0] == 1);
   CHECK(v[1] == doctest::Approx(std::pow(1 - 1.0 / 144, 2)).epsilon(1e-15));
   CHECK(v[3] == 0);
-  // More than half the residuals 0: s = 0, every weight 1 (as loess).
-  CHECK(robustness_weights({0, 0, 0, 5}) == std::vector<double>{1, 1, 1, 1});
+  // More than half the residuals (nearly) 0: s below 1e-7 mean |r|, no weights (as lowess stops).
+  CHECK(robustness_weights({0, 0, 0, 5}).empty());
+  CHECK(robustness_weights({1e-12, -1e-12, 1e-12, 5, 7}).empty());
+  CHECK(robustness_weights({1e-6, -1e-6, 1e-6, 5, 7}).size() == 5);
 }

@@ -26,7 +26,7 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
   if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
   if (!std::isfinite(*m.loo_mse))
     throw DataError("the leave-one-out error overflows: y values are too large to square");
-  m.loo_r2 = loo_r2(data, *m.loo_mse);
+  m.loo_r2 = loo_r2(m.robustness.empty() ? data : reweighted(data, m.robustness), *m.loo_mse);
   m.neighbours = detail.neighbours;
 }
 
@@ -222,7 +222,9 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
     f.predict(data.x.data(), data.n, fitted.data());
     std::vector<double> residual(data.n);
     for (std::size_t i = 0; i < data.n; ++i) residual[i] = data.y[i] - fitted[i];
-    m.robustness = robustness_weights(residual);
+    std::vector<double> w = robustness_weights(residual);
+    if (w.empty()) break;  // an exact fit at most rows: the fit before stands
+    m.robustness = std::move(w);
     if (!relearn) continue;
     Model again = m;
     again.robustness.clear();

@@ -23,8 +23,11 @@ std::vector<double> robustness_weights(const std::vector<double>& residuals) {
       s = 3 * (upper + lower);
     }
   }
+  long double mean = 0;
+  for (double v : a) mean += v;
+  mean /= static_cast<long double>(std::max<std::size_t>(n, 1));
+  if (!(s >= std::numeric_limits<double>::min()) || s < 1e-7 * static_cast<double>(mean)) return {};
   std::vector<double> w(n, 1.0);
-  if (!(s >= std::numeric_limits<double>::min())) return w;
   for (std::size_t i = 0; i < n; ++i) {
     if (a[i] <= 0.001 * s) continue;
     if (a[i] > 0.999 * s) {

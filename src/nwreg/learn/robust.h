@@ -11,8 +11,8 @@ namespace nwreg {
 /// The bisquare robustness weights of residuals r_i (Cleveland 1979), with the thresholds of
 /// R's lowess and loess: s = 6 median |r_i| (the mean of the two middle values for an even
 /// count), and weight 1 where |r_i| <= 0.001 s, (1 - (r_i / s)^2)^2 where |r_i| <= 0.999 s,
-/// else 0. Every weight is 1 where s is 0 or subnormal (more than half the residuals vanish),
-/// as loess does.
+/// else 0. None (empty) where s < 1e-7 mean |r_i| (more than half the residuals vanish, an
+/// exact fit there): then, as lowess does, the iterations stop and the fit before stands.
 std::vector<double> robustness_weights(const std::vector<double>& residuals);
 
 }  // namespace nwreg
