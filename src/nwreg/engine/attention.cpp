@@ -88,6 +88,9 @@ Attention::Attention(const Dataset& train, EngineOptions options)
       cat_(ks_.d) {
   if (fused_line(train, options_) && !ks_.merged)
     fused_.emplace(ks_, index_, options_.tolerance, options_.transform, options_.pool, pairs_);
+  if (options_.moments && index_.kind() == KeyIndex::Kind::line && options_.leave_out == 0 &&
+      MomentLine::applies(ks_, options_.kernel))
+    moments_.emplace(ks_, options_.kernel, method_degree(options_.method, options_.degree));
 }
 
 Attention::Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options)

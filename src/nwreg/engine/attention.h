@@ -8,6 +8,7 @@
 ///   BandwidthPolicy (bandwidth_policy.h)  each query's bandwidths: fixed, knn, adaptive
 ///   Estimator (estimator.h)       what a row reduces to: NW or a local polynomial
 ///   FusedLine (fused_line.h)      the fused 1-D Gaussian NW path and its fast Gauss transform
+///   MomentLine (moment_line.h)    one column, a compact kernel: wide windows' sums by moments
 ///
 /// and runs its passes (predict.cpp, loo.cpp) through one driver (pass.h): a query's row is the
 /// fused path's where it applies, else gathered (gather.cpp) and reduced.
@@ -25,7 +26,8 @@
 /// kernels (Epanechnikov 1 - u^2, tricube (1 - |u|^3)^3, uniform 1, all zero for |u| >= 1,
 /// |u| > 1 for uniform) are bounded and need no shift. A query whose weights are all zero (no
 /// key within h on every column) is "out of reach": an error, or the nearest key's value
-/// (OutOfReach). Keys with sample weight 0 take no part at all.
+/// (OutOfReach). Keys with sample weight 0 take no part at all (with a nearest-neighbour policy
+/// they still count as neighbours: bandwidth_policy.h).
 ///
 /// --method local-polynomial --degree P fits a weighted polynomial of degree P in z instead
 /// (every monomial up to P; P = 1 is local linear, P = 0 NW), its value at q the prediction.
@@ -86,6 +88,7 @@
 #include "nwreg/engine/bandwidth_policy.h"
 #include "nwreg/engine/estimator.h"
 #include "nwreg/engine/fused_line.h"
+#include "nwreg/engine/moment_line.h"
 #include "nwreg/engine/options.h"
 #include "nwreg/engine/pass.h"
 #include "nwreg/engine/key_index.h"
@@ -219,6 +222,9 @@ class Attention {
   // Slot s's leave-one-out row reduced (gather and reduce), the rows of its key without it
   // included; a merged key's other rows reuse `cache`, gathered once for the key.
   Row loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const;
+  // The row's sums (no weights per key) by moments where its window is wide (MomentLine):
+  // false where it is not, or no key is in reach and the nearest key's value answers.
+  bool moment_row(const double* q, std::size_t exclude, Work& w, Span& s) const;
   // Its prediction, with the gradient in log h (grad) and the local fit's c (see equivalent).
   Row reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const;
   // w.e[s.lo..s.hi) times c^T z_i: the equivalent-kernel weights, unnormalised for NW.
@@ -246,6 +252,7 @@ class Attention {
   std::vector<double> tree_ih_;
   mutable std::atomic<std::uint64_t> pairs_{0};
   std::optional<FusedLine> fused_;  // the fused 1-D Gaussian NW path, where it applies
+  std::optional<MomentLine> moments_;  // sums by moments, where they apply
 };
 
 }  // namespace nwreg

@@ -63,6 +63,36 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
   return s;
 }
 
+bool Attention::moment_row(const double* q, std::size_t exclude, Work& w, Span& s) const {
+  if (!moments_) return false;
+  s = Span{};
+  s.ranges = &w.ranges;
+  w.ranges.clear();
+  double h = h_[0];
+  s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h);
+  s.b = index_.cover(q, exclude, 0, h, s.inv_h, tree_ih_.data(), keys(), w.ranges, w.qc.data());
+  const auto [lo, hi] = moments_->support(q[0], s.inv_h[0], w.ranges[0].first, w.ranges[0].second);
+  if (hi - lo < MomentLine::min_window) return false;
+  w.ranges.assign(1, {lo, hi});
+  const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
+  double M[2 * max_degree + 1], My[max_degree + 1];
+  moments_->sums(q[0], s.inv_h[0], lo, hi, exclude, M, My);
+  if (!(M[0] > 0)) return false;  // out of reach: the key-by-key path says so, or falls back
+  // Moments of y about y_mid, as gather's sums of y - y_b need them.
+  const double shift = ks_.y_mid - ks_.ys[s.b];
+  s.s0 = M[0];
+  s.s1 = My[0] + shift * M[0];
+  if (estimator_.local()) {
+    const std::size_t p = P + 1;
+    for (std::size_t c = 0; c < p; ++c) {
+      for (std::size_t r = 0; r <= c; ++r) w.S[c * p + r] = M[c + r];
+      w.tz[c] = My[c] + shift * M[c];
+    }
+  }
+  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+  return true;
+}
+
 void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
   const double rw = ks_.rest_w[slot], rdy = ks_.rest_dy[slot];
   s.s0 += rw;
@@ -77,7 +107,7 @@ Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* gr
   const double* q = ks_.key(at.key);
   if (!ks_.merged || ks_.rest_w[at.slot] == 0) {  // no other row at this key
     cache.key = no_key;
-    s = gather(q, at.key, w, grad != nullptr);
+    if (grad || c || !moment_row(q, at.key, w, s)) s = gather(q, at.key, w, grad != nullptr);
     return reduce(q, s, w, grad, c);
   }
   if (cache.key != at.key) {

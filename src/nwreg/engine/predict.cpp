@@ -107,7 +107,8 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         if (smooth) smooth[j] = k.sv / k.s0;
         return true;
       }
-      const Span s = gather(q, no_key, w);
+      Span s;
+      if (detail || !moment_row(q, no_key, w, s)) s = gather(q, no_key, w);
       std::vector<double> c(estimator_.p());
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;

@@ -14,6 +14,8 @@
 /// - its reach: the radius around q beyond which every key's weight relative to b is below
 ///   e^-T (exponential kernels), or its support (compact kernels).
 /// - floor = K(1): every key within one bandwidth of q weighs at least this, relative to b.
+/// - compact kernels: K(a) on its support as a polynomial in a = |u|, terms (coefficient,
+///   power), for sums by moments (engine/moment_line.h).
 /// - compact kernels: g(a) = -K'(a) / (a K(a)) for 0 <= a < 1, so that dq = g(|u|) u / h and
 ///   dlog = g(|u|) u^2; weighed radially, K(r) of the Euclidean distance r (Keys::radial),
 ///   column k's are g(r) u_k / h and g(r) u_k^2.
@@ -117,6 +119,7 @@ struct Epanechnikov {  // 1 - u^2 on |u| < 1
     return std::abs(u) < 1 ? 2 * u * inv_h / (1 - u * u) : 0.0;
   }
   [[gnu::always_inline]] static double g(double a) { return a < 1 ? 2 / (1 - a * a) : 0.0; }
+  static constexpr std::pair<double, int> poly[] = {{1, 0}, {-1, 2}};
 };
 
 struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
@@ -142,6 +145,7 @@ struct Tricube {  // (1 - |u|^3)^3 on |u| < 1
     return a < 1 ? 9 * u * a * inv_h / (1 - a * a * a) : 0.0;
   }
   [[gnu::always_inline]] static double g(double a) { return a < 1 ? 9 * a / (1 - a * a * a) : 0.0; }
+  static constexpr std::pair<double, int> poly[] = {{1, 0}, {-3, 3}, {3, 6}, {-1, 9}};
 };
 
 struct Uniform {  // 1 on |u| <= 1
@@ -157,6 +161,7 @@ struct Uniform {  // 1 on |u| <= 1
   [[gnu::always_inline]] static double dlog(double, double, double, double) { return 0; }  // flat inside its support
   [[gnu::always_inline]] static double dq(double, double, double) { return 0; }
   [[gnu::always_inline]] static double g(double) { return 0; }
+  static constexpr std::pair<double, int> poly[] = {{1, 0}};
 };
 
 /// The nearest-key distance (sum of squares, or of absolute values for L1 kernels) whose weight

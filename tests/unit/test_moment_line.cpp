@@ -1,0 +1,65 @@
+// Sums by moments (engine/moment_line.h) against the key-by-key sums they replace: predictions
+// and leave-one-out errors for every compact kernel, degrees 0 to 3, fixed, knn and span
+// bandwidths, sample weights with zeros, ties, and x and y far from 0.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "helpers.h"
+#include "nwreg/engine/attention.h"
+
+using namespace nwreg;
+
+TEST_CASE("moment line: wide windows summed by moments agree with the key-by-key sums") {
+  std::mt19937_64 rng(20261125);
+  std::size_t compared = 0;
+  double worst = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::size_t n = 1500 + rng() % 1500;
+    const double x0 = trial % 3 == 0 ? 1e6 : 0, y0 = trial % 4 == 1 ? 1e8 : 0;
+    std::vector<double> x(n), y(n);
+    std::uniform_real_distribution<double> u(0, 10);
+    std::normal_distribution<double> noise(0, 0.3);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = x0 + (trial % 5 == 2 ? std::round(u(rng) * 4) / 4 : u(rng));  // ties in every fifth trial
+      y[i] = y0 + std::sin(x[i] - x0) + noise(rng);
+    }
+    Dataset d = testing::make_dataset(x, y);
+    if (trial % 2)
+      for (std::size_t i = 0; i < n; ++i) d.weight.push_back(i % 11 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 7) / 4);
+    EngineOptions on;
+    on.kernel = trial % 3 == 0 ? Kernel::tricube : trial % 3 == 1 ? Kernel::epanechnikov : Kernel::uniform;
+    const std::size_t degree = static_cast<std::size_t>(trial / 3) % 4;
+    on.method = degree == 0 ? Method::nw : Method::local_polynomial;
+    on.degree = degree;
+    const int policy = trial % 4;  // fixed, knn, span, span above 1
+    if (policy == 1) on.neighbour_policy = {Neighbours::knn, n / 5, 0};
+    if (policy == 2) on.neighbour_policy = {Neighbours::span, 0, 0.3};
+    if (policy == 3) on.neighbour_policy = {Neighbours::span, 0, 1.4};
+    EngineOptions off = on;
+    off.moments = false;
+    const std::vector<double> h = {policy == 0 ? 1.5 : 1.0};
+    const Attention a(d, h, on), b(d, h, off);
+    std::vector<double> q(200);
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] = x0 - 0.5 + 11 * static_cast<double>(j) / q.size();
+    std::vector<double> fa(q.size()), fb(q.size());
+    CAPTURE(trial);
+    a.predict(q.data(), q.size(), fa.data());
+    b.predict(q.data(), q.size(), fb.data());
+    const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
+    const double range = *hi - *lo;
+    for (std::size_t j = 0; j < q.size(); ++j) {
+      CHECK(std::abs(fa[j] - fb[j]) <= 1e-10 * range);
+      worst = std::max(worst, std::abs(fa[j] - fb[j]) / range);
+      ++compared;
+    }
+    const double la = a.loo(false).mse, lb = b.loo(false).mse;
+    CHECK(la == doctest::Approx(lb).epsilon(1e-10));
+    CHECK(a.pairs() > 0);
+  }
+  MESSAGE("largest difference over the range of y: " << worst);
+  CHECK(compared == 24 * 200);
+}
