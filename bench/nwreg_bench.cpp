@@ -418,12 +418,43 @@ void features_table(bool quick, unsigned cores) {
   std::printf("| slopes with squared weights, %zu queries | %.4f s | predict %.4f s | %.1f |\n", n, ts, tp, ts / tp);
 }
 
+void span_table(bool quick, unsigned cores) {
+  ThreadPool pool(cores);
+  std::printf("\n## span:0.3, tricube, local linear: fitted values at every training row (m = n), %u threads\n", cores);
+  std::printf("Sums by moments (the default) against the same windows key by key; at 1e6 rows key by key is\n");
+  std::printf("estimated from its rate at 1e5 (its cost grows as n^2).\n\n");
+  std::printf("| n | by moments | key by key | ratio |\n|---|---|---|---|\n");
+  std::vector<std::size_t> sizes = {10000, 100000, 1000000};
+  if (quick) sizes = {10000, 100000};
+  double rate = 0;  // key by key: seconds per n^2
+  for (std::size_t n : sizes) {
+    const Dataset d = seeds(n);
+    EngineOptions o(default_tolerance, &pool);
+    o.kernel = Kernel::tricube;
+    o.method = Method::local_linear;
+    o.neighbour_policy = {Neighbours::span, 0, 0.3};
+    std::vector<double> out(n);
+    const Attention fast(d, {1.0}, o);
+    const double tf = median_time(3, [&] { fast.predict(d.x.data(), n, out.data()); });
+    if (n <= 100000) {
+      o.moments = false;
+      const Attention slow(d, {1.0}, o);
+      const double ts = median_time(n >= 100000 ? 1 : 3, [&] { slow.predict(d.x.data(), n, out.data()); });
+      rate = ts / (static_cast<double>(n) * static_cast<double>(n));
+      std::printf("| %zu | %.3f s | %.3f s | %.0f |\n", n, tf, ts, ts / tf);
+    } else {
+      const double ts = rate * static_cast<double>(n) * static_cast<double>(n);
+      std::printf("| %zu | %.3f s | about %.0f s | about %.0f |\n", n, tf, ts, ts / tf);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, full_check = false;
   std::string only;
-  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv", "features"};
+  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv", "features", "span"};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -434,7 +465,7 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv|features]\n");
+                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv|features|span]\n");
       return 2;
     }
   }
@@ -449,5 +480,6 @@ int main(int argc, char** argv) {
   if (run("ties")) ties_table(quick, cores);
   if (run("csv")) csv_table(quick);
   if (run("features")) features_table(quick, cores);
+  if (run("span")) span_table(quick, cores);
   return 0;
 }
