@@ -120,3 +120,22 @@ TEST_CASE("robustness weights: bisquare of r / (6 median |r|) with loess's thres
   CHECK(robustness_weights({1e-12, -1e-12, 1e-12, 5, 7}).empty());
   CHECK(robustness_weights({1e-6, -1e-6, 1e-6, 5, 7}).size() == 5);
 }
+
+TEST_CASE("span: GCV and AICc at a given span equal R's from loess's residuals and trace of the hat matrix") {
+  // R: f <- loess(dist ~ speed, cars, span = 0.75, degree = 2, surface = "direct");
+  // n RSS / (n - tr)^2 and log(RSS / n) + (1 + tr / n) / (1 - (tr + 2) / n), tr = f$trace.hat.
+  const Dataset cars = golden_set("cars");
+  for (const auto& [criterion, want] : {std::pair{Criterion::gcv, 259.48386065955202}, {Criterion::aicc, 6.629684513539944}}) {
+    EngineOptions e;
+    e.kernel = Kernel::tricube;
+    e.method = Method::local_polynomial;
+    e.degree = 2;
+    FitPlan plan;
+    plan.kind = BandwidthSpec::Kind::knn;
+    plan.neighbour_policy = {Neighbours::span, 0, 0.75};
+    plan.fit.criterion = criterion;
+    const Model m = fit_model(cars, plan, e);
+    REQUIRE(m.criterion_value);
+    CHECK(*m.criterion_value == doctest::Approx(want).epsilon(1e-12));
+  }
+}

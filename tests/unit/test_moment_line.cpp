@@ -1,5 +1,5 @@
 // Sums by moments (engine/moment_line.h) against the key-by-key sums they replace: predictions
-// and leave-one-out errors for every compact kernel, degrees 0 to 3, fixed, knn and span
+// leave-one-out errors and in-sample fits (GCV, AICc) for every compact kernel, degrees 0 to 3, fixed, knn and span
 // bandwidths, sample weights with zeros, ties, and x and y far from 0.
 
 #include <doctest/doctest.h>
@@ -58,6 +58,9 @@ TEST_CASE("moment line: wide windows summed by moments agree with the key-by-key
     }
     const double la = a.loo(false).mse, lb = b.loo(false).mse;
     CHECK(la == doctest::Approx(lb).epsilon(1e-10));
+    const InSample ia = a.insample(false), ib = b.insample(false);  // GCV's and AICc's sums
+    CHECK(ia.mse == doctest::Approx(ib.mse).epsilon(1e-10));
+    CHECK(ia.trace == doctest::Approx(ib.trace).epsilon(1e-10));
     CHECK(a.pairs() > 0);
   }
   MESSAGE("largest difference over the range of y: " << worst);

@@ -99,9 +99,15 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
       const double* q = ks_.key(p);
       if (p != last) {  // the fit at key p, once for all its rows
         last = p;
-        const Span s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
-        fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
-        ep = w.e[p];
+        Span s;
+        if (!with_gradient && moment_row(q, no_key, w, s)) {  // a compact kernel: K(0) = 1
+          fit = reduce(q, s, w, nullptr, c.data());
+          ep = ks_.weight(p);
+        } else {
+          s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
+          fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
+          ep = w.e[p];
+        }
         if (with_gradient) {
           // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
           // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).

@@ -167,8 +167,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
     throw DataError(std::string("no ") + parameter + " of the " + what + " grid gives every training row a key in reach");
   engine.neighbour_policy = chosen;
   m.neighbour_policy = chosen;
-  if (given.given()) return;  // given: no criterion
-  m.criterion = plan.fit.criterion;
+  m.criterion = plan.fit.criterion;  // what chose K (or F); given, its value there
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
   if (!loo.out_of_reach) m.loo_mse = loo.mse;
