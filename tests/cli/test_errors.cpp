@@ -288,6 +288,10 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model", file("span_tw.json", base + R"("bandwidth":[1],"robustness":[1,0.5]})")}, "", 1,
        (s / "span_tw.json").string() + ": not a usable nwreg model: \"robustness\" needs one weight per training row (3), got 2"},
       {{"fit", syn, "--robust", "101"}, "", 2, "--robust: at most 100 iterations, got 101"},
+      // a query file's header must name the x column: never read by position under another name
+      {{"predict", syn, "-b", "1", "--query", file("idT.csv", "id,T\n1,2\n")}, "", 1,
+       (s / "idT.csv").string() + ": has no column \"x\" for the x column of that name (its columns: \"id\", \"T\"); "
+       "name it so, or give the x columns in order without a header"},
       {{"predict", file("short.csv", "x,y\n1,2\n2,3\n3,5\n"), "--model", model_robust}, "", 1,
        model_robust + ": holds robustness weights for 50 training rows; " + (s / "short.csv").string() + " has 3"},
       {{"predict", syn, "--model", model_robust, "--robust", "2"}, "", 2,

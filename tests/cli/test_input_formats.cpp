@@ -96,7 +96,7 @@ TEST_CASE("input formats: R's write.csv2 and write.csv row names, and delimiters
        }));
   r = run_nwreg({"fit", (s / "rows.csv").string(), "-b", "2"});
   CHECK(r.out == expected.out);
-  spit(s / "q.csv", "\"\",\"u\"\n\"a\",2.4\n\"b\",10\n");
+  spit(s / "q.csv", "\"\",\"times\"\n\"a\",2.4\n\"b\",10\n");
   r = run_nwreg({"predict", (s / "rows.csv").string(), "-b", "2", "--query", (s / "q.csv").string()});
   CHECK(r.exit_code == 0);
   CHECK(r.out == q.out);

@@ -202,10 +202,22 @@ std::vector<double> read_queries(CsvReader& reader, const Dataset& train, std::v
 
 std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& train) {
   std::vector<std::size_t> idx;
+  const auto& names = reader.names();
   for (std::size_t k = 0; k < train.d; ++k) {
-    const auto& names = reader.names();
+    if (!reader.has_header()) {  // the x columns in order
+      idx.push_back(k + (reader.row_names() ? 1 : 0));
+      continue;
+    }
     auto it = std::find(names.begin(), names.end(), train.x_names[k]);
-    idx.push_back(it != names.end() ? static_cast<std::size_t>(it - names.begin()) : k + (reader.row_names() ? 1 : 0));
+    if (it == names.end()) {
+      std::string have;
+      for (std::size_t c = 0; c < names.size() && c < 8; ++c) have += (c ? ", " : "") + quote(names[c]);
+      if (names.size() > 8) have += ", ...";
+      throw InputError(reader.source(), 0, "",
+                       "has no column " + quote(train.x_names[k]) + " for the x column of that name (its columns: " +
+                           have + "); name it so, or give the x columns in order without a header");
+    }
+    idx.push_back(static_cast<std::size_t>(it - names.begin()));
   }
   if (std::any_of(idx.begin(), idx.end(), [&](std::size_t i) { return i >= reader.column_count(); }))
     throw InputError(reader.source(), 0, "",

@@ -89,9 +89,9 @@ CsvReader::Kinds query_kinds(const Dataset& train);
 /// The label maps the query reader reads `train`'s categorical columns with: their levels only.
 CsvReader::Labels query_labels(const Dataset& train);
 
-/// The columns read_queries reads: each x column by name when the query file names it, else the
-/// query file's first columns (after a row-names column). Throws InputError when there are too
-/// few columns.
+/// The columns read_queries reads: with a header, each x column by its name (exactly), an
+/// InputError naming a missing one; without, the first columns in order (after a row-names
+/// column), an InputError when there are too few.
 std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& train);
 
 /// The data with row i's sample weight multiplied by factor[i] (n entries; without sample
