@@ -278,8 +278,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->option_defaults()->group("Bandwidth");
   auto* model = sub->add_option("--model", cmd.model,
                                 "Use the bandwidth (kernel, method, metric) of a model written by fit -o; not with "
-                                "--bandwidth, --kernel, --method, --metric, --rank, --leave-out or --robust (the model holds them)");
-  for (const char* o : {"--bandwidth", "--kernel", "--method", "--degree", "--categorical-kernel", "--categorical-fit", "--metric", "--rank", "--leave-out", "--robust"}) sub->get_option(o)->excludes(model);
+                                "the Method or Bandwidth options, --categorical, --ordered or --levels (the model holds them)");
   sub->option_defaults()->group("Input");
   auto* grid = sub->add_option("--grid", cmd.grid,
                                "Query points START:STOP:STEP (stop excluded); between dates or times START/STOP/STEP "
@@ -327,6 +326,16 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                   "Refuse a --weights matrix of more entries than this (m queries x n keys)")
       ->capture_default_str();
   add_performance_options(*sub, cmd.engine);
+  // One rule for options that cannot apply: what chooses or learns the model (the Method and
+  // Bandwidth groups, the columns' kinds and levels) excludes a model read from a file, and an
+  // option that refines another needs it.
+  for (CLI::Option* o : sub->get_options())
+    if (o != model && (o->get_group() == "Method" || o->get_group() == "Bandwidth" ||
+                       o->check_name("--categorical") || o->check_name("--ordered") || o->check_name("--levels")))
+      o->excludes(model);
+  for (auto [option, needs] : {std::pair{"--heatmap-scale", "--heatmap"}, {"--weights-layout", "--weights"},
+                               {"--max-weights", "--weights"}, {"--level", "--se"}})
+    sub->get_option(option)->needs(sub->get_option(needs));
   sub->footer(R"(Without --grid, --grid-n or --query, predicts at the training x (fitted values).
 Examples:
   nwreg predict data/synthetic.csv --grid 0:5:0.1     learn h, predict on a grid

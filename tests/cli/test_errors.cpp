@@ -296,6 +296,13 @@ TEST_CASE("errors: the catalogue, one input each") {
        model_robust + ": holds robustness weights for 50 training rows; " + (s / "short.csv").string() + " has 3"},
       {{"predict", syn, "--model", model_robust, "--robust", "2"}, "", 2,
        "--robust excludes --model (see nwreg predict --help)"},
+      // one rule: what chooses or learns the model excludes --model; a refinement needs its option
+      {{"predict", syn, "--model", model_robust, "--criterion", "gcv"}, "", 2,
+       "--criterion excludes --model (see nwreg predict --help)"},
+      {{"predict", syn, "--model", model_robust, "--levels", "x=1,2"}, "", 2,
+       "--levels excludes --model (see nwreg predict --help)"},
+      {{"predict", syn, "--heatmap-scale", "log"}, "", 2, "--heatmap-scale requires --heatmap (see nwreg predict --help)"},
+      {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},
       // categorical columns
@@ -429,7 +436,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--grid", "1:0:1"}, "", 2, "--grid: STEP 1 does not lead from 1 towards 0: no points"},
       {{"predict", syn, "--grid", "0:1e9:1e-3"}, "", 2, "--grid: 0:1e9:1e-3 has more than 100000000 points"},
       {{"predict", syn, "--format", "xml"}, "", 2, "--format: unknown format \"xml\" (known: csv, tsv, json, jsonl)"},
-      {{"predict", syn, "--weights-layout", "tall"}, "", 2,
+      {{"predict", syn, "--weights", "-", "--weights-layout", "tall"}, "", 2,
        "--weights-layout: unknown layout \"tall\" (known: wide, long)"},
       {{"predict", syn, "--weights", "-"}, "", 2,
        "--weights -: standard output already carries the -o output; give --weights FILE"},

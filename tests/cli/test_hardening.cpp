@@ -314,8 +314,11 @@ TEST_CASE("hardening: option values are checked once, before any file") {
   // Empty values: CLI11 would read '' as 0 threads, 0 epochs, or no file.
   for (const char* option : {"--threads", "--epochs", "--lr", "--tol", "--tolerance", "--loo-rows", "--init-w"})
     check_error(run_nwreg({"fit", data("synthetic.csv"), option, ""}), 2, std::string(option) + ": empty value");
-  for (const char* option : {"--level", "--max-weights", "--weights", "--plot", "--heatmap", "--model"})
+  for (const char* option : {"--weights", "--plot", "--heatmap", "--model"})
     check_error(run_nwreg({"predict", data("synthetic.csv"), option, ""}), 2, std::string(option) + ": empty value");
+  check_error(run_nwreg({"predict", data("synthetic.csv"), "--se", "--level", ""}), 2, "--level: empty value");
+  check_error(run_nwreg({"predict", data("synthetic.csv"), "--weights", "w.csv", "--max-weights", ""}), 2,
+              "--max-weights: empty value");
   check_error(run_nwreg({"fit", data("synthetic.csv"), "-o", ""}), 2, "-o: empty value");
 }
 
