@@ -384,7 +384,7 @@ void check_time_spans(const std::vector<bool>& timed, const Dataset& data, const
     const bool span = timed.size() == 1 ? timed[0] : k < timed.size() && timed[k];  // one value: every column
     if (span && !is_time(data.kind(k)))
       throw UsageError(std::string(option) + ": a time span is for a column of dates or times; x column " +
-                       quote(data.x_names[k]) + " of " + escape_excerpt(data.source, 200) + " holds numbers");
+                       quote(data.x_names[k]) + " of " + escape_excerpt(data.source, 200) + " holds " + (is_categorical(data.kind(k)) ? "labels: its entry is a lambda, a plain number" : "numbers"));
   }
 }
 
@@ -413,7 +413,10 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
       if (loss < best) best = loss, best_h = join(h);
       const auto now = std::chrono::steady_clock::now();
       if (i == total) {
-        log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best) << '\n';
+        if (std::isfinite(best))
+          log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best) << '\n';
+        else
+          log << "nwreg: scanned " << total << " bandwidths, none with every row in reach\n";
       } else if (now - last >= std::chrono::seconds(1)) {
         last = now;
         log << at << "  bandwidth " << join(h) << "  loss "

@@ -152,7 +152,10 @@ bool run_fit(const FitCommand& cmd) {
   if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0]) ||
       cmd.format == "csv") {
     if (!cmd.output.empty())
-      throw UsageError("-o: a model file holds one fit; a batch writes its summary to stdout");
+      throw UsageError(files.size() > 1 || cmd.format != "csv"
+                           ? "-o: a model file holds one fit; a batch writes its summary to stdout"
+                           : "-o: --format csv writes the summary row to stdout (as a batch does); -o writes the "
+                             "model, as --format json");
     return run_batch(cmd, files, plan);
   }
   FitCommand one = cmd;

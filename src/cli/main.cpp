@@ -5,9 +5,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
-#include <sstream>
 #include <iostream>
+#include <sstream>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -103,6 +105,45 @@ class Formatter : public CLI::Formatter {
   }
 };
 
+// Levenshtein distance, for "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean --bandwidth?)" for an option of `app` within two edits of the first unknown
+// argument of an ExtrasError, else "".
+std::string suggestion(const CLI::App& app, const std::string& what) {
+  const std::string marker = "not expected: ";
+  const auto at = what.find(marker);
+  if (at == std::string::npos) return "";
+  std::istringstream words(what.substr(at + marker.size()));
+  std::string word;
+  while (words >> word && word.rfind("--", 0) != 0) {
+  }
+  word = word.substr(0, word.find('='));
+  if (word.rfind("--", 0) != 0) return "";
+  std::string best;
+  std::size_t best_d = 3;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& name : o->get_lnames()) {
+      const std::size_t d = edit_distance(word, "--" + name);
+      if (d < best_d) best_d = d, best = "--" + name;
+    }
+  }
+  return best.empty() ? "" : " (did you mean " + best + "?)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -146,7 +187,8 @@ int main(int argc, char** argv) {
     const char* where = fit_app->parsed() ? "nwreg fit --help" : predict_app->parsed() ? "nwreg predict --help"
                                                                                         : "nwreg --help";
     // CLI11 echoes the value as given: escaped and cut short here, one line.
-    return fail(exit_usage, nwreg::escape_excerpt(e.what(), 300) + " (see " + where + ")");
+    const CLI::App& parsed = fit_app->parsed() ? *fit_app : predict_app->parsed() ? *predict_app : app;
+    return fail(exit_usage, nwreg::escape_excerpt(e.what(), 300) + suggestion(parsed, e.what()) + " (see " + where + ")");
   }
 
   try {

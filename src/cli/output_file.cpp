@@ -16,6 +16,7 @@
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/io/writers.h"
 
 namespace nwreg::cli {
 
@@ -146,6 +147,12 @@ void install_signal_cleanup() {
 OutputFile::OutputFile(const std::string& path, const std::string& option)
     : path_(path), option_(option) {
   if (path.empty()) throw UsageError(option + ": empty file name");
+  // A name that promises what nwreg does not write (compressed, or a binary format) is refused,
+  // not answered with plain text under that name.
+  for (const char* ext : {".gz", ".bz2", ".xz", ".zst", ".zip", ".xlsx", ".xls", ".parquet", ".feather"})
+    if (has_extension(path, ext))
+      throw UsageError(option + ": nwreg writes plain text; " + quote(path) + " asks for " + (ext + 1) +
+                       " (write the plain file and compress or convert it, e.g. -o - | gzip > FILE)");
   if (path == "-") {
     buf_ = std::make_unique<FdBuf>(STDOUT_FILENO);
     stream_.rdbuf(buf_.get());

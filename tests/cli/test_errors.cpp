@@ -302,6 +302,27 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model", model_robust, "--levels", "x=1,2"}, "", 2,
        "--levels excludes --model (see nwreg predict --help)"},
       {{"predict", syn, "--heatmap-scale", "log"}, "", 2, "--heatmap-scale requires --heatmap (see nwreg predict --help)"},
+      // messages that say what to do
+      {{"fit", syn, "--bandwith", "1"}, "", 2,
+       "The following argument was not expected: --bandwith (did you mean --bandwidth?) (see nwreg fit --help)"},
+      {{"fit", "-"}, "x,y\na,1\nb,2\n", 1,
+       "<stdin>:2: column \"x\": cannot parse \"a\" as a number (labels? give --categorical x, or --ordered)"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "-b", "10,2d"}, "", 2,
+       "--bandwidth: a time span is for a column of dates or times; x column \"race\" of " + bw +
+           " holds labels: its entry is a lambda, a plain number"},
+      {{"fit", file("dc.csv", "x,y\n1,5,2\n2,5,3\n"), "--decimal", ","}, "", 2,
+       "-y: " + (s / "dc.csv").string() + " has 1 column, no second to take by default; name the columns with -x and -y "
+       "(its one column \"x,y\" holds commas: with --decimal , they are decimal marks, not delimiters; drop --decimal , "
+       "if commas separate the fields)"},
+      {{"fit", syn, "--format", "csv", "-o", (s / "f.csv").string()}, "", 2,
+       "-o: --format csv writes the summary row to stdout (as a batch does); -o writes the model, as --format json"},
+      {{"predict", syn, "-b", "1", "-o", (s / "p.json.gz").string()}, "", 2,
+       "-o: nwreg writes plain text; \"" + (s / "p.json.gz").string() +
+           "\" asks for gz (write the plain file and compress or convert it, e.g. -o - | gzip > FILE)"},
+      {{"predict", file("xz.csv", "x,z,y\n1,2,3\n2,3,4\n3,1,2\n"), "-x", "x,z", "--model",
+        file("lo2.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x","z"],"y_column":"y",)"
+                         R"("n":3,"checksum":"c","bandwidth":[1,1],"leave_out":3})")},
+       "", 1, (s / "lo2.json").string() + ": not a usable nwreg model: \"leave_out\" is for one x column and a fixed bandwidth"},
       {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},

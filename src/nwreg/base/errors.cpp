@@ -24,7 +24,8 @@ InputError::InputError(std::string file, std::size_t line, std::string column,
     : Error(locate(file, line, column, detail)),
       file_(std::move(file)),
       line_(line),
-      column_(std::move(column)) {}
+      column_(std::move(column)),
+      detail_(detail) {}
 
 OutputError::OutputError(const std::string& what, int errno_value)
     : Error(what), errno_(errno_value) {}

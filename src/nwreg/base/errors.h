@@ -24,11 +24,12 @@ class InputError : public Error {
   const std::string& file() const { return file_; }
   std::size_t line() const { return line_; }      //!< 1-based physical line, 0 if none
   const std::string& column() const { return column_; }  //!< `"name"` or `2` (1-based), or empty
+  const std::string& detail() const { return detail_; }  //!< the message less its place
 
  private:
   std::string file_;
   std::size_t line_;
-  std::string column_;
+  std::string column_, detail_;
 };
 
 /// An option value that cannot be used (bad grid, bandwidth <= 0, unknown column). The message

@@ -1,6 +1,7 @@
 #include "nwreg/data/dataset.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -52,6 +53,18 @@ static void categorical_columns(const CsvReader& reader, const ColumnChoice& col
   }
 }
 
+namespace {
+
+// One column whose header holds commas: --decimal , took the file's delimiter for decimal marks.
+std::string one_column_hint(const CsvReader& reader) {
+  if (reader.column_count() != 1 || !reader.has_header() || reader.names()[0].find(',') == std::string::npos) return "";
+  return " (its one column " + quote(reader.names()[0]) +
+         " holds commas: with --decimal , they are decimal marks, not delimiters; drop --decimal , if commas "
+         "separate the fields)";
+}
+
+}  // namespace
+
 Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   // A default column is taken by position: a header that names a column "2" does not move it.
   auto by_position = [&](std::size_t position, const char* option) {
@@ -60,7 +73,7 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
       throw UsageError(std::string(option) + ": " + escape_excerpt(reader.source(), 200) + " has " +
                        std::to_string(reader.column_count()) + " column" + (reader.column_count() == 1 ? "" : "s") +
                        ", no " + (position < 3 ? ordinal[position] : std::to_string(position + 1) + "th") +
-                       " to take by default; name the columns with -x and -y");
+                       " to take by default; name the columns with -x and -y" + one_column_hint(reader));
     }
     return position;
   };
@@ -105,7 +118,29 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
     kinds[k] = label_kind[k] == ColumnKind::number ? std::nullopt : std::optional(label_kind[k]);
   CsvReader::TextColumns text = kept_columns(reader, columns.keep, data.kept_names);
   CsvReader::Labels labels(idx.size());
-  auto cols = reader.read_numeric(idx, &kinds, &text, &labels);
+  std::vector<std::vector<double>> cols;
+  try {
+    cols = reader.read_numeric(idx, &kinds, &text, &labels);
+  } catch (const InputError& e) {
+    // A word in an x column of numbers: labels, which --categorical (or --ordered) reads.
+    const auto x_end = idx.begin() + static_cast<std::ptrdiff_t>(data.d);
+    const auto x = std::find_if(idx.begin(), x_end, [&](std::size_t c) { return reader.column_label(c) == e.column(); });
+    const bool x_column = x != x_end;
+    const std::string& d = e.detail();
+    const auto q = d.find('"');
+    const std::string field = q == std::string::npos ? "" : d.substr(q + 1, d.find('"', q + 1) - q - 1);
+    const bool word = std::any_of(field.begin(), field.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }) &&
+                      std::none_of(field.begin(), field.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    // (Not a header: the first line of a file read without one, or a header repeated.)
+    if (!x_column || !word || (!reader.has_header() && e.line() == 1) ||
+        (reader.has_header() && field == reader.names()[*x]) || d.rfind("cannot parse", 0) != 0 || d.find(" as a number") == std::string::npos ||
+        d.back() == ')')
+      throw;
+    throw InputError(e.file(), e.line(), e.column(),
+                     d + " (labels? give --categorical " +
+                         (reader.has_header() ? escape_excerpt(reader.names()[*x], 60) : std::to_string(*x + 1)) +
+                         ", or --ordered)");
+  }
   data.kept = std::move(text.values);
   for (std::size_t k = 0; k < data.d; ++k) data.x_kind.push_back(kinds[k].value_or(ColumnKind::number));
   if (std::any_of(label_kind.begin(), label_kind.end(), [](ColumnKind k) { return is_categorical(k); })) {
