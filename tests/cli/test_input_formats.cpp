@@ -158,6 +158,18 @@ TEST_CASE("input formats: gzip-compressed files and stdin are read directly") {
   spit(s / "two.gz", slurp(gz) + slurp(gz));
   Result r = run_nwreg({"fit", (s / "two.gz").string()});
   CHECK(r.err == "nwreg: error: " + (s / "two.gz").string() + ":135: column \"times\": cannot parse \"times\" as a number\n");
+  // Zero padding after the data (tape, some archivers) is read as zcat reads it; other trailing
+  // bytes are refused.
+  spit(s / "pad.gz", slurp(gz) + std::string(1000, '\0'));
+  CHECK(run_nwreg({"fit", (s / "pad.gz").string()}).out == expected.out);
+  CHECK(run_nwreg({"fit", "-"}, slurp(s / "pad.gz")).out == expected.out);
+  spit(s / "junk.gz", slurp(gz) + "junk\n");
+  r = run_nwreg({"fit", (s / "junk.gz").string()});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "nwreg: error: " + (s / "junk.gz").string() +
+                     ": gzip input: bytes after the compressed data that are neither zero padding nor another gzip member\n");
+  spit(s / "padjunk.gz", slurp(gz) + std::string(10, '\0') + "x");
+  CHECK(run_nwreg({"fit", (s / "padjunk.gz").string()}).exit_code == 1);
   // Truncated and corrupt files, and a compressed stream read line by line.
   spit(s / "cut.gz", slurp(gz).substr(0, 500));
   r = run_nwreg({"fit", (s / "cut.gz").string()});

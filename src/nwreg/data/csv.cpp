@@ -159,11 +159,27 @@ class CsvReader::Source : public io::ByteSourceBase {
       if (r == Z_STREAM_END) {
         member_ended_ = true;  // another member may follow (cat a.gz b.gz)
         if (inflateReset(&z_) != Z_OK) gzip_fail("cannot restart zlib");
+        skip_padding();
       } else if (r != Z_OK && r != Z_BUF_ERROR) {
         gzip_fail(std::string("the compressed data are corrupt (") + (z_.msg ? z_.msg : "zlib error") + ")");
       }
     }
     return size - z_.avail_out;
+  }
+  // After a member: zero bytes to the end are padding (tape, some archivers), as zcat reads
+  // them; anything else must be the next member's magic bytes.
+  void skip_padding() {
+    bool zeros = false;
+    for (;;) {
+      while (z_.avail_in > 0 && *z_.next_in == 0) ++z_.next_in, --z_.avail_in, zeros = true;
+      if (z_.avail_in > 0) break;
+      raw_len_ = fill(raw_.data(), raw_.size());
+      if (raw_len_ == 0) return;  // the end: padding only
+      z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
+      z_.avail_in = static_cast<uInt>(raw_len_);
+    }
+    if (zeros || *z_.next_in != 0x1f)
+      gzip_fail("bytes after the compressed data that are neither zero padding nor another gzip member");
   }
   std::size_t fill(char* buf, std::size_t size) {
     if (in_) {
