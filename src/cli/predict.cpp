@@ -198,14 +198,18 @@ struct Block {
   std::optional<Band> band;
   std::optional<Fitted::Slopes> slopes;  // --derivative: m x d
 };
-Block answer(const Fitted& fitted, const double* q, std::size_t m, const LooDetail* loo, double level,
-             bool derivative) {
+// The answers to m queries, the first of them query number first + 1 of the user's: an error
+// names a query by that number.
+Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t first, const LooDetail* loo,
+             double level, bool derivative) try {
   Block b;
   b.pred.resize(m);
   if (loo) b.band = fitted.predict_band(q, m, level, *loo, b.pred.data());
   else fitted.predict(q, m, b.pred.data());
   if (derivative) b.slopes = fitted.slopes(q, m, loo);
   return b;
+} catch (const QueryError& e) {
+  throw e.at(first);
 }
 
 
@@ -259,8 +263,13 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
     w.flush();  // the header at once
     while (reader.next_numeric(columns, row.x.data(), &kinds, &labels)) {
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
-      write_block(w, row, data.d, 0, answer(fitted, row.x.data(), 1, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
-                  slope_cols);
+      Block b;
+      try {
+        b = answer(fitted, row.x.data(), 1, 0, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
+      } catch (const QueryError& e) {  // named by its line in the stream
+        throw InputError(reader.source(), reader.line(), "", "the query" + e.detail());
+      }
+      write_block(w, row, data.d, 0, b, slope_cols);
       w.flush();
     }
     w.finish();
@@ -573,16 +582,18 @@ void run_predict(const PredictCommand& given) {
       output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds, cmd.derivative);
   const std::vector<std::size_t> slope_cols = slope_columns(model);
 
-  // Only predictions: written in blocks as they are computed (a reader of the pipe sees the
-  // first rows at once), blocks growing from 256 rows so the threads stay busy.
-  if (!weights_file && !plot_file && !heatmap_file) {
+  // Only predictions, line by line (CSV, TSV, JSON Lines): written in blocks as they are computed
+  // (a reader of the pipe sees the first rows at once), blocks growing from 256 rows so the
+  // threads stay busy. A JSON document is written once every row is known good.
+  if (!weights_file && !plot_file && !heatmap_file && format_def(setup.format).shardable) {
     block_rows = m;
     out.write([&](std::ostream& os) {
       PredictionWriter w(os, setup.format, model, columns, header);
       for (std::size_t size = 256; blocks_done < m; size = std::min<std::size_t>(size * 2, 65536)) {
         const std::size_t count = std::min(size, m - blocks_done);
         write_block(w, rows, data.d, first + blocks_done,
-                    answer(fitted, q + blocks_done * data.d, count, loo ? &*loo : nullptr, cmd.level, cmd.derivative),
+                    answer(fitted, q + blocks_done * data.d, count, first + blocks_done, loo ? &*loo : nullptr, cmd.level,
+                           cmd.derivative),
                     slope_cols);
         w.flush();
         blocks_done += count;
@@ -592,7 +603,7 @@ void run_predict(const PredictCommand& given) {
     out.commit();
     return;
   }
-  const Block all = answer(fitted, q, m, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
+  const Block all = answer(fitted, q, m, first, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
   const Answers answers{cmd, setup, data, rows, model, fitted, columns, slope_cols, all, q, m, first, header};
   write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
 }

@@ -21,7 +21,7 @@ struct Entry {
   std::string input;   // stdin
   int code;            // exit code
   std::string error;   // the stderr line after "nwreg: error: "
-  bool batch = false;  // a batch still prints its summary on stdout
+  bool batch = false;  // stdout holds output before the error: a batch's summary, rows written in blocks
 };
 
 // Messages from the core that no command line can reach, and why.
@@ -302,6 +302,21 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model", model_robust, "--levels", "x=1,2"}, "", 2,
        "--levels excludes --model (see nwreg predict --help)"},
       {{"predict", syn, "--heatmap-scale", "log"}, "", 2, "--heatmap-scale requires --heatmap (see nwreg predict --help)"},
+      // a query is named by its number among all the queries (not within a block or a shard), a
+      // streamed one by its line
+      {{"predict", syn, "-b", "0.3", "--kernel", "epanechnikov", "--grid", "0.1:6:0.01"}, "", 1,
+       "query 504 (x = 5.13) has no training point within reach of the epanechnikov kernel (bandwidth 0.3): widen "
+       "--bandwidth or give --out-of-reach nearest", true},
+      {{"predict", syn, "-b", "0.05", "--kernel", "epanechnikov", "--grid", "0:10:0.01", "--shard", "2/2"}, "", 1,
+       "query 501 (x = 5) has no training point within reach of the epanechnikov kernel (bandwidth 0.05): widen "
+       "--bandwidth or give --out-of-reach nearest"},
+      {{"predict", syn, "-b", "0.3", "--kernel", "epanechnikov", "--query", "-"}, "x\n1\n2\n7\n", 1,
+       "<stdin>:4: the query (x = 7) has no training point within reach of the epanechnikov kernel (bandwidth 0.3): "
+       "widen --bandwidth or give --out-of-reach nearest", true},
+      // JSON is one document: none of it before every row is known good
+      {{"predict", syn, "-b", "0.3", "--kernel", "epanechnikov", "--grid", "0.1:6:0.01", "--format", "json"}, "", 1,
+       "query 504 (x = 5.13) has no training point within reach of the epanechnikov kernel (bandwidth 0.3): widen "
+       "--bandwidth or give --out-of-reach nearest"},
       // messages that say what to do
       {{"fit", syn, "--bandwith", "1"}, "", 2,
        "The following argument was not expected: --bandwith (did you mean --bandwidth?) (see nwreg fit --help)"},

@@ -58,6 +58,22 @@ class DataError : public Error {
   using Error::Error;
 };
 
+/// A query that cannot be answered (no key in reach), named by its number among the queries of
+/// the call that failed: "query 3 (x = 5) has no ...". `at(first)` numbers it among the caller's
+/// queries, the call's first being number first + 1; `detail()` is the text after the number.
+class QueryError : public DataError {
+ public:
+  QueryError(std::size_t index, std::string detail)
+      : DataError("query " + std::to_string(index + 1) + detail), index_(index), detail_(std::move(detail)) {}
+  std::size_t index() const { return index_; }
+  const std::string& detail() const { return detail_; }
+  QueryError at(std::size_t first) const { return QueryError(first + index_, detail_); }
+
+ private:
+  std::size_t index_;
+  std::string detail_;
+};
+
 /// Writing an output failed; `broken_pipe()` tells a closed reader (`| head`) from a real error.
 class OutputError : public Error {
  public:

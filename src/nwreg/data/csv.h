@@ -137,6 +137,8 @@ class CsvReader {
   /// The fields of the row last read by next_numeric or read_numeric's rows (quotes removed),
   /// valid until the next read: for columns copied to the output as text.
   const std::vector<std::string_view>& fields() const { return fields_; }
+  /// The physical line (1-based) of the row last read.
+  std::size_t line() const { return line_; }
 
   /// Rows dropped for a missing value (NaPolicy::skip), and the line of the first.
   std::size_t skipped() const { return skipped_; }
