@@ -141,6 +141,7 @@ std::string suggestion(const CLI::App& app, const std::string& what) {
       if (d < best_d) best_d = d, best = "--" + name;
     }
   }
+  if (best_d == 0) return " (" + best + " is an option of the command: give it after the command's name, before any --)";
   return best.empty() ? "" : " (did you mean " + best + "?)";
 }
 

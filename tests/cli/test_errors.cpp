@@ -268,7 +268,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model", file("tr.json", base + R"("bandwidth":[1],"knn":2,"adaptive":3})")}, "", 1,
        (s / "tr.json").string() + ": not a usable nwreg model: \"knn\" and \"adaptive\" exclude each other"},
       {{"fit", syn, "-b", "span:0"}, "", 2,
-       "--bandwidth: span:F takes a fraction of the rows F > 0 (above 1 widens as loess does), or auto; got 0"},
+       "--bandwidth: span:F takes a fraction of the rows F > 0 and at most 1e6 (above 1 widens as loess does), or auto; got 0"},
       {{"fit", syn, "-b", "span:x"}, "", 2, "--bandwidth: span:F takes a fraction of the rows F > 0, or auto; got \"span:x\""},
       {{"fit", syn, "-b", "span:0.01"}, "", 2,
        "--bandwidth: span:0.01 holds no key of 50 training rows: F must be at least 1/n (0.02)"},
@@ -278,7 +278,7 @@ TEST_CASE("errors: the catalogue, one input each") {
        "span over several columns scales each by its 10%-trimmed standard deviation, as loess does; x column \"a\" has "
        "none (its middle values are all equal)"},
       {{"predict", syn, "--model", file("span_ts.json", base + R"("bandwidth":[1],"span":-1})")}, "", 1,
-       (s / "span_ts.json").string() + ": not a usable nwreg model: \"span\": span:F takes a fraction of the rows F > 0 (above 1 widens as loess does), or auto; got -1"},
+       (s / "span_ts.json").string() + ": not a usable nwreg model: \"span\": span:F takes a fraction of the rows F > 0 and at most 1e6 (above 1 widens as loess does), or auto; got -1"},
       {{"predict", syn, "--model", file("span_tt.json", base + R"("bandwidth":[1],"span":"x"})")}, "", 1,
        (s / "span_tt.json").string() + ": not a usable nwreg model: \"span\" must be a fraction of the rows > 0"},
       {{"predict", syn, "--model", file("span_tu.json", base + R"("bandwidth":[1],"robust":-2})")}, "", 1,
@@ -288,6 +288,16 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model", file("span_tw.json", base + R"("bandwidth":[1],"robustness":[1,0.5]})")}, "", 1,
        (s / "span_tw.json").string() + ": not a usable nwreg model: \"robustness\" needs one weight per training row (3), got 2"},
       {{"fit", syn, "--robust", "101"}, "", 2, "--robust: at most 100 iterations, got 101"},
+      {{"fit", file("tr3.csv", "a,b,y\n1,2,3\n2,1,4\n3,3,5\n"), "-x", "a,b", "-y", "y", "-b", "span:1"}, "", 1,
+       "span over several columns scales each by its 10%-trimmed standard deviation, as loess does, which needs at "
+       "least 4 training rows; got 3"},
+      {{"predict", file("ties.csv", "x,y\n1,1\n1,2\n1,3\n5,4\n"), "-b", "span:0.5", "--kernel", "tricube", "--grid", "3:4:1"},
+       "", 1,
+       "query 1 (x = 3) has no training point within reach of the tricube kernel (bandwidth span:0.5): give a larger F "
+       "or --out-of-reach nearest"},
+      {{"--robust", "2", "predict", syn}, "", 2,
+       "The following arguments were not expected: 2 --robust (--robust is an option of the command: give it after the "
+       "command's name, before any --) (see nwreg predict --help)"},
       // a query file's header must name the x column: never read by position under another name
       {{"predict", syn, "-b", "1", "--query", file("idT.csv", "id,T\n1,2\n")}, "", 1,
        (s / "idT.csv").string() + ": has no column \"x\" for the x column of that name (its columns: \"id\", \"T\"); "

@@ -283,3 +283,20 @@ TEST_CASE("methods cli: --robust puts no weight on an outlier, and the line come
                                   "--method", "local-linear", "--grid", "10:11:1"});
   CHECK(std::stod(fields(lines(plain.out)[1])[1]) > 21.5);
 }
+
+TEST_CASE("methods cli: --robust with a row that no other key reaches, and the nearest key that weighs something") {
+  Scratch s;
+  // x = 10 is alone within the tricube's reach (h = 1.5) of no other row: once its robustness
+  // weight is 0 its own residual comes from the nearest row that weighs something.
+  spit(s / "iso.csv", "x,y\n1,1\n2,2\n3,3\n4,4\n10,100\n11,5\n12,6\n13,7\n");
+  const Result r = run_nwreg({"fit", (s / "iso.csv").string(), "-b", "1.5", "--kernel", "tricube", "--robust", "2"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  // Under a neighbour bandwidth rows of weight 0 are kept as neighbours: the nearest-key
+  // fallback takes the nearest row of weight > 0 (x = 3, y = 7), not the row of weight 0 at 2.
+  spit(s / "w.csv", "x,y,w\n0,1,1\n2,5,0\n3,7,1\n9,2,1\n");
+  const Result f = run_nwreg({"predict", (s / "w.csv").string(), "--sample-weight", "w", "-b", "knn:1", "--kernel",
+                              "tricube", "--grid", "2:2.5:1", "--out-of-reach", "nearest"});
+  REQUIRE(f.exit_code == 0);
+  CHECK(lines(f.out)[1] == "2,7");
+}

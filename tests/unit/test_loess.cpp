@@ -100,6 +100,14 @@ TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1
   CHECK(checked["lowess"] == 1124);
 }
 
+TEST_CASE("span: the count is R's floor(n F + 1e-5)") {
+  CHECK(span_count(0.29, 100) == 29);  // 100 x 0.29 = 28.999...: R's loess takes 29
+  CHECK(span_count(0.2899, 100) == 28);
+  CHECK(span_count(0.75, 50) == 37);
+  CHECK(span_count(1.5, 50) == 50);
+  CHECK(span_count(1e-9, 50) == 1);
+}
+
 TEST_CASE("robustness weights: bisquare of r / (6 median |r|) with loess's thresholds") {
   // |r| = 0, 0.1, 1, 2, 10: median 1 (odd count), s = 6.
   const std::vector<double> w = robustness_weights({0, -0.1, 1, 2, -10});

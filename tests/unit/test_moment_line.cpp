@@ -66,3 +66,30 @@ TEST_CASE("moment line: wide windows summed by moments agree with the key-by-key
   MESSAGE("largest difference over the range of y: " << worst);
   CHECK(compared == 24 * 200);
 }
+
+TEST_CASE("moment line: where the kernel's terms would cancel (weight near the support's edge) the keys are summed one by one") {
+  // 300 keys crowded at 0, 300 spread over [5, 8]: queries just inside the support's edge of the
+  // crowd; and queries far outside the keys (every key near the edge of a span's support).
+  std::vector<double> x, y;
+  for (int i = 0; i < 300; ++i) x.push_back(0.003 * i / 300), y.push_back(std::sin(i * 0.7));
+  for (int i = 0; i < 300; ++i) x.push_back(5 + 3.0 * i / 300), y.push_back(10 + std::cos(i * 0.3));
+  const Dataset d = testing::make_dataset(x, y);
+  for (const bool span : {false, true}) {
+    EngineOptions on;
+    on.kernel = Kernel::tricube;
+    on.method = Method::local_linear;
+    if (span) on.neighbour_policy = {Neighbours::span, 0, 0.3};
+    EngineOptions off = on;
+    off.moments = false;
+    const Attention a(d, {1.0}, on), b(d, {1.0}, off);
+    const std::vector<double> q = span ? std::vector<double>{-1000, -1e5, 1000, 1e5} : std::vector<double>{0.99, 0.999, 0.9999};
+    std::vector<double> fa(q.size()), fb(q.size());
+    a.predict(q.data(), q.size(), fa.data());
+    b.predict(q.data(), q.size(), fb.data());
+    CAPTURE(span);
+    for (std::size_t j = 0; j < q.size(); ++j) {
+      CAPTURE(q[j]);
+      CHECK(std::abs(fa[j] - fb[j]) <= 1e-10 * std::max(1.0, std::abs(fb[j])));
+    }
+  }
+}

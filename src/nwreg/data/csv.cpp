@@ -148,37 +148,33 @@ class CsvReader::Source : public io::ByteSourceBase {
       if (z_.avail_in == 0) {
         raw_len_ = fill(raw_.data(), raw_.size());
         if (raw_len_ == 0) {
-          if (member_ended_) break;  // a whole number of members: the end
+          if (member_ended_) break;  // a whole number of members (and padding): the end
           gzip_fail("the compressed data end early (a truncated file)");
         }
         z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
         z_.avail_in = static_cast<uInt>(raw_len_);
+        if (member_ended_) {
+          after_member();
+          if (z_.avail_in == 0) continue;  // padding so far: read on
+        }
       }
       member_ended_ = false;
       const int r = inflate(&z_, Z_NO_FLUSH);
       if (r == Z_STREAM_END) {
         member_ended_ = true;  // another member may follow (cat a.gz b.gz)
         if (inflateReset(&z_) != Z_OK) gzip_fail("cannot restart zlib");
-        skip_padding();
+        after_member();  // on what is read already: a stream is answered before more arrives
       } else if (r != Z_OK && r != Z_BUF_ERROR) {
         gzip_fail(std::string("the compressed data are corrupt (") + (z_.msg ? z_.msg : "zlib error") + ")");
       }
     }
     return size - z_.avail_out;
   }
-  // After a member: zero bytes to the end are padding (tape, some archivers), as zcat reads
-  // them; anything else must be the next member's magic bytes.
-  void skip_padding() {
-    bool zeros = false;
-    for (;;) {
-      while (z_.avail_in > 0 && *z_.next_in == 0) ++z_.next_in, --z_.avail_in, zeros = true;
-      if (z_.avail_in > 0) break;
-      raw_len_ = fill(raw_.data(), raw_.size());
-      if (raw_len_ == 0) return;  // the end: padding only
-      z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
-      z_.avail_in = static_cast<uInt>(raw_len_);
-    }
-    if (zeros || *z_.next_in != 0x1f)
+  // After a member, on the input read so far: zero bytes to the end are padding (tape, some
+  // archivers), as zcat reads them; anything else must be the next member's magic bytes.
+  void after_member() {
+    while (z_.avail_in > 0 && *z_.next_in == 0) ++z_.next_in, --z_.avail_in, zeros_ = true;
+    if (z_.avail_in > 0 && (zeros_ || *z_.next_in != 0x1f))
       gzip_fail("bytes after the compressed data that are neither zero padding nor another gzip member");
   }
   std::size_t fill(char* buf, std::size_t size) {
@@ -201,7 +197,7 @@ class CsvReader::Source : public io::ByteSourceBase {
   std::istream* in_ = nullptr;
   int fd_ = -1;
   std::string name_;
-  bool started_ = false, gzip_ = false, member_ended_ = false, cr_pending_ = false, ended_ = false;
+  bool started_ = false, gzip_ = false, member_ended_ = false, zeros_ = false, cr_pending_ = false, ended_ = false;
   z_stream z_{};
   std::vector<char> raw_, chunk_, text_;
   std::size_t raw_len_ = 0, raw_pos_ = 0, text_pos_ = 0;

@@ -142,9 +142,13 @@ void Attention::throw_out_of_reach(const double* q, std::size_t index, bool loo)
   for (std::size_t k = 0; k < ks_.d; ++k) at += (k ? ", " : "") + format_double(q[k]);
   std::string bw;
   for (std::size_t k = 0; k < ks_.d; ++k) bw += (k ? " " : "") + format_double(h_[k]);
-  const std::string detail = " (x = " + at + ") has no " + (loo ? "other " : "") + "training point within reach of the " +
-                             to_string(options_.kernel) + " kernel (bandwidth " + bw +
-                             "): widen --bandwidth or give --out-of-reach nearest";
+  const NeighbourBandwidth& n = options_.neighbour_policy;
+  const NeighbourDef* def = neighbour_def(n.kind);
+  const std::string detail =
+      " (x = " + at + ") has no " + (loo ? "other " : "") + "training point within reach of the " +
+      to_string(options_.kernel) + " kernel (bandwidth " + (def ? to_string(n) : bw) + "): " +
+      (def ? std::string("give a larger ") + (def->fraction ? "F" : "K") + " or --out-of-reach nearest"
+           : std::string("widen --bandwidth or give --out-of-reach nearest"));
   if (!loo) throw QueryError(index, detail);
   throw DataError("training row " + std::to_string(index + 1) + detail);
 }

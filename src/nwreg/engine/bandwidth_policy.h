@@ -7,7 +7,7 @@
 ///   key in the space scaled by h (the continuous columns, in the kernel's norm; a leave-one-out
 ///   row's K-th nearest other key; key_index.h for ties). Categorical columns keep their lambda.
 /// - span (F): loess's neighbourhood. s(q) is the Euclidean distance (in the space scaled by h)
-///   from q to its q-th nearest key, q = floor(n F) of the n keys, ties counted with
+///   from q to its q-th nearest key, q = floor(n F + 1e-5) of the n keys, ties counted with
 ///   multiplicity and not widened: keys at that distance weigh 0 under a compact kernel, as in
 ///   loess. Above F = 1 every key is in and s(q) is the largest distance times sqrt(F) (loess's
 ///   rule, which widens the squared distance by F). Compact kernels then weigh a key by the

@@ -39,6 +39,9 @@ class Fitted {
   /// `train` must outlive this. engine's kernel and method are taken from the model, and its
   /// robustness weights (Model::robustness) multiply the training rows' sample weights.
   Fitted(const Dataset& train, const Model& model, EngineOptions engine);
+  // The metric map and the engine refer to robust_: neither copied nor moved.
+  Fitted(const Fitted&) = delete;
+  Fitted& operator=(const Fitted&) = delete;
 
   void predict(const double* q, std::size_t m, double* out) const;
   void weights(const double* q, std::size_t m, const std::function<void(std::size_t, const double*)>& row) const;

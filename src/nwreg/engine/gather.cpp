@@ -58,6 +58,23 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
         s.s1 += w.e[i] * (ks_.ys[i] - ks_.ys[s.b]);
       }
     });
+    if (s.s0 == 0) {
+      // The nearest key weighs 0 (a row of weight 0 kept as a neighbour): the nearest key that
+      // weighs something answers, shared with the keys identical to it.
+      const std::size_t c = index_.nearest_weighted(q, exclude, s.inv_h);
+      if (c != no_key) {
+        s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
+        s.b = c;
+        const double* xc = ks_.key(c);
+        w.ranges.assign(1, {0, ks_.n});
+        s.s0 = s.s1 = 0;
+        for (std::size_t i = 0; i < ks_.n; ++i) {
+          w.e[i] = i != exclude && std::equal(xc, xc + ks_.d, ks_.key(i)) ? ks_.weight(i) : 0.0;
+          s.s0 += w.e[i];
+          s.s1 += w.e[i] * (ks_.ys[i] - ks_.ys[c]);
+        }
+      }
+    }
     s.fallback = true;
   }
   return s;
@@ -76,8 +93,10 @@ bool Attention::moment_row(const double* q, std::size_t exclude, Work& w, Span& 
   w.ranges.assign(1, {lo, hi});
   const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
   double M[2 * max_degree + 1], My[max_degree + 1];
-  moments_->sums(q[0], s.inv_h[0], lo, hi, exclude, M, My);
-  if (!(M[0] > 0)) return false;  // out of reach: the key-by-key path says so, or falls back
+  const double mass = moments_->sums(q[0], s.inv_h[0], lo, hi, exclude, M, My);
+  // Out of reach (the key-by-key path says so, or falls back), or too little weight against the
+  // keys' mass for the kernel's terms to keep their digits (MomentLine::min_share).
+  if (!(M[0] > MomentLine::min_share * mass)) return false;
   // Moments of y about y_mid, as gather's sums of y - y_b need them.
   const double shift = ks_.y_mid - ks_.ys[s.b];
   s.s0 = M[0];

@@ -135,6 +135,18 @@ std::size_t KeyIndex::nearest_1d(double q, std::size_t exclude) const {
   return xs[right] - q < q - xs[left] ? right : left;
 }
 
+std::size_t KeyIndex::nearest_weighted(const double* q, std::size_t exclude, const double* inv_h) const {
+  const Norm norm = nearest_norm();
+  std::size_t best = no_key;
+  double rmin = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < keys_.n; ++i) {
+    if (i == exclude || !(keys_.weight(i) > 0)) continue;
+    const double r = neighbour_distance(i, q, inv_h, norm);
+    if (best == no_key || r < rmin || (r == rmin && keys_.order[i] < keys_.order[best])) rmin = r, best = i;
+  }
+  return best;
+}
+
 void KeyIndex::window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const {
   const std::vector<double>& xs = keys_.xs;
   const double xb = xs[b];

@@ -75,6 +75,10 @@ class KeyIndex {
   std::size_t nearest(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
                       double& rmin) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
+  /// The key nearest q (continuous columns, the kernel's nearest-key norm) of weight > 0, other
+  /// than `exclude`, by a scan of every key: for the nearest-key fallback where keys of weight 0
+  /// are kept as neighbours. no_key when every other key weighs 0.
+  std::size_t nearest_weighted(const double* q, std::size_t exclude, const double* inv_h) const;
 
   /// The one-column window [lo, hi) of keys within reach of q, whose nearest key b weighs wb.
   void window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;

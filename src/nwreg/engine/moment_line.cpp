@@ -103,8 +103,9 @@ void MomentLine::key_sums(std::size_t lo, std::size_t hi, double q, double inv_h
   }
 }
 
-void MomentLine::sums(double q, double inv_h, std::size_t lo, std::size_t hi, std::size_t exclude, double* M,
-                      double* My) const {
+double MomentLine::sums(double q, double inv_h, std::size_t lo, std::size_t hi, std::size_t exclude, double* M,
+                        double* My) const {
+  double mass = 0;
   std::fill(M, M + 2 * degree_ + 1, 0.0);
   std::fill(My, My + degree_ + 1, 0.0);
   const std::size_t mid = static_cast<std::size_t>(
@@ -132,6 +133,7 @@ void MomentLine::sums(double q, double inv_h, std::size_t lo, std::size_t hi, st
       for (std::size_t j = 0; j < J_; ++j) P[j] -= Q[j];
       for (std::size_t j = 0; j < Jy_; ++j) Py[j] -= Qy[j];
     }
+    mass += P[0];
     const double sign = side == 0 ? -1.0 : 1.0;
     for (const auto& [c, e] : poly_) {
       const double f = c * (e % 2 ? sign : 1.0);
@@ -139,6 +141,7 @@ void MomentLine::sums(double q, double inv_h, std::size_t lo, std::size_t hi, st
       for (std::size_t m = 0; m <= degree_; ++m) My[m] += f * Py[m + static_cast<std::size_t>(e)];
     }
   }
+  return mass;
 }
 
 }  // namespace nwreg

@@ -171,9 +171,14 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
   if (!loo.out_of_reach) m.loo_mse = loo.mse;
-  m.criterion_value = !uses_in_sample(plan.fit.criterion)
-                          ? loo.mse
-                          : criterion_value(plan.fit.criterion, a.insample(false), static_cast<double>(data.n), false).mse;
+  const double value = !uses_in_sample(plan.fit.criterion)
+                           ? loo.mse
+                           : criterion_value(plan.fit.criterion, a.insample(false), static_cast<double>(data.n), false).mse;
+  if (std::isfinite(value)) {
+    m.criterion_value = value;
+  } else {  // a given K or F where a row has no other key in reach (or the criterion is undefined)
+    m.criterion.reset();
+  }
 }
 
 // The bandwidth as the plan chooses it, into m (and what fit_warnings needs of a learned one
@@ -216,8 +221,12 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
   const bool relearn = plan.kind == BandwidthSpec::Kind::learn ||
                        (plan.kind == BandwidthSpec::Kind::knn && !plan.neighbour_policy.given());
   std::vector<double> fitted(data.n);
+  // A row of weight 0 need not be in reach of the others: its residual is then from the
+  // nearest key that weighs something.
+  EngineOptions residuals = engine;
+  residuals.out_of_reach = OutOfReach::nearest;
   for (std::size_t it = 0; it < plan.robust; ++it) {
-    const Fitted f(data, m, engine);
+    const Fitted f(data, m, residuals);
     f.predict(data.x.data(), data.n, fitted.data());
     std::vector<double> residual(data.n);
     for (std::size_t i = 0; i < data.n; ++i) residual[i] = data.y[i] - fitted[i];

@@ -99,6 +99,9 @@ std::vector<double> trimmed_sd_scales(const Dataset& data) {
   std::vector<double> h;
   // ceiling(0.1 n) in doubles, as R computes it (0.1 * 30 rounds above 3: 4 are trimmed).
   const std::size_t n = data.n, trim = static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n)));
+  if (n < 2 * trim + 2)
+    throw DataError("span over several columns scales each by its 10%-trimmed standard deviation, as loess does, "
+                    "which needs at least 4 training rows; got " + std::to_string(n));
   for (std::size_t k = 0; k < data.d; ++k) {
     std::vector<double> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = data.x[i * data.d + k];

@@ -105,14 +105,16 @@ std::string to_string(const NeighbourBandwidth& n) {
 }
 
 std::size_t span_count(double F, std::size_t n) {
-  const double q = std::floor(static_cast<double>(n) * F);  // as loess computes it: n F in doubles
+  // As R's loess counts: floor(n F + 1e-5), so that n F a rounding below a whole number (100 x
+  // 0.29 = 28.999...) counts that number.
+  const double q = std::floor(static_cast<double>(n) * F + 1e-5);
   return q < 1 ? 1 : q >= static_cast<double>(n) ? n : static_cast<std::size_t>(q);
 }
 
 void check_span(double F, const std::string& option) {
   if (!(F > 0 && F <= 1e6))
-    throw UsageError(option + ": span:F takes a fraction of the rows F > 0 (above 1 widens as loess does), or auto; got " +
-                     format_double(F));
+    throw UsageError(option + ": span:F takes a fraction of the rows F > 0 and at most 1e6 (above 1 widens as loess does), "
+                     "or auto; got " + format_double(F));
 }
 
 namespace {

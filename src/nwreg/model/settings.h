@@ -104,7 +104,8 @@ const NeighbourDef* neighbour_def(Neighbours kind);
 std::string to_string(Neighbours kind);
 /// "knn:12", "span:0.3": the policy and its parameter as --bandwidth takes them.
 std::string to_string(const NeighbourBandwidth& n);
-/// span: the neighbourhood's count q = floor(n F) of n keys, at least 1 and at most n (loess).
+/// span: the neighbourhood's count q = floor(n F + 1e-5) of n keys, at least 1 and at most n
+/// (R's loess: the 1e-5 keeps 100 x 0.29 = 28.999... at 29).
 std::size_t span_count(double F, std::size_t n);
 /// Throws UsageError starting with `option` unless 0 < F <= 1e6 (a span).
 void check_span(double F, const std::string& option);
