@@ -160,7 +160,8 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("-b,--bandwidth", o.bandwidth,
                  std::string("H (fixed, > 0; a time span such as 90s, 15min, 6h, 3d or 2w for a column of dates or times), "
                              "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column), ") +
-                     neighbour_help() + ", K or F a number or auto; default auto. A categorical column's entry is its lambda");
+                     neighbour_help() + ", K or F a number or auto, then optionally :H,H the columns' scales (span:0.5:1,1 "
+                     "is loess's normalize = FALSE); default auto. A categorical column's entry is its lambda");
   app.add_option("--robust", o.robust,
                  "N robustness iterations after the first fit, as R's lowess(iter = N) and loess(family = "
                  "\"symmetric\") with N = 3: each row's weight times a bisquare of its residual / (6 median |residual|)")
@@ -367,7 +368,8 @@ void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engin
     if (d != 1) throw UsageError(std::string(option) + ": only for one x column (the plug-in is one-dimensional)");
     if (!input.sample_weight.empty()) throw UsageError(std::string(option) + ": not with --sample-weight (the plug-in has no weights)");
   }
-  if (plan.kind == BandwidthSpec::Kind::fixed && plan.fixed.size() != 1) check_bandwidth(plan.fixed, d, "--bandwidth");
+  if ((plan.kind == BandwidthSpec::Kind::fixed || plan.kind == BandwidthSpec::Kind::knn) && plan.fixed.size() > 1)
+    check_bandwidth(plan.fixed, d, "--bandwidth");
   if (plan.fit.init && plan.fit.init->size() != 1) check_bandwidth(*plan.fit.init, d, "--init");
   if (plan.metric_full && plan.rank > d)
     throw UsageError("--rank: must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +

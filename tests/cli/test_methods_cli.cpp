@@ -262,6 +262,12 @@ TEST_CASE("methods cli: span and --robust in fit, predict and the model file; th
   CHECK(std::abs(std::stod(fields(lines(a.out)[1])[1]) - 5.6996787928457504) < 1e-11);
   // cars' 23rd row (speed 14, dist 80) lies far above the curve: it weighs little.
   CHECK(m["robustness"][22] < 0.05);
+  // Two columns: loess's trimmed scales, or the scales given (normalize = FALSE is 1,1).
+  const Result trimmed = run_nwreg({"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "span:0.5"});
+  CHECK(lines(trimmed.out)[0] == "bandwidth: 4.735393910663941 0.3786088172277144");  // R: loess's divisor
+  const Result given = run_nwreg({"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "span:0.5:1,1"});
+  CHECK(lines(given.out)[0] == "bandwidth: 1 1");
+  CHECK(lines(given.out)[1] == "span: 0.5");
 }
 
 TEST_CASE("methods cli: --robust puts no weight on an outlier, and the line comes back") {

@@ -5,6 +5,7 @@
 #       local-polynomial --degree 2 (D = 2)
 #   family = "symmetric" (4 iterations in all) = the same with --robust 3
 #   lowess(x, y, f = F, iter = N, delta = 0) = -b span:F --kernel tricube --method local-linear --robust N
+#   loess(..., normalize = FALSE) over two columns = -b span:F:1,1 (the columns' scales given)
 # Fitted values at every training row (Boston: every fifth) and, for one x column, predictions
 # at 12 points inside the range. cars and LakeHuron have tied or evenly spaced x; mcycle_w
 # weights mcycle's rows by w_i = ((i - 1) %% 3 + 1) / 2, 0 for every 17th row.
@@ -42,6 +43,12 @@ for (name in names(sets)) {
       g <- data.frame(r[1] + (r[2] - r[1]) * (seq_len(12) - 0.5) / 12)
       names(g) <- s$x
       add(name, "loess_predict", degree, robust, span, num(g[[1]]), predict(fit, g))
+    }
+  }
+  if (length(s$x) == 2) {  # normalize = FALSE: the columns as they are (-b span:F:1,1)
+    for (degree in 1:2) {
+      fit <- loess(f, d, span = 0.5, degree = degree, normalize = FALSE, surface = "direct")
+      add(name, "loess_unnormalized", degree, 0, 0.5, xs, fitted(fit)[rows])
     }
   }
   if (length(s$x) == 1 && name != "mcycle_w") {

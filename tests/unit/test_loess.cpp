@@ -1,6 +1,6 @@
 // -b span:F and --robust N against R: loess(surface = "direct") for degrees 0 to 2, families
-// gaussian and symmetric (--robust 3), one and two x columns, sample weights with zeros, spans
-// above 1; and lowess(delta = 0). Golden values from tests/golden/make_golden_loess.R.
+// gaussian and symmetric (--robust 3), one and two x columns (normalized or not), sample weights
+// with zeros, spans above 1; and lowess(delta = 0). Golden values from tests/golden/make_golden_loess.R.
 
 #include <doctest/doctest.h>
 
@@ -44,7 +44,8 @@ Dataset golden_set(const std::string& set) {
 }
 
 // The model of `nwreg predict -b span:F --kernel tricube --method ... [--robust N]`.
-Model span_model(const Dataset& d, double span, std::size_t degree, std::size_t robust, EngineOptions& e) {
+Model span_model(const Dataset& d, double span, std::size_t degree, std::size_t robust, EngineOptions& e,
+                 std::vector<double> scales = {}) {
   e.kernel = Kernel::tricube;
   e.method = degree == 0 ? Method::nw : degree == 1 ? Method::local_linear : Method::local_polynomial;
   e.degree = degree;
@@ -52,6 +53,7 @@ Model span_model(const Dataset& d, double span, std::size_t degree, std::size_t 
   plan.kind = BandwidthSpec::Kind::knn;
   plan.neighbour_policy = {Neighbours::span, 0, span};
   plan.robust = robust;
+  plan.fixed = std::move(scales);
   plan.loo_statistics = false;
   return fit_model(d, plan, e);
 }
@@ -72,7 +74,8 @@ TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1
     const auto& [set, call, degree, robust, span] = key;
     const Dataset d = golden_set(set);
     EngineOptions e;
-    const Model m = span_model(d, span, degree, robust, e);
+    const Model m = span_model(d, span, degree, robust, e,
+                               call == "loess_unnormalized" ? std::vector<double>{1.0} : std::vector<double>{});
     const Fitted f(d, m, e);
     const auto [lo, hi] = std::minmax_element(d.y.begin(), d.y.end());
     const double range = *hi - *lo, tol = (call == "lowess" ? 1e-6 : 1e-9) * range;
@@ -98,6 +101,7 @@ TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1
   CHECK(checked["loess"] == 7638);
   CHECK(checked["loess_predict"] == 576);
   CHECK(checked["lowess"] == 1124);
+  CHECK(checked["loess_unnormalized"] == 2 * (102 + 111));
 }
 
 TEST_CASE("span: the count is R's floor(n F + 1e-5)") {

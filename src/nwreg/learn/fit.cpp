@@ -95,10 +95,10 @@ std::vector<NeighbourBandwidth> neighbour_grid(Neighbours kind, std::size_t n, s
   return grid;
 }
 
-// Nearest-neighbour bandwidths: the space the distances are measured in (one continuous column
-// alone: x itself; span over several: loess's trimmed standard deviations; else the learned
-// bandwidths, lambdas included), then K (or F), given or the one of a grid that minimises the
-// criterion.
+// Nearest-neighbour bandwidths: the space the distances are measured in (the scales given; one
+// continuous column alone: x itself; span over several: loess's trimmed standard deviations;
+// else the learned bandwidths, lambdas included), then K (or F), given or the one of a grid that
+// minimises the criterion.
 void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
   std::size_t continuous = 0;
   for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
@@ -120,7 +120,10 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   if (span && given.F > 0 && static_cast<double>(data.n) * given.F < 1)
     throw ParameterError("bandwidth", to_string(given) + " holds no key of " + std::to_string(data.n) +
                                           " training rows: F must be at least 1/n (" + format_double(1.0 / static_cast<double>(data.n)) + ")");
-  if (continuous == 1 && data.d == 1) {
+  if (!plan.fixed.empty()) {  // the scales given
+    m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
+    check_bandwidth(m.bandwidth, data.d, "--bandwidth");
+  } else if (continuous == 1 && data.d == 1) {
     m.bandwidth = {1.0};
   } else if (span) {
     m.bandwidth = trimmed_sd_scales(data);

@@ -18,7 +18,8 @@ namespace nwreg {
 /// How to choose the bandwidth, and what to compute besides.
 struct FitPlan {
   BandwidthSpec::Kind kind = BandwidthSpec::Kind::learn;
-  std::vector<double> fixed;  //!< Kind::fixed: one bandwidth (for every column), or one per x column
+  std::vector<double> fixed;  //!< Kind::fixed: one bandwidth (for every column), or one per x column;
+                              //!< Kind::knn: the columns' scales when given (else learned or loess's)
   NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K (or F), or 0 to choose it by the criterion
   FitOptions fit;             //!< Kind::learn; a single fit.init value is spread over the columns
   std::string init_rule;      //!< "silverman", "scott" or "plugin": the start of the descent

@@ -47,7 +47,17 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     if (!neighbours || text.rfind(std::string(n.name) + ":", 0) != 0) continue;
     spec.kind = BandwidthSpec::Kind::knn;
     spec.neighbour_policy.kind = n.id;
-    const std::string k = text.substr(text.find(':') + 1);
+    std::string k = text.substr(text.find(':') + 1);
+    // NAME:K:H[,H...]: the columns' scales given, distances measured in x_k / H_k.
+    if (const auto colon = k.find(':'); colon != std::string::npos) {
+      const BandwidthSpec scales = parse_bandwidth_spec(k.substr(colon + 1), option, false);
+      if (scales.kind != BandwidthSpec::Kind::fixed)
+        throw UsageError(option + ": " + n.name + (n.fraction ? ":F:H" : ":K:H") +
+                         " takes the columns' scales H > 0 after the second colon, got " + quote(text));
+      spec.values = scales.values;
+      spec.timed = scales.timed;
+      k.resize(colon);
+    }
     if (k == "auto") return spec;
     const auto v = parse_double(k);
     if (n.fraction) {

@@ -13,13 +13,13 @@ namespace nwreg {
 /// A --bandwidth (or --init) value as given on the command line.
 struct BandwidthSpec {
   enum class Kind { learn, fixed, silverman, scott, plugin, knn } kind = Kind::learn;
-  std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column
+  std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column; Kind::knn: the given scales
   NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K or F (0: auto)
   std::vector<bool> timed;     //!< per value: given as a time span (6h), in seconds
 };
 
 /// Parses "auto" (or ""), "silverman", "scott", "plugin", "NAME:K" for a nearest-neighbour
-/// policy (knn:K, adaptive:K, span:F; K, F or auto), or bandwidths > 0 separated by commas,
+/// policy (knn:K, adaptive:K, span:F; K, F or auto; "NAME:K:H,H" gives the columns' scales), or bandwidths > 0 separated by commas,
 /// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
 /// in seconds. Throws UsageError that starts with `option`.
 /// `neighbours` false (--init) takes no nearest-neighbour policy.
