@@ -217,6 +217,9 @@ class Attention {
   // rest > 0, q is key `exclude` itself, whose other rows weigh at least `rest`: the weights
   // are measured from it (distance 0) and its rows are left for add_rest.
   Span gather(const double* q, std::size_t exclude, Work& w, bool gradient = false, double rest = 0) const;
+  // gather's first step, shared with moment_row: the query's bandwidths, the keys it covers
+  // (into w.ranges) and its nearest key.
+  Span locate(const double* q, std::size_t exclude, Work& w, double rest) const;
   // Adds slot s's rest of its key (rest_w_, rest_dy_) at distance 0 to a row gathered with rest.
   void add_rest(Span& s, Work& w, std::size_t slot) const;
   // Slot s's leave-one-out row reduced (gather and reduce), the rows of its key without it

@@ -13,7 +13,7 @@
 
 namespace nwreg {
 
-Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
+Span Attention::locate(const double* q, std::size_t exclude, Work& w, double rest) const {
   Span s;
   s.ranges = &w.ranges;
   w.ranges.clear();
@@ -25,6 +25,11 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
     tree_inv_h = w.tree_inv_h.data();
   }
   s.b = index_.cover(q, exclude, rest, h, s.inv_h, tree_inv_h, keys(), w.ranges, w.qc.data());
+  return s;
+}
+
+Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
+  Span s = locate(q, exclude, w, rest);
   pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
                    std::memory_order_relaxed);
   const kernel::Keys k = keys();
@@ -82,12 +87,7 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
 
 bool Attention::moment_row(const double* q, std::size_t exclude, Work& w, Span& s) const {
   if (!moments_) return false;
-  s = Span{};
-  s.ranges = &w.ranges;
-  w.ranges.clear();
-  double h = h_[0];
-  s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h);
-  s.b = index_.cover(q, exclude, 0, h, s.inv_h, tree_ih_.data(), keys(), w.ranges, w.qc.data());
+  s = locate(q, exclude, w, 0);
   const auto [lo, hi] = moments_->support(q[0], s.inv_h[0], w.ranges[0].first, w.ranges[0].second);
   if (hi - lo < MomentLine::min_window) return false;
   w.ranges.assign(1, {lo, hi});
