@@ -32,7 +32,8 @@ std::string option_name(const std::string& parameter) {
       {"shard", "--shard"},         {"rank", "--rank"},
       {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
       {"levels", "--levels"},       {"categorical_kernel", "--categorical-kernel"},
-      {"categorical", "--categorical"}, {"derivative", "--derivative"}, {"degree", "--degree"}};
+      {"categorical", "--categorical"}, {"derivative", "--derivative"}, {"degree", "--degree"},
+      {"score", "--score"}};
   for (const auto& [p, option] : names)
     if (parameter == p) return option;
   return parameter;  // one the table lacks: its own name rather than a wrong option
@@ -116,6 +117,15 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
 
 void add_method_options(CLI::App& app, EngineCliOptions& o) {
   app.option_defaults()->group("Method");
+  app.add_option("--score", o.score,
+                 "Attention score of a query q and a key k: " + score_help() +
+                     ". The others than gaussian act on x as given, by nw; see docs/scores.md")
+      ->capture_default_str();
+  app.add_option("--hidden", o.hidden, "--score additive: the number H of tanh units")
+      ->capture_default_str()
+      ->check(CLI::Range(1LL, static_cast<long long>(max_hidden)))
+      ->each([&o](const std::string&) { o.hidden_given = true; });
+  app.add_flag("--no-bias", o.no_bias, "--score additive: no b inside the tanh, w_v^T tanh(W_q q + W_k k) as the texts write it");
   app.add_option("--kernel", o.kernel,
                  kernel_help() + "; u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
       ->capture_default_str();
@@ -171,7 +181,8 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
                  "scott, plugin) instead of scanning for the basin");
   app.add_option("--init-w", o.init_w, "Start at w = 1/h (the d2l textbook's parameter)");
   app.add_option("--optimizer", o.optimizer,
-                 "auto: scan, then gradient descent with line search; sgd: fixed-rate steps")
+                 "auto: for bandwidths a scan, then gradient descent with line search (line-search), for learned "
+                 "scores adam; line-search; adam: Adam's steps (learned scores); sgd: fixed-rate steps")
       ->capture_default_str();
   app.add_option("--param", o.param, "What sgd steps in: log-h or w = 1/h")->capture_default_str();
   app.add_option("--loss", o.loss, "LOO objective: mean or sum of squared errors")
@@ -182,10 +193,18 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
                  "Learn only bandwidths whose fit averages at least K effective neighbours (1 / sum of squared "
                  "leave-one-out weights); 0 = no bound")
       ->capture_default_str();
-  app.add_option("--epochs", o.epochs, "auto: most descent steps; sgd: number of steps")
-      ->capture_default_str();
-  app.add_option("--lr", o.lr, "auto: first step length in log h; sgd: learning rate")
-      ->capture_default_str();
+  app.add_option("--epochs", o.epochs,
+                 "auto: most descent steps; sgd, adam: number of steps (learned scores: default 300 for adam and sgd)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.epochs_given = true; });
+  app.add_option("--lr", o.lr,
+                 "auto: first step length in log h; sgd, adam: learning rate (learned scores: default 0.05 for adam "
+                 "and sgd)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.lr_given = true; });
+  app.add_option("--seed", o.seed, "--score additive: the seed of the parameters' random start")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.seed_given = true; });
   app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L or a step changes h by a relative tol or less")->capture_default_str();
   app.add_option("--loo-rows", o.loo_rows,
                  "auto: the descent minimises the LOO error of this many rows spread over x (each "
@@ -285,6 +304,37 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
   return data;
 }
 
+namespace {
+
+// The options that have no meaning for a score other than gaussian, refused by name; the
+// additive score's own options refused for the others.
+void check_score_options(BandwidthPlan& plan, const BandwidthOptions& o, const EngineCliOptions& engine, Kernel kernel,
+                         Method method) {
+  const std::string score = "--score " + to_string(plan.score);
+  const bool learned = score_def(plan.score).learned;
+  if (plan.kind != BandwidthSpec::Kind::learn || !plan.fixed.empty())
+    throw UsageError("--bandwidth: " + score + " has no bandwidth; drop --bandwidth");
+  if (kernel != Kernel::gaussian)
+    throw UsageError("--kernel: the kernels are the gaussian score's; " + score + " weighs by its own score");
+  if (method != Method::nw) throw UsageError("--method: " + score + " pools by attention: only --method nw");
+  if (o.metric != "diagonal") throw UsageError("--metric: a learned metric is the gaussian score's; not with " + score);
+  if (!o.init.empty() || o.init_w != 0)
+    throw UsageError(std::string(o.init.empty() ? "--init-w" : "--init") + ": a bandwidth to start from; " + score +
+                     (plan.score == Score::additive ? " starts from --seed's random draw" : " has no bandwidth"));
+  if (o.param != "log-h") throw UsageError("--param: the bandwidths' parameter; not with " + score);
+  if (o.min_neighbours > 0) throw UsageError("--min-neighbours: bounds a bandwidth's search; not with " + score);
+  if (engine.fixed_leave_out().value_or(0) > 0)
+    throw UsageError("--leave-out: leaves blocks out for a bandwidth; " + score + " leaves one out");
+  if (learned && uses_in_sample(plan.fit.criterion))
+    throw UsageError("--criterion " + to_string(plan.fit.criterion) + ": " + score +
+                     " learns on the leave-one-out error (--criterion loo)");
+  plan.hidden = static_cast<std::size_t>(engine.hidden);
+  plan.bias = !engine.no_bias;
+  plan.seed = o.seed;
+}
+
+}  // namespace
+
 BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& engine) {
   BandwidthPlan plan;
   const Kernel kernel = parse_kernel(engine.kernel);
@@ -299,10 +349,21 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   if (o.robust > 100) throw UsageError("--robust: at most 100 iterations, got " + std::to_string(o.robust));
   plan.fixed_timed = spec.timed;
 
+  plan.score = parse_score(engine.score);
+  const bool learned_score = score_def(plan.score).learned;
+  if (plan.score != Score::additive) {
+    if (engine.hidden_given) throw UsageError("--hidden: only with --score additive");
+    if (engine.no_bias) throw UsageError("--no-bias: only with --score additive");
+    if (o.seed_given) throw UsageError("--seed: only with --score additive (the others start where they are: general at W = I)");
+  }
   FitOptions& f = plan.fit;
   if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
-  else if (o.optimizer != "auto")
-    throw UsageError("--optimizer: unknown optimizer " + quote(o.optimizer) + " (known: auto, sgd)");
+  else if (o.optimizer == "adam") f.optimizer = Optimizer::adam;
+  else if (o.optimizer == "auto") f.optimizer = learned_score ? Optimizer::adam : Optimizer::line_search;
+  else if (o.optimizer != "line-search")
+    throw UsageError("--optimizer: unknown optimizer " + quote(o.optimizer) + " (known: auto, line-search, adam, sgd)");
+  if (f.optimizer == Optimizer::adam && !learned_score)
+    throw UsageError("--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd");
   if (o.param == "w") f.parameter = Parameter::w;
   else if (o.param != "log-h")
     throw UsageError("--param: unknown parameter " + quote(o.param) + " (known: log-h, w)");
@@ -317,6 +378,11 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   f.descent_rows = o.loo_rows;
   f.lr = o.lr;
   f.tol = o.tol;
+  if (learned_score && f.optimizer != Optimizer::line_search) {  // fixed-rate steps from a random start
+    if (!o.epochs_given) f.epochs = 300;
+    if (!o.lr_given) f.lr = 0.05;
+  }
+  if (plan.score != Score::gaussian) check_score_options(plan, o, engine, kernel, method);
   if (uses_in_sample(f.criterion) && (f.optimizer == Optimizer::sgd || f.loss == Loss::sum))
     throw UsageError("--criterion " + to_string(f.criterion) +
                      ": only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)");
@@ -351,6 +417,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     throw UsageError("--rank: only with --metric full");
   }
   plan.leave_out_auto = !engine.fixed_leave_out() && plan.kind == BandwidthSpec::Kind::learn && !plan.metric_full &&
+                        plan.score == Score::gaussian &&
                         !uses_in_sample(f.criterion) && f.optimizer == Optimizer::line_search;
   return plan;
 }
@@ -427,7 +494,9 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
     };
   events.on_epoch = [&](const Epoch& e) {
     const bool metric = !e.metric.empty();
-    const std::string what = metric ? "  metric " + join(e.metric) : "  bandwidth " + join(e.bandwidth);
+    const std::string what = metric ? "  metric " + join(e.metric)
+                                     : e.bandwidth.empty() ? std::string()  // a score's parameters: many
+                                                           : "  bandwidth " + join(e.bandwidth);
     const std::string line = "nwreg: epoch " + std::to_string(e.epoch) + what;
     if (!plan.verbose) {
       if (progress) progress->line(line + "  loss " + format_double(e.loss), true);

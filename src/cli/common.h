@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -54,10 +55,16 @@ struct BandwidthOptions {
   std::string metric = "diagonal";  //!< --metric: diagonal (one bandwidth per column) | full
   std::size_t rank = 0;         //!< --rank: rows of the learned map (0 = the number of x columns)
   std::size_t robust = 0;       //!< --robust N: robustness iterations after the first fit
+  std::uint64_t seed = 0;       //!< --seed: the additive score's random start
+  bool seed_given = false, epochs_given = false, lr_given = false;
 };
 
 /// What the engine computes, and how it runs.
 struct EngineCliOptions {
+  std::string score = "gaussian";        //!< --score
+  long long hidden = 8;                  //!< --hidden: the additive score's units
+  bool hidden_given = false;
+  bool no_bias = false;                  //!< --no-bias: the additive score without b
   std::string kernel = "gaussian";       //!< --kernel
   std::string method = "nw";             //!< --method: nw | local-linear | local-polynomial
   long long degree = 2;                  //!< --degree: local-polynomial's degree (checked: 0 to max_degree)

@@ -63,6 +63,24 @@ std::vector<std::string> expand(const std::vector<std::string>& args) {
   return files;
 }
 
+// A score's lines of the report: its name and its parameters, a line for each row of a matrix
+// (general: W; additive: w_v, W_q and W_k's rows, one per unit, and b).
+void write_score(std::ostream& s, const Model& m) {
+  const ScoreParameters& p = m.score;
+  const std::size_t d = p.d, H = p.hidden;
+  const double* t = p.theta.data();
+  auto rows = [&](const char* name, const double* at, std::size_t count) {
+    for (std::size_t r = 0; r < count; ++r) s << name << ": " << join(at + r * d, at + (r + 1) * d) << '\n';
+  };
+  s << "score: " << to_string(p.score) << '\n';
+  if (p.score == Score::general) rows("W", t, d);
+  if (p.score != Score::additive) return;
+  s << "hidden: " << H << '\n' << "w_v: " << join(t, t + H) << '\n';
+  rows("W_q", t + H, H);
+  rows("W_k", t + H + H * d, H);
+  if (p.bias) s << "b: " << join(t + H + 2 * H * d, t + p.theta.size()) << '\n';
+}
+
 // Several files: one summary row each; a failing file gets its error on its row and on
 // stderr, and the others still run. Returns whether all succeeded.
 bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, const BandwidthPlan& plan) {
@@ -93,7 +111,8 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         std::string warning;
         for (const auto& w : m.warnings) warning += (warning.empty() ? "" : "; ") + w;
         rec["n"] = data.n;
-        rec["bandwidth"] = m.bandwidth;
+        if (!m.score.distance()) rec["score"] = to_string(m.score.score);
+        rec["bandwidth"] = m.score.distance() ? nlohmann::ordered_json(m.bandwidth) : nlohmann::ordered_json();
         // Neighbour bandwidths: K beside the scale ("1 knn:6" in CSV).
         std::string neighbours;
         if (m.neighbour_policy) {
@@ -108,7 +127,8 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         rec["neighbours"] = value(m.neighbours);
         rec["warnings"] = m.warnings;
         rec["error"] = nullptr;
-        row = csv_field(file) + "," + std::to_string(data.n) + "," + join(m.bandwidth) + neighbours + "," + field(m.loo_mse) + "," +
+        const std::string bandwidth = m.score.distance() ? join(m.bandwidth) + neighbours : "score:" + to_string(m.score.score);
+        row = csv_field(file) + "," + std::to_string(data.n) + "," + bandwidth + "," + field(m.loo_mse) + "," +
               field(m.loo_r2) + "," + field(m.neighbours) + "," + csv_field(warning) + ",\n";
       } catch (const Error& e) {
         all_ok = false;
@@ -186,7 +206,8 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   } else {
     auto opt = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string("none"); };
     std::ostream& s = out.stream();
-    s << "bandwidth: " << join(m.bandwidth) << '\n';
+    if (m.score.distance()) s << "bandwidth: " << join(m.bandwidth) << '\n';
+    else write_score(s, m);
     if (m.neighbour_policy) {
       const NeighbourBandwidth& p = m.neighbour_policy;
       s << to_string(p.kind) << ": " << (p.kind == Neighbours::span ? format_double(p.F) : std::to_string(p.K)) << '\n';
@@ -210,10 +231,11 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
       s << "metric: " << join(m.metric.a.data() + a * d, m.metric.a.data() + (a + 1) * d) << '\n';
     s << "loo_mse: " << opt(m.loo_mse) << '\n'
       << "loo_r2: " << opt(m.loo_r2) << '\n'
-      << "neighbours: " << opt(m.neighbours) << '\n'
-      << "n: " << m.n << '\n'
-      << "kernel: " << to_string(m.kernel) << '\n'
-      << "method: " << to_string(m.method) << '\n';
+      << "neighbours: " << opt(m.neighbours) << '\n';
+    if (m.df) s << "df: " << format_double(*m.df) << '\n';
+    s << "n: " << m.n << '\n';
+    if (m.score.distance()) s << "kernel: " << to_string(m.kernel) << '\n';
+    s << "method: " << to_string(m.method) << '\n';
     if (m.method == Method::local_polynomial) s << "degree: " << m.degree << '\n';
     if (!m.sample_weight.empty()) s << "sample_weight: " << m.sample_weight << '\n';
     s << "source: " << m.bandwidth_source << '\n';

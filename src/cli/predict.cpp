@@ -141,6 +141,7 @@ std::string about_bytes(double bytes) {
 
 // "h = 0.2685 (learned)", plus the kernel and method when not the defaults: for picture titles.
 std::string bandwidth_label(const Model& model) {
+  if (!model.score.distance()) return to_string(model.score.score) + " score (" + model.bandwidth_source + ")";
   char h[64];
   if (is_time(column_kind(model, 0)))
     std::snprintf(h, sizeof h, "h = %s (%s)", format_duration(model.bandwidth[0]).c_str(), model.bandwidth_source.c_str());

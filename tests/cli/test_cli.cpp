@@ -330,7 +330,9 @@ TEST_CASE("cli: option errors are found before the data are read") {
   check_error(run_nwreg({"fit", "-", "--lr", "-1"}, bad), 2, "--lr: must be > 0, got -1");
   check_error(run_nwreg({"fit", "-", "--epochs", "-2"}, bad), 2, "--epochs: must be >= 0, got -2");
   check_error(run_nwreg({"fit", "-", "--optimizer", "adam"}, bad), 2,
-              "--optimizer: unknown optimizer \"adam\" (known: auto, sgd)");
+              "--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd");
+  check_error(run_nwreg({"fit", "-", "--score", "dot", "-b", "1"}, bad), 2,
+              "--bandwidth: --score dot has no bandwidth; drop --bandwidth");
   check_error(run_nwreg({"fit", "-", "--init", "0.5", "--init-w", "2"}, bad), 2,
               "--init-w: give --init or --init-w, not both");
   check_error(run_nwreg({"fit", "-"}, bad), 1, "<stdin>:2: column \"y\": cannot parse \"oops\" as a number");

@@ -36,6 +36,11 @@ const std::map<std::string, std::string> exempt = {
     {"the loss history holds a number that is not finite", "the learner refuses non-finite losses"},
     {"write failed: ", "the CLI rewords it as \"-o: cannot write PATH: ...\" (covered)"},
     {"line longer than 16 MiB", "17 MB of input: the next test case"},
+    {"--score gaussian: the distance kernels run in Attention", "Fitted builds Attention for the gaussian score"},
+    {" parameters, got ", "the model reader builds a score's parameters from parts of checked shapes"},
+    {": the score's parameters must be finite numbers", "JSON holds only finite numbers; the learner keeps its best finite point"},
+    {"the start point of the descent is out of bounds (its loss is not finite)",
+     "fit_score evaluates the start first, naming the row whose score overflows"},
     {" numbers per row (one per x column), got ", "model files are checked row by row first; fit makes A itself"},
     {"the leave-one-out error at the learned metric is not finite",
      "Gaussian weights reach every key, and y values too large to square fail the diagonal fit first"},
@@ -79,6 +84,8 @@ TEST_CASE("errors: the catalogue, one input each") {
   REQUIRE(run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "-o", model_other}).exit_code == 0);
   const std::string base =
       R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x"],"y_column":"y","n":3,"checksum":"c",)";
+  const std::string score_base =
+      R"({"format":"nwreg-model","version":1,"x_columns":["x"],"y_column":"y","n":3,"checksum":"c",)";
   const std::string none = (s / "none.csv").string();
   const std::string model_robust = (s / "robust.json").string();
   REQUIRE(run_nwreg({"fit", syn, "-b", "0.5", "--robust", "1", "-o", model_robust}).exit_code == 0);
@@ -452,7 +459,64 @@ TEST_CASE("errors: the catalogue, one input each") {
        "the plug-in bandwidth: x has a gap wider than its curvature pilot bandwidth (0.04445304821749025) can "
        "bridge near x = 1.187966101694915: use --bandwidth auto"},
       {{"fit", syn, "--init-w", "1e-320"}, "", 2, "--init-w: must be a finite nonzero number, got 1e-320"},
-      {{"fit", syn, "--optimizer", "adam"}, "", 2, "--optimizer: unknown optimizer \"adam\" (known: auto, sgd)"},
+      {{"fit", syn, "--optimizer", "foo"}, "", 2,
+       "--optimizer: unknown optimizer \"foo\" (known: auto, line-search, adam, sgd)"},
+      {{"fit", syn, "--optimizer", "adam"}, "", 2,
+       "--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd"},
+      // scores
+      {{"fit", syn, "--score", "foo"}, "", 2,
+       "--score: unknown score \"foo\" (known: gaussian, dot, scaled-dot, general, additive)"},
+      {{"fit", syn, "--score", "dot", "-b", "1"}, "", 2, "--bandwidth: --score dot has no bandwidth; drop --bandwidth"},
+      {{"fit", syn, "--score", "dot", "--kernel", "tricube"}, "", 2,
+       "--kernel: the kernels are the gaussian score's; --score dot weighs by its own score"},
+      {{"fit", syn, "--score", "additive", "--method", "local-linear"}, "", 2,
+       "--method: --score additive pools by attention: only --method nw"},
+      {{"fit", syn, "--score", "general", "--metric", "full"}, "", 2,
+       "--metric: a learned metric is the gaussian score's; not with --score general"},
+      {{"fit", syn, "--score", "additive", "--init", "1"}, "", 2,
+       "--init: a bandwidth to start from; --score additive starts from --seed's random draw"},
+      {{"fit", syn, "--score", "dot", "--param", "w", "--optimizer", "sgd"}, "", 2,
+       "--param: the bandwidths' parameter; not with --score dot"},
+      {{"fit", syn, "--score", "dot", "--min-neighbours", "3"}, "", 2,
+       "--min-neighbours: bounds a bandwidth's search; not with --score dot"},
+      {{"fit", syn, "--score", "dot", "--leave-out", "2"}, "", 2,
+       "--leave-out: leaves blocks out for a bandwidth; --score dot leaves one out"},
+      {{"fit", syn, "--score", "general", "--criterion", "aicc"}, "", 2,
+       "--criterion aicc: --score general learns on the leave-one-out error (--criterion loo)"},
+      {{"fit", syn, "--hidden", "3"}, "", 2, "--hidden: only with --score additive"},
+      {{"fit", syn, "--score", "general", "--no-bias"}, "", 2, "--no-bias: only with --score additive"},
+      {{"fit", syn, "--seed", "3"}, "", 2,
+       "--seed: only with --score additive (the others start where they are: general at W = I)"},
+      {{"fit", bw, "-x", "lwt,race", "-y", "bwt", "--categorical", "race", "--score", "dot"}, "", 2,
+       "--score dot: multiplies numbers; x column \"race\" is categorical (the gaussian score weighs levels by their own "
+       "kernel)"},
+      {{"fit", file("sw0.csv", "x,y,w\n1,2,0\n2,3,0\n3,1,0\n"), "-x", "x", "-y", "y", "--sample-weight", "w", "--score", "dot"},
+       "", 1, "every training row has sample weight 0: no key to attend to"},
+      {{"fit", file("sw1.csv", "x,y,w\n1,2,1\n2,3,0\n3,1,0\n"), "-x", "x", "-y", "y", "--sample-weight", "w", "--score", "dot"},
+       "", 1, "the leave-one-out error needs at least 2 training rows of sample weight > 0, got 1"},
+      {{"fit", file("big.csv", "x,y\n1e200,2\n2e200,3\n3,1\n"), "--score", "general"}, "", 1,
+       "training row 1 overflows its general score (x too large for q.k to be a number; scale the x columns)"},
+      {{"predict", syn, "--score", "dot", "--grid", "1e308:1.1e308:1e307"}, "", 1,
+       "query 1 overflows its dot score (x too large for q.k to be a number; scale the x columns)"},
+      {{"predict", syn, "--model", file("sc1.json", score_base + R"("score":"dot","method":"local-linear"})")}, "", 1,
+       (s / "sc1.json").string() + ": not a usable nwreg model: the dot score is for \"method\": \"nw\""},
+      {{"predict", syn, "--model", file("sc2.json", score_base + R"("score":"bad"})")}, "", 1,
+       (s / "sc2.json").string() +
+           ": not a usable nwreg model: \"score\": unknown score \"bad\" (known: gaussian, dot, scaled-dot, general, additive)"},
+      {{"predict", syn, "--model",
+        file("sc3.json", score_base + R"("score":"additive","parameters":{"w_v":[1],"W_q":[[1]],"W_k":[[1]],"b":[1,2]}})")},
+       "", 1, (s / "sc3.json").string() + ": not a usable nwreg model: \"b\" needs one value per unit of \"w_v\""},
+      {{"predict", syn, "--model",
+        file("sc4.json", score_base + R"("score":"additive","parameters":{"w_v":[],"W_q":[],"W_k":[]}})")},
+       "", 1,
+       (s / "sc4.json").string() +
+           ": not a usable nwreg model: \"parameters\": the additive score needs between 1 and 4096 hidden units, got 0"},
+      {{"predict", syn, "--model", file("sc5.json", score_base + R"("score":"dot","metric":[[1]]})")}, "", 1,
+       (s / "sc5.json").string() +
+           ": not a usable nwreg model: the dot score takes no metric, neighbour bandwidth, leave-out or categorical column"},
+      {{"predict", syn, "--model",
+        file("sc6.json", R"({"format":"nwreg-model","version":1,"x_columns":[],"y_column":"y","n":3,"checksum":"c","score":"dot"})")},
+       "", 1, (s / "sc6.json").string() + ": not a usable nwreg model: \"x_columns\" is empty"},
       {{"fit", syn, "--param", "h"}, "", 2, "--param: unknown parameter \"h\" (known: log-h, w)"},
       {{"fit", syn, "--param", "w"}, "", 2, "--param w: only with --optimizer sgd (auto always steps in log h)"},
       {{"fit", syn, "--loss", "abs"}, "", 2, "--loss: unknown loss \"abs\" (known: mean, sum)"},

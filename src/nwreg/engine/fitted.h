@@ -1,7 +1,8 @@
 #pragma once
 /// A model bound to its training data: predictions, attention weights, leave-one-out
 /// statistics and pointwise standard errors, with queries mapped through the learned metric
-/// when the model has one.
+/// when the model has one. The engine is Attention for the distance kernels (the gaussian
+/// score), ScoreAttention for the other scores.
 
 #include <cstddef>
 #include <functional>
@@ -11,6 +12,7 @@
 #include "nwreg/engine/attention.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/engine/metric_map.h"
+#include "nwreg/engine/score_attention.h"
 
 namespace nwreg {
 
@@ -45,11 +47,13 @@ class Fitted {
 
   void predict(const double* q, std::size_t m, double* out) const;
   void weights(const double* q, std::size_t m, const std::function<void(std::size_t, const double*)>& row) const;
-  LooResult loo() const { return engine_.loo(false); }
+  LooResult loo() const { return scores_ ? scores_->loo(false) : engine_->loo(false); }
   LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const {
-    return engine_.loo_detail(neighbour_rows, residuals);
+    return scores_ ? scores_->loo_detail(neighbour_rows, residuals) : engine_->loo_detail(neighbour_rows, residuals);
   }
-  LooDetail loo_residuals() const { return engine_.loo_residuals(); }
+  LooDetail loo_residuals() const { return scores_ ? scores_->loo_residuals() : engine_->loo_residuals(); }
+  /// The in-sample fit and tr(H) (the degrees of freedom).
+  InSample insample() const { return scores_ ? scores_->insample() : engine_->insample(false); }
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()
   /// (or loo_detail()).
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
@@ -65,7 +69,10 @@ class Fitted {
   std::vector<double> mapped(const double* q, std::size_t m) const;
   std::optional<Dataset> robust_;  // the training data with the model's robustness weights
   std::optional<MetricMap> map_;
-  Attention engine_;
+  std::optional<Attention> engine_;        // the distance kernels
+  std::optional<ScoreAttention> scores_;   // or another score
+  void predict_detail(const double* q, std::size_t m, const std::vector<double>& v, double* out, double* sum_w2,
+                      double* smooth) const;
 };
 
 }  // namespace nwreg

@@ -144,6 +144,42 @@ struct Coordinates {
 
 
 
+Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record) {
+  constexpr double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  LooResult cur = eval(theta);
+  if (!std::isfinite(cur.mse)) throw DataError("the start point of the descent is out of bounds (its loss is not finite)");
+  record(0, theta, cur.mse);
+  Descent res{theta, cur.mse, 0, false, "epochs done"};
+  std::vector<double> m1(theta.size(), 0.0), m2(theta.size(), 0.0);
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    for (std::size_t k = 0; k < theta.size(); ++k) {
+      const double g = cur.gradient[k];
+      if (!adam) {
+        theta[k] -= opt.lr * g;
+        continue;
+      }
+      m1[k] = beta1 * m1[k] + (1 - beta1) * g;
+      m2[k] = beta2 * m2[k] + (1 - beta2) * g * g;
+      const double mh = m1[k] / (1 - std::pow(beta1, epoch)), vh = m2[k] / (1 - std::pow(beta2, epoch));
+      theta[k] -= opt.lr * mh / (std::sqrt(vh) + eps);
+    }
+    cur = eval(theta);
+    if (!std::isfinite(cur.mse)) {
+      res.stop_reason = "not finite";
+      break;
+    }
+    res.epochs = epoch;
+    record(epoch, theta, cur.mse);
+    if (cur.mse < res.loss) {
+      res.loss = cur.mse;
+      res.theta = theta;
+    }
+  }
+  return res;
+}
+
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record) {

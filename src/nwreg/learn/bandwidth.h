@@ -20,6 +20,7 @@ namespace nwreg {
 enum class Optimizer {
   line_search,  //!< "auto": scan of log h, then gradient descent with backtracking line search
   sgd,          //!< "sgd": fixed-rate steps, exactly `epochs` of them, no scan (the d2l run)
+  adam,         //!< "adam": Adam's steps, exactly `epochs` of them (learned scores)
 };
 enum class Parameter {
   log_h,  //!< theta = log h: scale-free steps, h stays positive
@@ -105,6 +106,14 @@ struct Descent {
 /// accepted step, epoch 0 first. Stops per FitOptions::tol and epochs. Throws DataError when
 /// the start point is unusable.
 Descent line_search(std::vector<double> theta, const FitOptions& options,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record);
+
+/// `epochs` fixed-rate steps from theta: Adam's (Kingma and Ba 2015: beta1 0.9, beta2 0.999,
+/// eps 1e-8, rate options.lr) or, with `adam` false, plain gradient steps theta -= lr g. The
+/// loss may rise on the way: the lowest point met is returned. Stops early, "not finite", where
+/// a step leaves the objective undefined. Throws DataError when the start point is unusable.
+Descent fixed_steps(std::vector<double> theta, const FitOptions& options, bool adam,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record);
 

@@ -10,6 +10,7 @@
 #include "nwreg/base/numbers.h"
 #include "nwreg/learn/plugin.h"
 #include "nwreg/learn/robust.h"
+#include "nwreg/learn/score_fit.h"
 
 namespace nwreg {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 // other key reaches.
 void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
   const std::size_t neighbour_rows = FitOptions{}.neighbour_rows;
-  if (m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
+  if (m.score.distance() && m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
   const Fitted fitted(data, m, engine);
   const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
   if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
@@ -28,6 +29,38 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     throw DataError("the leave-one-out error overflows: y values are too large to square");
   m.loo_r2 = loo_r2(m.robustness.empty() ? data : reweighted(data, m.robustness), *m.loo_mse);
   m.neighbours = detail.neighbours;
+  if (m.score.distance()) return;
+  const InSample fit = fitted.insample();
+  m.df = fit.trace;
+  if (m.criterion && uses_in_sample(*m.criterion))
+    m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
+  else if (m.criterion)
+    m.criterion_value = m.loo_mse;
+  if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();
+}
+
+// A score other than gaussian: its start, then (general, additive) its parameters learned.
+void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const EngineOptions& engine,
+                  const FitEvents& events) {
+  for (std::size_t k = 0; k < data.d; ++k)
+    if (is_categorical(data.kind(k)))
+      throw UsageError("--score " + to_string(plan.score) + ": multiplies numbers; x column " + quote(data.x_names[k]) +
+                       " is categorical (the gaussian score weighs levels by their own kernel)");
+  m.bandwidth.clear();
+  m.score = score_start(plan.score, data, plan.hidden, plan.bias, plan.seed);
+  m.criterion = plan.fit.criterion;
+  m.bandwidth_source = "fixed";
+  if (!score_def(plan.score).learned) return;
+  FitOptions f = plan.fit;
+  f.engine = engine;
+  f.engine.progress = nullptr;
+  ScoreFit r = fit_score(data, m.score, f, events.on_epoch);
+  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations);
+  m.score = std::move(r.parameters);
+  m.bandwidth_source = "learned";
+  m.loo_mse = r.loo_mse;
+  m.history = std::move(r.history);
+  m.stop_reason = r.stop_reason;
 }
 
 // The learned bandwidth (and metric) into m; what fit_warnings needs of it into `learned`.
@@ -189,6 +222,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
 void choose(Model& m, std::optional<FitResult>& learned, const Dataset& data, const FitPlan& plan,
             EngineOptions& engine, const FitEvents& events) {
   using Kind = BandwidthSpec::Kind;
+  if (plan.score != Score::gaussian) return choose_score(m, data, plan, engine, events);
   switch (plan.kind) {
     case Kind::learn:
       learn(m, learned.emplace(), data, plan, engine, events);
@@ -221,7 +255,7 @@ void choose(Model& m, std::optional<FitResult>& learned, const Dataset& data, co
 // on the reweighted rows, so that outliers weigh little in the criterion as in the fit.
 void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data, const FitPlan& plan,
                 EngineOptions& engine, const FitEvents& events) {
-  const bool relearn = plan.kind == BandwidthSpec::Kind::learn ||
+  const bool relearn = (plan.kind == BandwidthSpec::Kind::learn && (plan.score == Score::gaussian || score_def(plan.score).learned)) ||
                        (plan.kind == BandwidthSpec::Kind::knn && !plan.neighbour_policy.given());
   std::vector<double> fitted(data.n);
   // A row of weight 0 need not be in reach of the others: its residual is then from the
@@ -256,7 +290,7 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
       if (events.on_series) events.on_series(series);
     }
   }
-  if (plan.metric_full)
+  if (plan.metric_full && plan.score == Score::gaussian)
     for (std::size_t k = 0; k < data.d; ++k)
       if (is_categorical(data.kind(k)))
         throw UsageError("--metric full: not with categorical columns (the map mixes continuous columns); column " +

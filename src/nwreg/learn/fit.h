@@ -5,6 +5,7 @@
 /// caller hears of progress through callbacks and formats it as it likes.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,6 +31,12 @@ struct FitPlan {
   bool leave_out_auto = false;
   bool loo_statistics = true;  //!< the LOO error, R^2 and effective neighbours, for any kind
   std::size_t robust = 0;      //!< robustness iterations after the first fit (learn/robust.h)
+  /// --score: another than gaussian has no bandwidth (kind learn, nothing fixed); a learned one
+  /// (general, additive) learns its parameters by fit.optimizer (learn/score_fit.h).
+  Score score = Score::gaussian;
+  std::size_t hidden = 8;      //!< additive: units
+  bool bias = true;            //!< additive: b inside the tanh
+  std::uint64_t seed = 0;      //!< additive: the random start's seed
 };
 
 /// What fit_model reports as it goes; each may be empty.

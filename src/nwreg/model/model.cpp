@@ -12,12 +12,45 @@ namespace nwreg {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+// Rows [first, first + rows) of a row-major matrix of `cols` columns, as an array of arrays.
+Json matrix(const std::vector<double>& v, std::size_t first, std::size_t rows, std::size_t cols) {
+  Json out = Json::array();
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(first + r * cols);
+    out.push_back(std::vector<double>(at, at + static_cast<std::ptrdiff_t>(cols)));
+  }
+  return out;
+}
+
+// A score's parameters by name: general {"W"}, additive {"w_v", "W_q", "W_k", "b"}.
+Json score_parameters(const ScoreParameters& p) {
+  Json out = Json::object();
+  const std::size_t d = p.d, H = p.hidden;
+  const std::vector<double>& t = p.theta;
+  if (p.score == Score::general) out["W"] = matrix(t, 0, d, d);
+  if (p.score == Score::additive) {
+    out["w_v"] = std::vector<double>(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(H));
+    out["W_q"] = matrix(t, H, H, d);
+    out["W_k"] = matrix(t, H + H * d, H, d);
+    if (p.bias) out["b"] = std::vector<double>(t.begin() + static_cast<std::ptrdiff_t>(H + 2 * H * d), t.end());
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_model_fields(JsonObjectWriter& w, const Model& m) {
-  w.field("kernel", to_string(m.kernel));
+  const bool distance = m.score.distance();
+  if (distance) w.field("kernel", to_string(m.kernel));
+  else w.field("score", to_string(m.score.score));
   w.field("method", to_string(m.method));
   if (m.method == Method::local_polynomial) w.field("degree", m.degree);
   if (m.leave_out) w.field("leave_out", m.leave_out);
-  w.field("bandwidth", m.bandwidth);
+  if (distance) w.field("bandwidth", m.bandwidth);
+  if (m.score.score == Score::additive) w.field("hidden", m.score.hidden);
+  if (!m.score.theta.empty()) w.field("parameters", score_parameters(m.score));
   if (m.neighbour_policy) {
     if (m.neighbour_policy.kind == Neighbours::span) w.field("span", m.neighbour_policy.F);
     else w.field(to_string(m.neighbour_policy.kind), m.neighbour_policy.K);
@@ -71,6 +104,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("loo_mse", opt(m.loo_mse));
   if (m.loo_r2) w.field("loo_r2", opt(m.loo_r2));
   if (m.neighbours) w.field("neighbours", opt(m.neighbours));
+  if (m.df) w.field("df", opt(m.df));
   if (m.criterion) {
     w.field("criterion", to_string(*m.criterion));
     w.field("criterion_value", opt(m.criterion_value));
@@ -82,8 +116,8 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   for (const auto& e : m.history) {
     Json rec;
     rec["epoch"] = e.epoch;
-    if (e.metric.empty()) rec["bandwidth"] = e.bandwidth;
-    else rec["metric"] = e.metric;
+    if (!e.metric.empty()) rec["metric"] = e.metric;
+    else if (!e.bandwidth.empty()) rec["bandwidth"] = e.bandwidth;
     rec["loss"] = e.loss;
     const auto finite = [](const std::vector<double>& v) {
       return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
@@ -193,9 +227,54 @@ void read_columns(const Json& j, Model& m, const std::string& source) {
   }
 }
 
+// A score other than gaussian: its parameters (general: W; additive: w_v, W_q, W_k and b), each
+// of the shape the x columns and H = the length of w_v give.
+void read_score(const Json& j, Model& m, const std::string& source) {
+  ScoreParameters& p = m.score;
+  p.d = m.x_columns.size();
+  const std::size_t d = p.d;
+  if (m.method != Method::nw) throw unusable(source, "the " + to_string(p.score) + " score is for \"method\": \"nw\"");
+  if (!score_def(p.score).learned) return;
+  const Json& par = j.at("parameters");
+  auto rows = [&](const char* name, std::size_t count) {
+    const auto v = par.at(name).get<std::vector<std::vector<double>>>();
+    if (v.size() != count) throw unusable(source, "\"" + std::string(name) + "\" needs " + std::to_string(count) + " rows");
+    for (const auto& row : v) {
+      if (row.size() != d) throw unusable(source, "each \"" + std::string(name) + "\" row needs one value per x column");
+      p.theta.insert(p.theta.end(), row.begin(), row.end());
+    }
+  };
+  if (p.score == Score::general) {
+    rows("W", d);
+    return;
+  }
+  const auto wv = par.at("w_v").get<std::vector<double>>();
+  p.hidden = std::min(wv.size(), max_hidden + 1);  // check_model says what is wrong with 0 or more
+  if (p.hidden != wv.size()) return;
+  p.theta = wv;
+  rows("W_q", p.hidden);
+  rows("W_k", p.hidden);
+  p.bias = par.contains("b");
+  if (p.bias) {
+    const auto b = par.at("b").get<std::vector<double>>();
+    if (b.size() != p.hidden) throw unusable(source, "\"b\" needs one value per unit of \"w_v\"");
+    p.theta.insert(p.theta.end(), b.begin(), b.end());
+  }
+}
+
 // The bandwidths (lambdas within their kernels' ranges) and the metric, against the columns.
 void check_model(const Model& m, const std::string& source) {
-  if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
+  if (!m.score.distance()) {
+    if (m.x_columns.empty()) throw unusable(source, "\"x_columns\" is empty");
+    if (m.metric.rank || m.neighbour_policy || m.leave_out || std::any_of(m.x_kinds.begin(), m.x_kinds.end(), is_categorical))
+      throw unusable(source, "the " + to_string(m.score.score) +
+                                 " score takes no metric, neighbour bandwidth, leave-out or categorical column");
+    try {
+      check_score(m.score, "\"parameters\"");
+    } catch (const UsageError& e) {
+      throw unusable(source, e.what());
+    }
+  } else if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
     throw unusable(source, "\"bandwidth\" needs one value per x column");
   if (m.leave_out > 0 && (m.x_columns.size() != 1 || m.neighbour_policy))
     throw unusable(source, "\"leave_out\" is for one x column and a fixed bandwidth");
@@ -203,7 +282,7 @@ void check_model(const Model& m, const std::string& source) {
     throw unusable(source, "\"robustness\" needs one weight per training row (" + std::to_string(m.n) + "), got " +
                                std::to_string(m.robustness.size()));
   try {
-    check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
+    if (m.score.distance()) check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
     for (std::size_t k = 0; k < m.levels.size(); ++k)
       if (is_categorical(column_kind(m, k)) &&
           m.bandwidth[k] > lambda_max(m.categorical, column_kind(m, k), m.levels[k].size()))
@@ -228,7 +307,8 @@ Model read_model(std::istream& in, const std::string& source) {
               ", this nwreg reads version " + std::to_string(model_format_version));
   Model m;
   try {
-    m.kernel = parse_kernel(j.at("kernel").get<std::string>());
+    if (j.contains("score")) m.score.score = parse_score(j.at("score").get<std::string>());
+    if (m.score.distance()) m.kernel = parse_kernel(j.at("kernel").get<std::string>());
     m.method = parse_method(j.value("method", "nw"));
     if (m.method == Method::local_polynomial) {
       if (!j.at("degree").is_number_unsigned()) throw bad("\"degree\" must be a whole number");
@@ -239,7 +319,7 @@ Model read_model(std::istream& in, const std::string& source) {
       if (!j.at("leave_out").is_number_unsigned()) throw bad("\"leave_out\" must be a whole number of keys");
       m.leave_out = j.at("leave_out").get<std::size_t>();
     }
-    m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
+    if (m.score.distance()) m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
     for (const NeighbourDef& n : neighbour_table)
       if (j.contains(n.name)) {
         if (m.neighbour_policy) throw bad("\"" + to_string(m.neighbour_policy.kind) + "\" and \"" + n.name + "\" exclude each other");
@@ -264,6 +344,7 @@ Model read_model(std::istream& in, const std::string& source) {
     }
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
+    if (!m.score.distance()) read_score(j, m, source);
     read_columns(j, m, source);
     m.sample_weight = j.value("sample_weight", "");
     if (j.contains("metric")) {
@@ -282,7 +363,7 @@ Model read_model(std::istream& in, const std::string& source) {
     if (j.contains("criterion")) m.criterion = parse_criterion(j.at("criterion").get<std::string>());
     if (j.contains("warnings")) m.warnings = j.at("warnings").get<std::vector<std::string>>();
     for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours},
-                              {"criterion_value", &m.criterion_value}})
+                              {"df", &m.df}, {"criterion_value", &m.criterion_value}})
       if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();
   } catch (const Json::exception& e) {
     throw bad("a required field is missing or has the wrong type (" + escape_excerpt(e.what(), 200) + ")");

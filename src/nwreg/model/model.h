@@ -23,6 +23,7 @@ inline constexpr std::size_t max_model_bytes = std::size_t{64} << 20;
 inline constexpr int max_model_depth = 32;
 
 struct Model {
+  ScoreParameters score;                //!< --score: gaussian (the kernels and bandwidths) or another, with its parameters
   Kernel kernel = Kernel::gaussian;
   Method method = Method::nw;
   std::size_t degree = 2;               //!< Method::local_polynomial's degree
@@ -43,6 +44,7 @@ struct Model {
   std::optional<double> loo_mse;        //!< mean LOO squared error at `bandwidth`
   std::optional<double> loo_r2;         //!< 1 - loo_mse / var(y)
   std::optional<double> neighbours;     //!< mean effective number of neighbours, 1 / sum a^2
+  std::optional<double> df;             //!< degrees of freedom tr(H) (reported for the scores other than gaussian)
   std::vector<Epoch> history;           //!< loss per epoch when learned
   std::string stop_reason;              //!< why learning stopped, when learned
   std::optional<Criterion> criterion;   //!< what learning minimised, when learned

@@ -149,4 +149,50 @@ void check_metric(const Metric& m, std::size_t d, const std::string& option) {
     if (!std::isfinite(v)) throw UsageError(option + ": " + format_double(v) + " is not a finite number");
 }
 
+const ScoreDef& score_def(Score score) {
+  for (const ScoreDef& s : score_table)
+    if (s.id == score) return s;
+  return score_table[0];
+}
+
+std::string to_string(Score score) { return score_def(score).name; }
+
+Score parse_score(const std::string& name) {
+  std::string known;
+  for (const ScoreDef& s : score_table) {
+    if (name == s.name) return s.id;
+    known += (known.empty() ? "" : ", ") + std::string(s.name);
+  }
+  throw ParameterError("score", "unknown score " + quote(name) + " (known: " + known + ")");
+}
+
+std::string score_help() {
+  std::string help;
+  for (const ScoreDef& s : score_table) help += (help.empty() ? "" : "; ") + std::string(s.name) + ": " + s.help;
+  return help;
+}
+
+std::size_t ScoreParameters::size() const {
+  switch (score) {
+    case Score::general:
+      return d * d;
+    case Score::additive:
+      return hidden * (2 * d + 1) + (bias ? hidden : 0);
+    default:
+      return 0;
+  }
+}
+
+void check_score(const ScoreParameters& p, const std::string& option) {
+  if (p.score == Score::additive && (p.hidden < 1 || p.hidden > max_hidden))
+    throw UsageError(option + ": the additive score needs between 1 and " + std::to_string(max_hidden) +
+                     " hidden units, got " + std::to_string(p.hidden));
+  if (p.theta.size() != p.size())
+    throw UsageError(option + ": the " + to_string(p.score) + " score over " + std::to_string(p.d) + " x column" +
+                     (p.d == 1 ? "" : "s") + " has " + std::to_string(p.size()) + " parameters, got " +
+                     std::to_string(p.theta.size()));
+  for (double v : p.theta)
+    if (!std::isfinite(v)) throw UsageError(option + ": the score's parameters must be finite numbers");
+}
+
 }  // namespace nwreg

@@ -125,4 +125,49 @@ struct Metric {
 /// Throws UsageError naming `option` unless A holds rank x d finite numbers, rank >= 1.
 void check_metric(const Metric& m, std::size_t d, const std::string& option);
 
+/// The attention score of a query q against a key k (docs/scores.md). gaussian: the distance
+/// kernels of --kernel with bandwidths (every other option applies). The others act on the x
+/// columns as given (q and k the rows' vectors of d numbers), with the NW estimator, over every
+/// key (no pruning: a score need not fall with distance).
+enum class Score { gaussian, dot, scaled_dot, general, additive };
+/// The scores' registry, in the order --score's help lists them.
+struct ScoreDef {
+  Score id;
+  const char* name;
+  bool learned;      //!< has parameters, learned by descent on the leave-one-out error
+  const char* help;  //!< for --score's help
+};
+inline constexpr ScoreDef score_table[] = {
+    {Score::gaussian, "gaussian", false, "the distance kernels: --kernel, with bandwidths"},
+    {Score::dot, "dot", false, "q.k"},
+    {Score::scaled_dot, "scaled-dot", false, "q.k / sqrt(d)"},
+    {Score::general, "general", true, "q^T W k, W (d x d) learned from the identity"},
+    {Score::additive, "additive", true, "w_v^T tanh(W_q q + W_k k + b), learned, --hidden H units"},
+};
+const ScoreDef& score_def(Score score);
+std::string to_string(Score score);
+/// Throws ParameterError("score") for an unknown name.
+Score parse_score(const std::string& name);
+/// "gaussian: ...; dot: q.k; ...", as --score lists them.
+std::string score_help();
+
+/// A score and its parameters, flattened into theta in this order: general W (d x d, row-major,
+/// s = sum_ab q_a W_ab k_b); additive w_v (H), W_q (H x d), W_k (H x d), then b (H) unless
+/// bias is false.
+struct ScoreParameters {
+  Score score = Score::gaussian;
+  std::size_t d = 0;          //!< x columns
+  std::size_t hidden = 0;     //!< additive: H, the tanh units
+  bool bias = true;           //!< additive: b inside the tanh (false: the texts' form exactly)
+  std::vector<double> theta;  //!< the parameters (empty for gaussian, dot and scaled-dot)
+  /// theta's length for this score, d and H.
+  std::size_t size() const;
+  bool distance() const { return score == Score::gaussian; }
+};
+/// Most additive units: H x (2d + 2) parameters and an n x H table per thread.
+inline constexpr std::size_t max_hidden = 4096;
+/// Throws UsageError starting with `option` unless theta holds size() finite numbers and
+/// 1 <= H <= max_hidden for additive.
+void check_score(const ScoreParameters& p, const std::string& option);
+
 }  // namespace nwreg

@@ -1,0 +1,109 @@
+#include "nwreg/learn/score_fit.h"
+
+#include <cmath>
+#include <limits>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/engine/score_attention.h"
+
+namespace nwreg {
+namespace {
+
+// SplitMix64 (Steele, Lea and Flood 2014) and normal deviates by Box-Muller: the same stream
+// on every platform, unlike std::normal_distribution.
+class Normal {
+ public:
+  explicit Normal(std::uint64_t seed) : state_(seed) {}
+  double operator()() {
+    const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53, u2 = static_cast<double>(next() >> 11) * 0x1p-53;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+  }
+
+ private:
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t state_;
+};
+
+}  // namespace
+
+ScoreParameters score_start(Score score, const Dataset& data, std::size_t hidden, bool bias, std::uint64_t seed) {
+  ScoreParameters p;
+  p.score = score;
+  p.d = data.d;
+  const std::size_t d = data.d;
+  if (score == Score::general) {
+    p.theta.assign(d * d, 0.0);
+    for (std::size_t k = 0; k < d; ++k) p.theta[k * d + k] = 1;
+  }
+  if (score != Score::additive) return p;
+  p.hidden = hidden;
+  p.bias = bias;
+  check_score(ScoreParameters{score, d, hidden, bias, std::vector<double>(p.size())}, "--hidden");
+  std::vector<double> mean(d), scale(d);
+  for (std::size_t k = 0; k < d; ++k) {
+    for (std::size_t i = 0; i < data.n; ++i) mean[k] += data.x[i * d + k] / static_cast<double>(data.n);
+    const double sd = column_stats(data, k).sd;
+    scale[k] = 1 / ((sd > 0 ? sd : std::max(std::abs(mean[k]), 1.0)) * std::sqrt(static_cast<double>(d)));
+  }
+  Normal normal(seed);
+  const std::size_t H = hidden;
+  p.theta.assign(p.size(), 0.0);
+  for (std::size_t h = 0; h < H; ++h) p.theta[h] = normal();
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t k = 0; k < d; ++k) p.theta[H + h * d + k] = normal() * scale[k];
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t k = 0; k < d; ++k) p.theta[H + H * d + h * d + k] = normal() * scale[k];
+  if (bias)
+    for (std::size_t h = 0; h < H; ++h) {
+      double centre = 0;
+      for (std::size_t k = 0; k < d; ++k) centre += (p.theta[H + h * d + k] + p.theta[H + H * d + h * d + k]) * mean[k];
+      p.theta[H + 2 * H * d + h] = -centre + 0.5 * normal();
+    }
+  return p;
+}
+
+ScoreFit fit_score(const Dataset& data, const ScoreParameters& start, const FitOptions& options,
+                   const std::function<void(const Epoch&)>& on_epoch) {
+  EngineOptions engine = options.engine;
+  engine.progress = nullptr;
+  const ScoreAttention first(data, start, engine);
+  const std::vector<std::size_t> rows =
+      first.spread_rows(options.descent_rows == 0 ? std::numeric_limits<std::size_t>::max() : options.descent_rows);
+  first.loo(false, &rows);  // names a row whose score overflows at the start, or too few rows
+  const bool sum = options.loss == Loss::sum;
+  ScoreFit res;
+  auto at = [&](const std::vector<double>& theta) {
+    ScoreParameters p = start;
+    p.theta = theta;
+    return p;
+  };
+  auto eval = [&](const std::vector<double>& theta) {
+    ++res.evaluations;
+    for (double v : theta)
+      if (!std::isfinite(v)) return LooResult{std::numeric_limits<double>::infinity(), {}, 0, 0};
+    try {
+      return ScoreAttention(data, at(theta), engine).loo(true, &rows, sum);
+    } catch (const DataError&) {  // a step so long that a score overflows: unusable
+      return LooResult{std::numeric_limits<double>::infinity(), {}, 0, 0};
+    }
+  };
+  auto record = [&](int epoch, const std::vector<double>&, double loss) {
+    Epoch e{epoch, {}, loss, {}};
+    if (on_epoch) on_epoch(e);
+    record_epoch(res.history, std::move(e));
+  };
+  const Descent dsc = options.optimizer == Optimizer::line_search
+                          ? line_search(start.theta, options, eval, record)
+                          : fixed_steps(start.theta, options, options.optimizer == Optimizer::adam, eval, record);
+  res.parameters = at(dsc.theta);
+  res.stop_reason = dsc.stop_reason;
+  res.loo_mse = ScoreAttention(data, res.parameters, engine).loo(false).mse;  // over every row, the mean
+  return res;
+}
+
+}  // namespace nwreg
