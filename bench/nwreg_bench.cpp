@@ -5,7 +5,7 @@
 //
 // --quick skips the largest sizes; --full-check also runs a full-data descent at n = 1e5 to
 // compare the sampled descent's LOO error with it; --only runs one table (predict, direct,
-// pruned, learn, columns, ties, csv, features). Data: the seeds' function
+// pruned, learn, columns, ties, csv, features, span, scores). Data: the seeds' function
 // y = 2 sin x + x^0.8 + N(0, 0.5^2), x uniform on [0, 5), fixed seed.
 
 #include <algorithm>
@@ -26,6 +26,8 @@
 #include "nwreg/data/csv.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/learn/metric.h"
+#include "nwreg/engine/score_attention.h"
+#include "nwreg/learn/score_fit.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/thread_pool.h"
 
@@ -449,12 +451,60 @@ void span_table(bool quick, unsigned cores) {
   }
 }
 
+
+// The additive score's leave-one-out pass, the learner's cost per step, against a scalar loop
+// (std::tanh per pair, one thread) in the same run; the learning sizes under a minute follow.
+void scores_table(bool quick, unsigned cores) {
+  ThreadPool pool(cores);
+  std::printf("\n## Scores: the additive score (H = 8), a leave-one-out pass over every row, the d2l sine\n");
+  std::printf("One step of learning is a pass with the gradient; fit --score additive takes 300 (Adam).\n\n");
+  std::printf("| n | scalar loop, 1 thread | pass, 1 thread | ratio | pass with gradient, %u threads | 300 steps |\n",
+              cores);
+  std::printf("|---|---|---|---|---|---|\n");
+  std::vector<std::size_t> sizes = {1000, 3000, 10000};
+  if (quick) sizes = {1000, 3000};
+  double per_pair = 0;  // seconds per n^2 of a step with the gradient, at the largest size
+  for (std::size_t n : sizes) {
+    const Dataset d = seeds(n);
+    const ScoreParameters p = score_start(Score::additive, d, 8, true, 0);
+    const ScoreAttention one(d, p), many(d, p, EngineOptions(default_tolerance, &pool));
+    const std::size_t H = p.hidden;
+    volatile double sink = 0;
+    const double naive = median_time(1, [&] {
+      double total = 0;
+      std::vector<double> s(n);
+      for (std::size_t j = 0; j < n; ++j) {
+        double M = -1e300;
+        for (std::size_t i = 0; i < n; ++i) {
+          double v = 0;
+          for (std::size_t h = 0; h < H; ++h)
+            v += p.theta[h] * std::tanh(p.theta[H + h] * d.x[j] + p.theta[2 * H + h] * d.x[i] + p.theta[3 * H + h]);
+          s[i] = v;
+          if (i != j) M = std::max(M, v);
+        }
+        double s0 = 0, s1 = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          if (i != j) s0 += std::exp(s[i] - M), s1 += std::exp(s[i] - M) * d.y[i];
+        total += (s1 / s0 - d.y[j]) * (s1 / s0 - d.y[j]);
+      }
+      sink = total;
+    });
+    const double fast = median_time(3, [&] { sink = one.loo(false).mse; });
+    const double step = median_time(3, [&] { sink = many.loo(true).mse; });
+    per_pair = step / (static_cast<double>(n) * static_cast<double>(n));
+    std::printf("| %zu | %.3f s | %.4f s | %.1f | %.4f s | %.1f s |\n", n, naive, fast, naive / fast, step, 300 * step);
+  }
+  std::printf("\nLearning (300 steps over every row) stays under a minute up to about n = %.0f rows here;\n",
+              std::sqrt(60 / (300 * per_pair)));
+  std::printf("beyond, --loo-rows R makes each step cost R x n (the error of R rows spread over x).\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, full_check = false;
   std::string only;
-  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv", "features", "span"};
+  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv", "features", "span", "scores"};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -465,7 +515,7 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv|features|span]\n");
+                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv|features|span|scores]\n");
       return 2;
     }
   }
@@ -481,5 +531,6 @@ int main(int argc, char** argv) {
   if (run("csv")) csv_table(quick);
   if (run("features")) features_table(quick, cores);
   if (run("span")) span_table(quick, cores);
+  if (run("scores")) scores_table(quick, cores);
   return 0;
 }
