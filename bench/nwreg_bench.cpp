@@ -497,6 +497,18 @@ void scores_table(bool quick, unsigned cores) {
   std::printf("\nLearning (300 steps over every row) stays under a minute up to about n = %.0f rows here;\n",
               std::sqrt(60 / (300 * per_pair)));
   std::printf("beyond, --loo-rows R makes each step cost R x n (the error of R rows spread over x).\n");
+  // Predictions: every key for every query.
+  const std::size_t n = 100000, m = quick ? 1000 : 10000;
+  const Dataset d = seeds(n);
+  const auto q = grid(m);
+  std::vector<double> out(m);
+  std::printf("\n| predict, n = %zu keys, m = %zu queries, %u threads | time | pairs/s |\n|---|---|---|\n", n, m, cores);
+  for (Score score : {Score::dot, Score::additive}) {
+    const ScoreAttention e(d, score_start(score, d, 8, true, 0), EngineOptions(default_tolerance, &pool));
+    const double t = median_time(3, [&] { e.predict(q.data(), m, out.data()); });
+    std::printf("| %s%s | %.3f s | %.2e |\n", to_string(score).c_str(), score == Score::additive ? " (H = 8)" : "", t,
+                static_cast<double>(n) * static_cast<double>(m) / t);
+  }
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
     for (const MethodDef& m : method_table) out.emplace_back(m.name);
     return out;
   }
+  if (option == "score") {
+    std::vector<std::string> out;
+    for (const ScoreDef& d : score_table) out.emplace_back(d.name);
+    return out;
+  }
   if (option == "bandwidth") {
     std::vector<std::string> out = {"auto", "silverman", "scott", "plugin"};
     for (const NeighbourDef& n : neighbour_table) out.push_back(std::string(n.name) + ":auto");
@@ -53,7 +58,7 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
       {"out-of-reach", {"error", "nearest"}},
       {"categorical-kernel", {"aitchison-aitken", "li-racine"}},
       {"categorical-fit", {"weights", "line"}},
-      {"optimizer", {"auto", "sgd"}},
+      {"optimizer", {"auto", "line-search", "adam", "sgd"}},
       {"loss", {"mean", "sum"}},
       {"param", {"log-h", "w"}},
       {"metric", {"diagonal", "full"}},

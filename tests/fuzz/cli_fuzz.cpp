@@ -812,6 +812,12 @@ const std::vector<OptSpec>& options() {
        values("--kernel", {{"gaussian", 2}, {"laplace", 1.5}, {"epanechnikov", 1.5}, {"tricube", 1.5},
                            {"uniform", 1.5}, {"bogus", 0.5}})},
       {"--method", 1, 3, values("--method", {{"nw", 2}, {"local-linear", 2}, {"bogus", 0.4}})},
+      {"--score", 1.2, 3,
+       values("--score", {{"gaussian", 1}, {"dot", 1.5}, {"scaled-dot", 1}, {"general", 1.5}, {"additive", 2},
+                          {"bogus", 0.3}})},
+      {"--hidden", 0.4, 3, values("--hidden", {{"1", 1}, {"3", 2}, {"0", 0.3}, {"5000", 0.2}, {"abc", 0.2}})},
+      {"--no-bias", 0.3, 3, flag("--no-bias")},
+      {"--seed", 0.4, 3, values("--seed", {{"0", 1}, {"7", 1}, {"-1", 0.3}, {"abc", 0.2}})},
       {"--out-of-reach", 0.8, 3, values("--out-of-reach", {{"error", 1}, {"nearest", 2}, {"bogus", 0.3}})},
       {"-b", 3, 3,
        spelled({{"-b", 1}, {"--bandwidth", 1}},
@@ -822,7 +828,8 @@ const std::vector<OptSpec>& options() {
        values("--init", {{"0.3", 2}, {"silverman", 1}, {"scott", 1}, {"0", 0.3}, {"-1", 0.3}, {"abc", 0.3},
                          {"1e300", 0.3}})},
       {"--init-w", 0.4, 3, values("--init-w", {{"0.3", 2}, {"0", 0.5}, {"-1", 0.3}, {"1e300", 0.3}, {"abc", 0.3}})},
-      {"--optimizer", 0.7, 3, values("--optimizer", {{"auto", 1}, {"sgd", 2}, {"bogus", 0.3}})},
+      {"--optimizer", 0.7, 3,
+       values("--optimizer", {{"auto", 1}, {"sgd", 2}, {"adam", 1}, {"line-search", 0.5}, {"bogus", 0.3}})},
       {"--param", 0.5, 3, values("--param", {{"log-h", 1}, {"w", 1.5}, {"bogus", 0.3}})},
       {"--loss", 0.5, 3, values("--loss", {{"mean", 1}, {"sum", 1.5}, {"bogus", 0.3}})},
       {"--epochs", 1, 3, values("--epochs", {{"0", 1}, {"1", 1}, {"5", 2}, {"20", 1}, {"-1", 0.3}, {"", 0.3}})},
@@ -893,6 +900,8 @@ const std::vector<Companion>& companions() {
       {"--param", "w", 0.7, {"--optimizer"}, values("--optimizer", {{"sgd", 1}})},
       {"--optimizer", "sgd", 0.8, {"--init", "--init-w"}, values("--init-w", {{"0.3", 1}, {"1", 1}})},
       {"--rank", "", 0.7, {"--metric", "--model"}, values("--metric", {{"full", 1}})},
+      {"--hidden", "", 0.8, {"--score", "--model"}, values("--score", {{"additive", 1}})},
+      {"--seed", "", 0.6, {"--score", "--model"}, values("--score", {{"additive", 1}})},
       {"--heatmap", "", 0.3, {"--shard"}, values("--shard", shards)},
       {"--weights", "", 0.15, {"--shard"}, values("--shard", shards)},
   };
@@ -900,7 +909,8 @@ const std::vector<Companion>& companions() {
 }
 
 // Options that --model excludes, and the query sources that exclude each other.
-const std::set<std::string> kModelExcludes = {"-b", "--kernel", "--method", "--metric", "--rank"};
+const std::set<std::string> kModelExcludes = {"-b",      "--kernel",  "--method", "--metric",
+                                              "--rank",  "--score",   "--hidden", "--no-bias", "--seed"};
 const std::set<std::string> kQuerySources = {"--grid", "--grid-n", "--query"};
 
 Cmd generate(std::uint64_t seed, std::size_t index, bool limits) {

@@ -1,5 +1,6 @@
 #include "targets.h"
 
+#include <cmath>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "nwreg/model/model.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/io/writers.h"
+#include "nwreg/engine/score_attention.h"
 
 namespace fuzz {
 
@@ -38,6 +40,14 @@ void csv(const std::uint8_t* data, std::size_t size) {
     std::vector<double> out(q.size());
     engine.predict(q.data(), q.size(), out.data());
     if (d.n >= 2) (void)engine.loo(true);
+    // The dot score over the same rows: overflowing scores are errors, never NaNs.
+    nwreg::ScoreParameters dot;
+    dot.score = nwreg::Score::dot;
+    const nwreg::ScoreAttention scores(d, dot);
+    scores.predict(q.data(), q.size(), out.data());
+    for (double f : out)
+      if (!std::isfinite(f)) __builtin_trap();
+    if (d.n >= 2) (void)scores.loo(false);
   } catch (const nwreg::Error&) {
   }
 }

@@ -77,8 +77,9 @@ NWREG_CLONES double dot_lanes(const double* a, const double* b, std::size_t n) {
 }  // namespace
 
 struct ScoreAttention::Scratch {
-  std::vector<double> s, a, t, z;
-  Scratch(std::size_t n, std::size_t width, bool units, std::size_t H) : s(n), a(n), t(units ? n * H : 0), z(width) {}
+  std::vector<double> s, a, t, z, g, u;  // scores, weights, units' tanh, the query's half, gradient terms
+  Scratch(std::size_t n, std::size_t width, bool units, std::size_t H)
+      : s(n), a(n), t(units ? n * H : 0), z(width), g(units || H == 0 ? n : 0), u(units ? n : 0) {}
 };
 
 ScoreAttention::ScoreAttention(const Dataset& train, ScoreParameters params, EngineOptions options)
@@ -251,15 +252,15 @@ void ScoreAttention::weights(const double* queries, std::size_t m,
   }
 }
 
-void ScoreAttention::add_gradient(std::size_t j, double f, double c, const Scratch& w, double* grad) const {
+void ScoreAttention::add_gradient(std::size_t j, double f, double c, Scratch& w, double* grad) const {
   const double* th = p_.theta.data();
   const double* q = x_.data() + j * d_;
-  if (p_.score == Score::general) {  // dL/dW_ab += q_a sum_i g_i k_ib, g_i = c a_i (y_i - f)
+  double* g = w.g.data();  // g_i = c a_i (y_i - f) = dL/dscore_i
+  for (std::size_t i = 0; i < n_; ++i) g[i] = c * w.a[i] * (y_[i] - f);
+  if (p_.score == Score::general) {  // dL/dW_ab += q_a sum_i g_i k_ib
     for (std::size_t b = 0; b < d_; ++b) {
-      double sum = 0;
-      const double* x = xc_.data() + b * n_;
-      for (std::size_t i = 0; i < n_; ++i) sum += w.a[i] * (y_[i] - f) * x[i];
-      for (std::size_t a = 0; a < d_; ++a) grad[a * d_ + b] += c * q[a] * sum;
+      const double sum = dot_lanes(g, xc_.data() + b * n_, n_);
+      for (std::size_t a = 0; a < d_; ++a) grad[a * d_ + b] += q[a] * sum;
     }
     return;
   }
@@ -269,24 +270,17 @@ void ScoreAttention::add_gradient(std::size_t j, double f, double c, const Scrat
   double* dA = grad + H_;
   double* dB = dA + H_ * d_;
   double* db = dB + H_ * d_;
-  std::vector<double> g(n_);
-  for (std::size_t i = 0; i < n_; ++i) g[i] = c * w.a[i] * (y_[i] - f);
+  double* u = w.u.data();
   for (std::size_t h = 0; h < H_; ++h) {
     const double* t = w.t.data() + h * n_;
-    double sv = 0, su = 0;
-    std::vector<double> sk(d_, 0.0);
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (g[i] == 0) continue;
-      sv += g[i] * t[i];
-      const double u = g[i] * th[h] * (1 - t[i] * t[i]);
-      su += u;
-      for (std::size_t k = 0; k < d_; ++k) sk[k] += u * xc_[k * n_ + i];
-    }
-    dv[h] += sv;
+    dv[h] += dot_lanes(g, t, n_);
+    const double vh = th[h];
+    for (std::size_t i = 0; i < n_; ++i) u[i] = g[i] * vh * (1 - t[i] * t[i]);
+    const double su = dot_lanes(u, nullptr, n_);
     if (p_.bias) db[h] += su;
     for (std::size_t k = 0; k < d_; ++k) {
       dA[h * d_ + k] += su * q[k];
-      dB[h * d_ + k] += sk[k];
+      dB[h * d_ + k] += dot_lanes(u, xc_.data() + k * n_, n_);
     }
   }
 }

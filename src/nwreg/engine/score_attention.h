@@ -77,7 +77,7 @@ class ScoreAttention {
   // d score_i / dq into g (d values) for key i, the units' tanh in w.t (additive).
   void score_slope(const double* q, std::size_t i, const Scratch& w, double* g) const;
   // Adds row j's gradient in theta, for dL/df_j = c, into grad.
-  void add_gradient(std::size_t j, double f, double c, const Scratch& w, double* grad) const;
+  void add_gradient(std::size_t j, double f, double c, Scratch& w, double* grad) const;
 
   ScoreParameters p_;
   EngineOptions options_;
