@@ -48,9 +48,12 @@ void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const Engi
                        " is categorical (the gaussian score weighs levels by their own kernel)");
   m.bandwidth.clear();
   m.score = score_start(plan.score, data, plan.hidden, plan.bias, plan.seed);
-  m.criterion = plan.fit.criterion;
   m.bandwidth_source = "fixed";
-  if (!score_def(plan.score).learned) return;
+  if (!score_def(plan.score).learned) {
+    if (plan.loo_statistics) m.criterion = plan.fit.criterion;  // its value with the statistics
+    return;
+  }
+  m.criterion = Criterion::loo;
   FitOptions f = plan.fit;
   f.engine = engine;
   f.engine.progress = nullptr;
@@ -59,6 +62,7 @@ void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const Engi
   m.score = std::move(r.parameters);
   m.bandwidth_source = "learned";
   m.loo_mse = r.loo_mse;
+  m.criterion_value = r.loo_mse;
   m.history = std::move(r.history);
   m.stop_reason = r.stop_reason;
 }
