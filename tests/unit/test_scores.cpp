@@ -95,7 +95,7 @@ TEST_CASE("scores: predictions, rows, slopes, LOO errors and gradients equal PyT
     });
     for (const char* loss : {"mean", "sum"}) {
       const bool sum = std::string(loss) == "sum";
-      const LooResult r = e.loo(!p.theta.empty(), nullptr, sum);
+      const LooResult r = e.objective(!p.theta.empty(), nullptr, sum);
       close(r.mse, c[std::string("loo_") + loss].get<double>(), 1e-12);
       if (p.theta.empty()) continue;
       const auto g = c[std::string("gradient_") + loss].get<std::vector<double>>();

@@ -90,6 +90,7 @@
 #include "nwreg/engine/fused_line.h"
 #include "nwreg/engine/moment_line.h"
 #include "nwreg/engine/options.h"
+#include "nwreg/engine/pooling.h"
 #include "nwreg/engine/pass.h"
 #include "nwreg/engine/key_index.h"
 #include "nwreg/engine/key_set.h"
@@ -128,14 +129,14 @@ struct LooDetail {
   double neighbours = 0;
 };
 
-class Attention {
+class Attention : public Pooling {
  public:
   /// Prepares the keys: copies them (sorted when d = 1), so `train` need not outlive the engine.
   /// set_bandwidth must be called before use.
   explicit Attention(const Dataset& train, EngineOptions options = {});
   /// Prepares the keys and sets the bandwidth. Throws UsageError for a bad bandwidth.
   Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options = {});
-  ~Attention();
+  ~Attention() override;
 
   /// Throws UsageError naming --bandwidth for a bad bandwidth (see check_bandwidth; a
   /// categorical column's entry is its lambda, within its kernel's range: levels.h).
@@ -144,13 +145,13 @@ class Attention {
 
   /// Predicts at m query points (m x d, row-major) into out[0..m). Throws DataError naming the
   /// first query out of reach (OutOfReach::error).
-  void predict(const double* queries, std::size_t m, double* out) const;
+  void predict(const double* queries, std::size_t m, double* out) const override;
 
   /// Predicts, and for each query also sum_i w_i^2 over its weights as --weights writes them
   /// (into sum_w2) and sum_i a_i v_i over its normalised kernel weights (NW weights, whatever
   /// the method; into smooth), v given per input row. For standard errors.
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                      double* sum_w2, double* smooth) const;
+                      double* sum_w2, double* smooth) const override;
 
   /// The slope of the estimate at m queries, out[j * d + k] = df/dq_k (0 for a categorical
   /// column): NW's analytic derivative of f = sum_i a_i y_i, sum_i (de_i/dq_k)(y_i - f) / s0;
@@ -158,31 +159,31 @@ class Attention {
   /// (m x d), sum_i l_ik^2 over the training rows, for standard errors. A query answered by
   /// the nearest key (OutOfReach::nearest) has slope 0. Throws DataError naming the first query
   /// out of reach (OutOfReach::error), ParameterError for NW with knn bandwidths.
-  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const;
+  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const override;
 
   /// Calls row(i, a) for each query i in order, with a[0..n) its attention row over the
   /// training points in input order (summing to 1; pruned keys and keys of sample weight 0 get
   /// 0; non-negative except for local-linear's equivalent weights).
   void weights(const double* queries, std::size_t m,
-               const std::function<void(std::size_t, const double*)>& row) const;
+               const std::function<void(std::size_t, const double*)>& row) const override;
 
   /// Leave-one-out error at this bandwidth: row j attends to every key but j itself (equal keys
   /// stay in). `rows` (input indices) restricts the mean to those rows, each still attending
   /// to all other keys; by default every row. Needs n >= 2 (throws DataError otherwise).
-  LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
+  LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const override;
 
   /// The in-sample mean squared residual and tr(H), with gradients if asked. `rows` (input
   /// indices) estimates both from those rows (tr(H) scaled to every key); default every row.
-  InSample insample(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const;
+  InSample insample(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const override;
 
   /// Every row's leave-one-out residual (unless `residuals` is false: then every row out of
   /// reach is still found), and the effective number of neighbours averaged over every row, or
   /// over `neighbour_rows` rows spread over the keys when there are more (0 = every row).
   /// Throws DataError for a row out of reach (OutOfReach::error) or fewer than 2 rows.
-  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const;
+  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const override;
   /// Every row's leave-one-out residual alone (neighbours left 0): what standard errors need,
   /// on the fast path where it applies.
-  LooDetail loo_residuals() const;
+  LooDetail loo_residuals() const override;
 
   /// Columns given per input row (n_in x c, row-major) rearranged for loo_moments: by column,
   /// one entry per row of sample weight > 0, in the engine's order of keys.

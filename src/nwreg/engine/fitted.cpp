@@ -5,6 +5,7 @@
 #include "nwreg/base/errors.h"
 #include "nwreg/model/model.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/engine/score_attention.h"
 
 namespace nwreg {
 namespace {
@@ -20,11 +21,12 @@ EngineOptions with_model(EngineOptions e, const Model& m) {
   return e;
 }
 
-std::optional<Attention> make_engine(const Dataset& train, const Model& m, const EngineOptions& e,
-                                     const std::optional<MetricMap>& map) {
-  if (!m.score.distance()) return std::nullopt;
-  if (map) return std::optional<Attention>(std::in_place, map->data(), std::vector<double>(m.metric.rank, 1.0), with_model(e, m));
-  return std::optional<Attention>(std::in_place, train, m.bandwidth, with_model(e, m));
+// The engine for the model's score: ScoreAttention, or Attention on x (or on the metric's map of x).
+std::unique_ptr<const Pooling> make_engine(const Dataset& train, const Model& m, const EngineOptions& e,
+                                           const std::optional<MetricMap>& map) {
+  if (!m.score.distance()) return std::make_unique<const ScoreAttention>(train, m.score, e);
+  if (map) return std::make_unique<const Attention>(map->data(), std::vector<double>(m.metric.rank, 1.0), with_model(e, m));
+  return std::make_unique<const Attention>(train, m.bandwidth, with_model(e, m));
 }
 
 }  // namespace
@@ -80,31 +82,24 @@ Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
     : robust_(model.robustness.empty() ? std::nullopt : std::optional<Dataset>(reweighted(train, model.robustness))),
       map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, robust_ ? *robust_ : train)
                              : std::nullopt),
-      engine_(make_engine(robust_ ? *robust_ : train, model, engine, map_)) {
-  if (!model.score.distance()) scores_.emplace(robust_ ? *robust_ : train, model.score, engine);
+      d_(train.d),
+      engine_(make_engine(robust_ ? *robust_ : train, model, engine, map_)) {}
+
+const double* Fitted::mapped(const double* q, std::size_t m, std::vector<double>& z) const {
+  if (!map_) return q;
+  z = map_->queries(q, m);
+  return z.data();
 }
 
-std::vector<double> Fitted::mapped(const double* q, std::size_t m) const { return map_->queries(q, m); }
-
 void Fitted::predict(const double* q, std::size_t m, double* out) const {
-  if (scores_) return scores_->predict(q, m, out);
-  if (!map_) return engine_->predict(q, m, out);
-  engine_->predict(mapped(q, m).data(), m, out);
+  std::vector<double> z;
+  engine_->predict(mapped(q, m, z), m, out);
 }
 
 void Fitted::weights(const double* q, std::size_t m,
                      const std::function<void(std::size_t, const double*)>& row) const {
-  if (scores_) return scores_->weights(q, m, row);
-  if (!map_) return engine_->weights(q, m, row);
-  engine_->weights(mapped(q, m).data(), m, row);
-}
-
-void Fitted::predict_detail(const double* q, std::size_t m, const std::vector<double>& v, double* out, double* sum_w2,
-                            double* smooth) const {
-  if (scores_) return scores_->predict_detail(q, m, v, out, sum_w2, smooth);
-  std::vector<double> zq;
-  if (map_) zq = mapped(q, m);
-  engine_->predict_detail(map_ ? zq.data() : q, m, v, out, sum_w2, smooth);
+  std::vector<double> z;
+  engine_->weights(mapped(q, m, z), m, row);
 }
 
 Band Fitted::predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const {
@@ -113,8 +108,8 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   for (double r : loo.residual) r2.push_back(r * r);
   Band band;
   band.se.resize(m);
-  std::vector<double> w2(m), sigma2(m);
-  predict_detail(q, m, r2, out, w2.data(), sigma2.data());
+  std::vector<double> w2(m), sigma2(m), zq;
+  engine_->predict_detail(mapped(q, m, zq), m, r2, out, w2.data(), sigma2.data());
   const double z = normal_quantile(0.5 + level / 2);
   for (std::size_t j = 0; j < m; ++j) {
     band.se[j] = std::sqrt(sigma2[j] * w2[j]);
@@ -126,21 +121,17 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
 
 Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* loo) const {
   if (map_) throw ParameterError("derivative", "not with a learned metric (--metric full): its slopes are along A's rows");
-  const std::size_t d = scores_ ? scores_->parameters().d : engine_->bandwidth().size();
-  auto slopes = [&](double* out, double* l2) {
-    if (scores_) scores_->slopes(q, m, out, l2);
-    else engine_->slopes(q, m, out, l2);
-  };
+  const std::size_t d = d_;  // a metric's map is refused above: queries and engine share x
   Slopes out;
   out.slope.resize(m * d);
   if (!loo) {
-    slopes(out.slope.data(), nullptr);
+    engine_->slopes(q, m, out.slope.data());
     return out;
   }
   std::vector<double> l2(m * d), r2, f(m), sigma2(m);
-  slopes(out.slope.data(), l2.data());
+  engine_->slopes(q, m, out.slope.data(), l2.data());
   for (double r : loo->residual) r2.push_back(r * r);
-  predict_detail(q, m, r2, f.data(), nullptr, sigma2.data());
+  engine_->predict_detail(q, m, r2, f.data(), nullptr, sigma2.data());
   out.se.resize(m * d);
   for (std::size_t j = 0; j < m; ++j)
     for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::sqrt(sigma2[j] * l2[j * d + k]);

@@ -1,18 +1,19 @@
 #pragma once
 /// A model bound to its training data: predictions, attention weights, leave-one-out
 /// statistics and pointwise standard errors, with queries mapped through the learned metric
-/// when the model has one. The engine is Attention for the distance kernels (the gaussian
-/// score), ScoreAttention for the other scores.
+/// when the model has one. The engine (pooling.h) is Attention for the distance kernels (the
+/// gaussian score), ScoreAttention for the other scores, chosen once in the constructor.
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "nwreg/engine/attention.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/engine/metric_map.h"
-#include "nwreg/engine/score_attention.h"
+#include "nwreg/engine/pooling.h"
 
 namespace nwreg {
 
@@ -47,13 +48,13 @@ class Fitted {
 
   void predict(const double* q, std::size_t m, double* out) const;
   void weights(const double* q, std::size_t m, const std::function<void(std::size_t, const double*)>& row) const;
-  LooResult loo() const { return scores_ ? scores_->loo(false) : engine_->loo(false); }
+  LooResult loo() const { return engine_->loo(false); }
   LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const {
-    return scores_ ? scores_->loo_detail(neighbour_rows, residuals) : engine_->loo_detail(neighbour_rows, residuals);
+    return engine_->loo_detail(neighbour_rows, residuals);
   }
-  LooDetail loo_residuals() const { return scores_ ? scores_->loo_residuals() : engine_->loo_residuals(); }
+  LooDetail loo_residuals() const { return engine_->loo_residuals(); }
   /// The in-sample fit and tr(H) (the degrees of freedom).
-  InSample insample() const { return scores_ ? scores_->insample() : engine_->insample(false); }
+  InSample insample() const { return engine_->insample(false); }
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()
   /// (or loo_detail()).
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
@@ -66,13 +67,12 @@ class Fitted {
   Slopes slopes(const double* q, std::size_t m, const LooDetail* loo) const;
 
  private:
-  std::vector<double> mapped(const double* q, std::size_t m) const;
+  // The queries as the engine takes them: through the metric's map where there is one.
+  const double* mapped(const double* q, std::size_t m, std::vector<double>& z) const;
   std::optional<Dataset> robust_;  // the training data with the model's robustness weights
   std::optional<MetricMap> map_;
-  std::optional<Attention> engine_;        // the distance kernels
-  std::optional<ScoreAttention> scores_;   // or another score
-  void predict_detail(const double* q, std::size_t m, const std::vector<double>& v, double* out, double* sum_w2,
-                      double* smooth) const;
+  std::size_t d_;                        // x columns of the queries
+  std::unique_ptr<const Pooling> engine_;  // Attention, or ScoreAttention for a score other than gaussian
 };
 
 }  // namespace nwreg

@@ -291,7 +291,7 @@ void ScoreAttention::check_loo_rows() const {
                     std::to_string(positive_));
 }
 
-LooResult ScoreAttention::loo(bool gradient, const std::vector<std::size_t>* rows, bool sum) const {
+LooResult ScoreAttention::objective(bool gradient, const std::vector<std::size_t>* rows, bool sum) const {
   check_loo_rows();
   std::vector<std::size_t> all;
   if (!rows) {
@@ -326,25 +326,33 @@ LooResult ScoreAttention::loo(bool gradient, const std::vector<std::size_t>* row
   return out;
 }
 
-InSample ScoreAttention::insample() const {
-  std::vector<double> err(n_, 0.0), self(n_, 0.0);
-  parallel_for(options_.pool, n_, 4, [&](std::size_t lo, std::size_t hi) {
+InSample ScoreAttention::insample(bool, const std::vector<std::size_t>* rows) const {
+  std::vector<std::size_t> all;
+  if (!rows) {
+    all = spread_rows(n_);
+    rows = &all;
+  }
+  const std::size_t count = rows->size();
+  std::vector<double> err(count, 0.0), self(count, 0.0);
+  parallel_for(options_.pool, count, 4, [&](std::size_t lo, std::size_t hi) {
     Scratch w(n_, std::max(d_, H_), false, H_);
-    for (std::size_t j = lo; j < hi; ++j) {
+    for (std::size_t r = lo; r < hi; ++r) {
+      const std::size_t j = (*rows)[r];
       if (w_[j] == 0) continue;
       const double f = attend(x_.data() + j * d_, no_key, w, false, j, true);
-      err[j] = w_[j] * (f - y_[j]) * (f - y_[j]);
-      self[j] = w.a[j];
+      err[r] = w_[j] * (f - y_[j]) * (f - y_[j]);
+      self[r] = w.a[j];
     }
   });
   InSample out;
   double total = 0, wsum = 0;
-  for (std::size_t j = 0; j < n_; ++j) {
-    total += err[j];
-    out.trace += self[j];
-    wsum += w_[j];
+  for (std::size_t r = 0; r < count; ++r) {
+    total += err[r];
+    out.trace += self[r];
+    wsum += w_[(*rows)[r]];
   }
   out.mse = total / wsum;
+  out.trace *= static_cast<double>(positive_) / static_cast<double>(count);
   return out;
 }
 

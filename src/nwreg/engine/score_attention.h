@@ -29,11 +29,12 @@
 #include "nwreg/data/dataset.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/engine/options.h"
+#include "nwreg/engine/pooling.h"
 #include "nwreg/model/settings.h"
 
 namespace nwreg {
 
-class ScoreAttention {
+class ScoreAttention : public Pooling {
  public:
   /// Copies the keys. Throws UsageError for parameters that do not fit the data's columns,
   /// DataError for a categorical x column or data whose every sample weight is 0.
@@ -42,25 +43,29 @@ class ScoreAttention {
   const ScoreParameters& parameters() const { return p_; }
 
   /// As Attention's (attention.h). A query whose score overflows is a QueryError.
-  void predict(const double* queries, std::size_t m, double* out) const;
+  void predict(const double* queries, std::size_t m, double* out) const override;
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                      double* sum_w2, double* smooth) const;
+                      double* sum_w2, double* smooth) const override;
   /// df/dq_k = sum_i a_i (y_i - f) d score_i/dq_k; sum_l2 (m x d) as Attention::slopes.
-  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const;
+  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const override;
   void weights(const double* queries, std::size_t m,
-               const std::function<void(std::size_t, const double*)>& row) const;
+               const std::function<void(std::size_t, const double*)>& row) const override;
 
   /// The leave-one-out error: row j attends to every key but its own row (an identical row
   /// stays in). `rows` restricts the mean as Attention::loo. With `gradient`, its gradient in
-  /// theta (ScoreParameters' order). `sum`: the sample-weighted sum of squared errors instead of
-  /// their mean (Loss::sum). Throws DataError with fewer than 2 keys of positive weight.
-  LooResult loo(bool gradient, const std::vector<std::size_t>* rows = nullptr, bool sum = false) const;
-  /// The in-sample fit (each row's own key in) and tr(H) = sum_j a_jj over the keys.
-  InSample insample() const;
+  /// theta (ScoreParameters' order). Throws DataError with fewer than 2 keys of positive weight.
+  LooResult loo(bool gradient, const std::vector<std::size_t>* rows = nullptr) const override {
+    return objective(gradient, rows, false);
+  }
+  /// loo's, or with `sum` the sample-weighted sum of squared errors instead of their mean (Loss::sum).
+  LooResult objective(bool gradient, const std::vector<std::size_t>* rows, bool sum) const;
+  /// The in-sample fit (each row's own key in) and tr(H) = sum_j a_jj, from `rows` (tr(H)
+  /// scaled to every key) or every row. No gradient: the scores learn on the leave-one-out error.
+  InSample insample(bool gradient = false, const std::vector<std::size_t>* rows = nullptr) const override;
   /// Every row's leave-one-out residual (0 for rows of sample weight 0) and the mean effective
   /// number of neighbours 1 / sum_i a_ji^2 over every row, or over `neighbour_rows` spread rows.
-  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const;
-  LooDetail loo_residuals() const { return loo_detail(0, true); }
+  LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const override;
+  LooDetail loo_residuals() const override { return loo_detail(0, true); }
   /// `count` rows spread over the data (x order in one column, else input order): Attention's.
   std::vector<std::size_t> spread_rows(std::size_t count) const;
 

@@ -87,7 +87,7 @@ ScoreFit fit_score(const Dataset& data, const ScoreParameters& start, const FitO
     for (double v : theta)
       if (!std::isfinite(v)) return LooResult{std::numeric_limits<double>::infinity(), {}, 0, 0};
     try {
-      return ScoreAttention(data, at(theta), engine).loo(true, &rows, sum);
+      return ScoreAttention(data, at(theta), engine).objective(true, &rows, sum);
     } catch (const DataError&) {  // a step so long that a score overflows: unusable
       return LooResult{std::numeric_limits<double>::infinity(), {}, 0, 0};
     }

@@ -1,0 +1,38 @@
+#pragma once
+/// What a model bound to its data (fitted.h) asks of its engine, whichever scores the keys:
+/// Attention for the distance kernels (the gaussian score), ScoreAttention for the others.
+/// Each implements these passes as its own header describes them.
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace nwreg {
+
+struct LooResult;
+struct InSample;
+struct LooDetail;
+
+class Pooling {
+ public:
+  virtual ~Pooling() = default;
+  /// Predictions at m queries (m x d, row-major).
+  virtual void predict(const double* queries, std::size_t m, double* out) const = 0;
+  /// Predictions with sum_i w_i^2 (the weights --weights writes) and sum_i a_i v_i (v per input row).
+  virtual void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
+                              double* sum_w2, double* smooth) const = 0;
+  /// df/dq (m x d) and, where asked, sum_i l_ik^2 (m x d).
+  virtual void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const = 0;
+  /// Each query's attention row over the training rows in input order, in query order.
+  virtual void weights(const double* queries, std::size_t m,
+                       const std::function<void(std::size_t, const double*)>& row) const = 0;
+  /// The leave-one-out error (mean over `rows`, default every row) and, where asked, its gradient.
+  virtual LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const = 0;
+  /// The in-sample fit's mean squared residual and tr(H).
+  virtual InSample insample(bool with_gradient, const std::vector<std::size_t>* rows = nullptr) const = 0;
+  /// Every row's leave-one-out residual and the mean effective number of neighbours.
+  virtual LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const = 0;
+  virtual LooDetail loo_residuals() const = 0;
+};
+
+}  // namespace nwreg
