@@ -181,8 +181,8 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
                  "scott, plugin) instead of scanning for the basin");
   app.add_option("--init-w", o.init_w, "Start at w = 1/h (the d2l textbook's parameter)");
   app.add_option("--optimizer", o.optimizer,
-                 "auto: for bandwidths a scan, then gradient descent with line search (line-search), for learned "
-                 "scores adam; line-search; adam: Adam's steps (learned scores); sgd: fixed-rate steps")
+                 "auto: for bandwidths a scan, then line-search; for learned scores adam. line-search: gradient "
+                 "descent with backtracking; adam: Adam's steps (learned scores); sgd: fixed-rate steps")
       ->capture_default_str();
   app.add_option("--param", o.param, "What sgd steps in: log-h or w = 1/h")->capture_default_str();
   app.add_option("--loss", o.loss, "LOO objective: mean or sum of squared errors")

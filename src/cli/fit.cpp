@@ -36,6 +36,7 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   nwreg fit data.csv --bandwidth 0.3            LOO error at a fixed h
   nwreg fit data/synthetic.csv --optimizer sgd --param w --init-w 0.3 \
             --loss sum --lr 0.5 --epochs 5      the d2l textbook's training run
+  nwreg fit data/synthetic.csv --score additive an additive attention score
   nwreg fit data/*.csv -x 1 -y 2                a batch: a summary row per file
   nwreg fit 'runs/*.csv' --format json          globs expanded by nwreg
   nwreg fit data/airquality_daily.csv -y Temp   a daily series: h in s and days)");

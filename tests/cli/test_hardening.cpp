@@ -389,3 +389,38 @@ TEST_CASE("hardening: what depends only on the number of x columns is said once 
   check_error(run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "-x", "1,2", "--leave-out", "2"}), 2,
               "--leave-out: only for one x column (it leaves out the nearest keys in x order)");
 }
+
+TEST_CASE("hardening: y of 1e200 fits; errors a double cannot hold are left out with a warning") {
+  // Issue 25: this was "the leave-one-out error overflows" (exit 1), although h does not
+  // depend on the units of y.
+  const std::string big = "x,y\n1,1e200\n2,-1e200\n3,1e200\n4,-1e200\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fit", "-", "-b", "1"}, std::vector<std::string>{"fit", "-", "--criterion", "gcv"}}) {
+    const Result r = run_nwreg(args, big);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("loo_mse: none") != std::string::npos);
+    CHECK(r.err.find("nwreg: warning: <stdin>: the leave-one-out error and criterion are beyond a double's range at "
+                     "this scale of y (about 1e399); the fit is unaffected, its errors are not reported") !=
+          std::string::npos);
+  }
+  // The same data times 1e-200 learn the same h, and report their errors.
+  std::string small = "x,y\n";
+  for (int i = 0; i < 20; ++i) small += std::to_string(i) + "," + std::to_string((i * 7) % 5) + "e-200\n";
+  std::string unit = "x,y\n";
+  for (int i = 0; i < 20; ++i) unit += std::to_string(i) + "," + std::to_string((i * 7) % 5) + "\n";
+  const Result a = run_nwreg({"fit", "-"}, small), b = run_nwreg({"fit", "-"}, unit);
+  CHECK(lines(a.out)[0] == lines(b.out)[0]);  // bandwidth: the same digits
+  CHECK(a.out.find("loo_mse: none") == std::string::npos);
+}
+
+TEST_CASE("hardening: knn:auto that nearly interpolates is warned of, as a learned h is") {
+  // Issue 25: K = 2 (2.93 effective neighbours) on LakeHuron went without a word.
+  const Result r = run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err == "nwreg: warning: " + data("lakehuron.csv") +
+                     ": the fit nearly interpolates (2.93 effective neighbours at knn:2): the curve steps from point "
+                     "to point. Try --criterion aicc, a larger K, or --min-neighbours 5\n");
+  const Result given = run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:2"});  // asked for: no warning
+  CHECK(given.err.empty());
+  CHECK(run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto", "--min-neighbours", "5"}).err.empty());
+}

@@ -306,3 +306,27 @@ TEST_CASE("methods cli: --robust with a row that no other key reaches, and the n
   REQUIRE(f.exit_code == 0);
   CHECK(lines(f.out)[1] == "2,7");
 }
+
+TEST_CASE("methods cli: --levels on an ordered column of numbers keeps the numbers' differences") {
+  // Issue 25: --levels o=0,1,100 used to turn the distances 1 and 99 into positions 1 and 1.
+  Scratch s;
+  std::string text = "x,o,y\n";
+  for (int i = 0; i < 30; ++i)
+    text += std::to_string(i % 7) + "," + std::string(i % 3 == 0 ? "0" : i % 3 == 1 ? "1" : "100") + "," +
+            std::to_string((i * 37) % 11) + "\n";
+  const std::string train = (s / "o.csv").string();
+  spit(train, text);
+  const std::vector<std::string> base = {"predict", train, "-x", "x,o", "-y", "y", "--ordered", "o", "-b", "2,0.5"};
+  const Result plain = run_nwreg(base);
+  std::vector<std::string> listed = base;
+  listed.insert(listed.end(), {"--levels", "o=0,1,100"});
+  const Result same = run_nwreg(listed);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(same.out == plain.out);
+  listed.back() = "o=0,1,50,100";  // a level no row holds changes nothing either
+  CHECK(run_nwreg(listed).out == plain.out);
+  listed.back() = "o=1,0,100";
+  check_error(run_nwreg(listed), 2,
+              "--levels: column \"o\" is ordered numbers, ordered by value (distances are their differences): list its "
+              "levels ascending, or leave --levels out; \"0\" follows \"1\"");
+}

@@ -70,7 +70,21 @@ Levels make_levels(const std::vector<std::string>& seen, ColumnKind kind, const 
       value_of_code[c] = static_cast<double>(it - order.begin());
     }
     lv.labels = order;
-    for (std::size_t i = 0; i < order.size(); ++i) lv.values.push_back(static_cast<double>(i));
+    // An ordered column of numbers keeps its numbers' differences as distances, with --levels
+    // too (which may add levels no row holds); listed out of their order, they are refused.
+    std::vector<std::optional<double>> listed;
+    for (const auto& l : order) listed.push_back(parse_double(l));
+    lv.numeric = kind == ColumnKind::ordered && all_numbers &&
+                 std::all_of(listed.begin(), listed.end(), [](const auto& v) { return v.has_value(); });
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (lv.numeric && i > 0 && !(*listed[i] > *listed[i - 1]))
+        throw ParameterError("levels", "column " + quote(column) + " is ordered numbers, ordered by value (distances are "
+                                           "their differences): list its levels ascending, or leave --levels out; " +
+                                           quote(order[i]) + " follows " + quote(order[i - 1]));
+      lv.values.push_back(lv.numeric ? *listed[i] : static_cast<double>(i));
+    }
+    if (lv.numeric)
+      for (double& v : value_of_code) v = lv.values[static_cast<std::size_t>(v)];
     return lv;
   }
   if (all_numbers) {

@@ -55,8 +55,9 @@ class LabelMap {
 /// value of each code (into `value_of_code`). Order: `order` when given (--levels; every label
 /// read must be in it, and listed labels never read are levels too), else, for an ordered
 /// column whose labels are all numbers, by value; else numbers by value before text, text as
-/// bytes sort. Throws UsageError naming --levels for a label read that `order` lacks or a
-/// label listed twice.
+/// bytes sort. An ordered column of numbers keeps the numbers as values with `order` too, which
+/// must then list them ascending. Throws UsageError naming --levels for a label read that
+/// `order` lacks, a label listed twice, or numbers of an ordered column listed out of order.
 Levels make_levels(const std::vector<std::string>& seen, ColumnKind kind, const std::vector<std::string>& order,
                    const std::string& column, std::vector<double>& value_of_code);
 

@@ -102,17 +102,39 @@ void Fitted::weights(const double* q, std::size_t m,
   engine_->weights(mapped(q, m, z), m, row);
 }
 
+namespace {
+
+// The squared residuals in units of 2^2k, 2^k the binary scale of the largest |r|: no square
+// over- or underflows, whatever the units of y (1e300 or 1e-300); a standard error made from
+// them is multiplied back by 2^k.
+std::vector<double> scaled_squares(const LooDetail& loo, int& k) {
+  double top = 0;
+  for (double r : loo.residual) top = std::max(top, std::abs(r));
+  k = top > 0 && std::isfinite(top) ? std::ilogb(top) : 0;
+  std::vector<double> r2;
+  for (double r : loo.residual) r2.push_back(std::ldexp(r, -k) * std::ldexp(r, -k));
+  return r2;
+}
+
+}  // namespace
+
+double band_quantile(double level) {
+  // From the upper tail, (1 - level) / 2, exact for level >= 1/2: 0.5 + level / 2 would round
+  // to 1 (an infinite quantile) for a level within 1e-16 of 1, and lose the tail's digits near it.
+  return level >= 0.5 ? -normal_quantile((1 - level) / 2) : normal_quantile(0.5 + level / 2);
+}
+
 Band Fitted::predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const {
   check_level(level);
-  std::vector<double> r2;
-  for (double r : loo.residual) r2.push_back(r * r);
+  int k = 0;
+  const std::vector<double> r2 = scaled_squares(loo, k);
   Band band;
   band.se.resize(m);
   std::vector<double> w2(m), sigma2(m), zq;
   engine_->predict_detail(mapped(q, m, zq), m, r2, out, w2.data(), sigma2.data());
-  const double z = normal_quantile(0.5 + level / 2);
+  const double z = band_quantile(level);
   for (std::size_t j = 0; j < m; ++j) {
-    band.se[j] = std::sqrt(sigma2[j] * w2[j]);
+    band.se[j] = std::ldexp(std::sqrt(sigma2[j] * w2[j]), k);
     band.lower.push_back(out[j] - z * band.se[j]);
     band.upper.push_back(out[j] + z * band.se[j]);
   }
@@ -128,13 +150,13 @@ Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* l
     engine_->slopes(q, m, out.slope.data());
     return out;
   }
-  std::vector<double> l2(m * d), r2, f(m), sigma2(m);
+  std::vector<double> l2(m * d), f(m), sigma2(m);
   engine_->slopes(q, m, out.slope.data(), l2.data());
-  for (double r : loo->residual) r2.push_back(r * r);
-  engine_->predict_detail(q, m, r2, f.data(), nullptr, sigma2.data());
+  int scale = 0;
+  engine_->predict_detail(q, m, scaled_squares(*loo, scale), f.data(), nullptr, sigma2.data());
   out.se.resize(m * d);
   for (std::size_t j = 0; j < m; ++j)
-    for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::sqrt(sigma2[j] * l2[j * d + k]);
+    for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::ldexp(std::sqrt(sigma2[j] * l2[j * d + k]), scale);
   return out;
 }
 

@@ -25,6 +25,9 @@ double normal_quantile(double p);
 /// Throws UsageError naming --level unless 0 < level < 1.
 void check_level(double level);
 
+/// z = Phi^-1((1 + level) / 2), the band's multiplier, finite and accurate for every level < 1.
+double band_quantile(double level);
+
 /// Pointwise standard errors and a confidence band:
 ///   se(q)^2 = sigma^2(q) sum_i w_i(q)^2,  sigma^2(q) = sum_i a_i(q) r_i^2,
 /// w the weights of the estimate (local-linear: the equivalent weights), a the normalised

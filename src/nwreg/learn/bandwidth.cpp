@@ -344,14 +344,14 @@ std::vector<double> scan_scales(const Dataset& data) {
   return c;
 }
 
+double few_neighbours(std::size_t n) { return std::min(3.0, (static_cast<double>(n) - 1) / 2); }
+
 std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
                                       const FitOptions& options) {
   const auto g3 = format_g3;
   std::vector<std::string> out;
   std::string why;
-  // About 3, and at most half of the n - 1 there can be (4 rows: 1.5).
-  const double few = std::min(3.0, (static_cast<double>(data.n) - 1) / 2);
-  if (neighbours && *neighbours < few) why = g3(*neighbours) + " effective neighbours";
+  if (neighbours && *neighbours < few_neighbours(data.n)) why = g3(*neighbours) + " effective neighbours";
   // One column: a bandwidth below the spacing of x leaves each point to itself. (With several,
   // a narrow column can be an exact match on purpose while the others smooth.)
   if (data.d == 1 && !fit.bandwidth.empty() && !is_categorical(data.kind(0))) {

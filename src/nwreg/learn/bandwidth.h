@@ -90,6 +90,10 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
 std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
                                       const FitOptions& options);
 
+/// Below how many effective neighbours a fit of n rows nearly interpolates: about 3, and at
+/// most half of the n - 1 there can be (4 rows: 1.5).
+double few_neighbours(std::size_t n);
+
 
 /// Where a line search ended.
 struct Descent {

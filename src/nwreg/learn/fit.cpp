@@ -284,9 +284,67 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
   m.robust = plan.robust;
 }
 
+// y as the learner sees it, when its values are far from 1: times 2^-k, k the binary exponent
+// of the largest |y|, so that no squared residual over- or underflows (y times 1e300 or 1e-300).
+// Exact (a power of two), and every choice is scale-free: h, K, the metric and a score's
+// parameters are those of y; the errors and criteria are taken back to y's units once, by
+// `value`.
+struct YScale {
+  int k = 0;
+  explicit YScale(const Dataset& data) {
+    double top = 0;
+    for (double y : data.y) top = std::max(top, std::abs(y));
+    if (top > 0 && std::isfinite(top) && std::abs(std::ilogb(top)) > 128) k = std::ilogb(top);
+  }
+  // A criterion's value (LOO error, mean or sum; GCV; AICc, a logarithm) in y's units.
+  double value(double v, Criterion c) const {
+    return c == Criterion::aicc ? v + 2 * k * std::log(2.0) : std::ldexp(v, 2 * k);
+  }
+  Dataset apply(const Dataset& data) const {
+    Dataset scaled = data;
+    for (double& y : scaled.y) y = std::ldexp(y, -k);
+    return scaled;
+  }
+  // The model's errors and criterion values in y's units; one that a double cannot hold is
+  // dropped, with a warning.
+  void restore(Model& m) const {
+    const Criterion c = m.criterion.value_or(Criterion::loo);
+    bool lost = false;
+    auto back = [&](std::optional<double>& v, Criterion as) {
+      if (!v) return;
+      v = value(*v, as);
+      if (!std::isfinite(*v)) v.reset(), lost = true;
+    };
+    back(m.loo_mse, Criterion::loo);
+    back(m.criterion_value, c);
+    for (Epoch& e : m.history) e.loss = value(e.loss, c);
+    if (lost || std::any_of(m.history.begin(), m.history.end(), [](const Epoch& e) { return !std::isfinite(e.loss); })) {
+      m.history.clear();
+      m.warnings.push_back("the leave-one-out error and criterion are beyond a double's range at this scale of y "
+                           "(about 1e" + std::to_string(static_cast<int>(2 * k * std::log10(2.0))) +
+                           "); the fit is unaffected, its errors are not reported");
+    }
+  }
+};
+
 }  // namespace
 
-Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events) {
+Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine, const FitEvents& given_events) {
+  const YScale scale(given);
+  const std::optional<Dataset> scaled = scale.k ? std::optional<Dataset>(scale.apply(given)) : std::nullopt;
+  const Dataset& data = scaled ? *scaled : given;
+  FitEvents events = given_events;  // losses reported in y's units
+  const Criterion criterion = plan.fit.criterion;
+  if (scale.k && given_events.on_scan)
+    events.on_scan = [&](std::size_t i, std::size_t n, const std::vector<double>& h, double loss) {
+      given_events.on_scan(i, n, h, scale.value(loss, criterion));
+    };
+  if (scale.k && given_events.on_epoch)
+    events.on_epoch = [&](const Epoch& e) {
+      Epoch shown = e;
+      shown.loss = scale.value(e.loss, criterion);
+      given_events.on_epoch(shown);
+    };
   if (plan.leave_out_auto) {
     const SeriesCheck series = check_series(data, engine.pool);
     if (series.leave_out) {
@@ -312,7 +370,7 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
   m.y_column = data.y_name;
   m.sample_weight = data.weight_name;
   m.n = data.n;
-  m.checksum = checksum(data);
+  m.checksum = checksum(given);
   std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
   choose(m, learned, data, plan, engine, events);
   if (plan.robust > 0) robust_fit(m, learned, data, plan, engine, events);
@@ -321,7 +379,15 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
     FitOptions used = plan.fit;
     used.engine = engine;  // with the leave-out leave_out_auto chose
     m.warnings = fit_warnings(data, *learned, m.neighbours, used);
+  } else if (plan.kind == BandwidthSpec::Kind::knn && !plan.neighbour_policy.given() && plan.score == Score::gaussian &&
+             m.neighbours && *m.neighbours < few_neighbours(data.n)) {
+    // K (or F) chosen by the criterion, as suspect as a learned h would be.
+    m.warnings.push_back("the fit nearly interpolates (" + format_g3(*m.neighbours) + " effective neighbours at " +
+                         to_string(m.neighbour_policy) + "): the curve steps from point to point. Try --criterion aicc, "
+                         "a larger " + (m.neighbour_policy.kind == Neighbours::span ? "F" : "K") +
+                         ", or --min-neighbours 5");
   }
+  scale.restore(m);
   return m;
 }
 

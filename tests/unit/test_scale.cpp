@@ -1,0 +1,81 @@
+// Issue 25, "Scales": what nwreg chooses does not depend on the units of y, and what it reports
+// scales with them, from y times 1e-300 to y times 1e300 (learned h, AICc, knn:auto, standard
+// errors), and a band's level may come within 1e-16 of 1.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "helpers.h"
+#include "nwreg/engine/fitted.h"
+#include "nwreg/learn/fit.h"
+
+using namespace nwreg;
+
+namespace {
+
+Dataset times(Dataset d, double c) {
+  for (double& y : d.y) y *= c;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("scale: the learned bandwidth, K and span never depend on the units of y") {
+  const Dataset d = testing::bundled("mcycle.csv", "times", "accel");
+  for (Criterion c : {Criterion::loo, Criterion::aicc, Criterion::gcv}) {
+    FitPlan plan;
+    plan.fit.criterion = c;
+    const Model base = fit_model(d, plan, EngineOptions{});
+    for (double s : {1e-300, 1e-160, 1e160, 1e300}) {
+      CAPTURE(to_string(c));
+      CAPTURE(s);
+      const Model m = fit_model(times(d, s), plan, EngineOptions{});
+      CHECK(m.bandwidth[0] == doctest::Approx(base.bandwidth[0]).epsilon(1e-9));
+      CHECK(m.loo_r2.value() == doctest::Approx(base.loo_r2.value()).epsilon(1e-9));
+      // The errors in y's units: s^2 times, where a double holds them.
+      const double loo = *base.loo_mse * s * s;
+      if (std::isfinite(loo) && loo > 1e-300) {
+        CHECK(m.loo_mse.value() == doctest::Approx(loo).epsilon(1e-9));
+      } else if (!std::isfinite(loo)) {
+        CHECK(!m.loo_mse);
+        CHECK(m.warnings.back().find("beyond a double's range") != std::string::npos);
+      }
+      if (c == Criterion::aicc)  // log(RSS / n) moves by 2 log s
+        CHECK(m.criterion_value.value() == doctest::Approx(*base.criterion_value + 2 * std::log(s)).epsilon(1e-9));
+    }
+  }
+  FitPlan knn;
+  knn.kind = BandwidthSpec::Kind::knn;
+  knn.neighbour_policy = {Neighbours::knn, 0, 0};
+  const std::size_t K = fit_model(d, knn, EngineOptions{}).neighbour_policy.K;
+  CHECK(fit_model(times(d, 1e200), knn, EngineOptions{}).neighbour_policy.K == K);
+  CHECK(fit_model(times(d, 1e-200), knn, EngineOptions{}).neighbour_policy.K == K);
+}
+
+TEST_CASE("scale: standard errors scale with y, and a level near 1 gives a finite band") {
+  const Dataset d = testing::bundled("synthetic.csv", "x", "y");
+  FitPlan plan;
+  plan.kind = BandwidthSpec::Kind::fixed;
+  plan.fixed = {0.3};
+  const Model m = fit_model(d, plan, EngineOptions{});
+  const double q[] = {0.5, 2.5, 4.9};
+  auto band = [&](const Dataset& data, double level) {
+    const Fitted f(data, m, EngineOptions{});
+    double out[3];
+    return f.predict_band(q, 3, level, f.loo_residuals(), out);
+  };
+  const Band base = band(d, 0.95);
+  for (double s : {1e-300, 1e300}) {
+    const Band b = band(times(d, s), 0.95);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(b.se[j] / s == doctest::Approx(base.se[j]).epsilon(1e-12));
+  }
+  const Band near = band(d, 0.9999999999999999);
+  for (std::size_t j = 0; j < 3; ++j) {
+    CHECK(std::isfinite(near.lower[j]));
+    CHECK(std::isfinite(near.upper[j]));
+  }
+  // z for 1 - 1.1e-16: the upper tail 5.55e-17 of the standard normal (Python statistics.NormalDist).
+  CHECK(band_quantile(0.9999999999999999) == doctest::Approx(8.292361075813595).epsilon(1e-12));
+  CHECK(band_quantile(0.95) == doctest::Approx(1.9599639845400536).epsilon(1e-15));
+}
