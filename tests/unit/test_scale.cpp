@@ -79,3 +79,36 @@ TEST_CASE("scale: standard errors scale with y, and a level near 1 gives a finit
   CHECK(band_quantile(0.9999999999999999) == doctest::Approx(8.292361075813595).epsilon(1e-12));
   CHECK(band_quantile(0.95) == doctest::Approx(1.9599639845400536).epsilon(1e-15));
 }
+
+TEST_CASE("scale: slopes and their standard errors scale with 1/x, from x times 1e-160 to 1e200") {
+  // Issue 25: d_x_se was "not finite" at x times 1e-160 (true value about 9e159), 0 at 1e200.
+  const Dataset d = testing::bundled("synthetic.csv", "x", "y");
+  for (Method method : {Method::nw, Method::local_linear}) {
+    FitPlan plan;
+    plan.kind = BandwidthSpec::Kind::fixed;
+    plan.fixed = {0.3};
+    EngineOptions o;
+    o.method = method;
+    const Model m = fit_model(d, plan, o);
+    const double q[] = {0.5, 2.5, 4.5};
+    const Fitted base(d, m, o);
+    const LooDetail loo = base.loo_residuals();
+    const Fitted::Slopes want = base.slopes(q, 3, &loo);
+    for (double s : {1e-160, 1e200}) {
+      CAPTURE(s);
+      Dataset x = d;
+      for (double& v : x.x) v *= s;
+      Model ms = m;
+      ms.bandwidth = {0.3 * s};
+      const double qs[] = {0.5 * s, 2.5 * s, 4.5 * s};
+      const Fitted f(x, ms, o);
+      const LooDetail l = f.loo_residuals();
+      const Fitted::Slopes got = f.slopes(qs, 3, &l);
+      for (std::size_t j = 0; j < 3; ++j) {
+        CHECK(got.slope[j] * s == doctest::Approx(want.slope[j]).epsilon(1e-9));
+        CHECK(std::isfinite(got.se[j]));
+        CHECK(got.se[j] * s == doctest::Approx(want.se[j]).epsilon(1e-9));
+      }
+    }
+  }
+}

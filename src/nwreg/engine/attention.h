@@ -155,11 +155,12 @@ class Attention : public Pooling {
 
   /// The slope of the estimate at m queries, out[j * d + k] = df/dq_k (0 for a categorical
   /// column): NW's analytic derivative of f = sum_i a_i y_i, sum_i (de_i/dq_k)(y_i - f) / s0;
-  /// local linear's fitted slope beta_k. Both are linear in y, sum_i l_ik y_i; with sum_l2
-  /// (m x d), sum_i l_ik^2 over the training rows, for standard errors. A query answered by
+  /// local linear's fitted slope beta_k. Both are linear in y, sum_i l_ik y_i; with l_norm
+  /// (m x d), sqrt(sum_i l_ik^2) over the training rows, for standard errors (summed scaled, so
+  /// that it neither over- nor underflows whatever the scale of x). A query answered by
   /// the nearest key (OutOfReach::nearest) has slope 0. Throws DataError naming the first query
   /// out of reach (OutOfReach::error), ParameterError for NW with knn bandwidths.
-  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const override;
+  void slopes(const double* queries, std::size_t m, double* out, double* l_norm = nullptr) const override;
 
   /// Calls row(i, a) for each query i in order, with a[0..n) its attention row over the
   /// training points in input order (summing to 1; pruned keys and keys of sample weight 0 get

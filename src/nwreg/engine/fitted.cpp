@@ -150,13 +150,13 @@ Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* l
     engine_->slopes(q, m, out.slope.data());
     return out;
   }
-  std::vector<double> l2(m * d), f(m), sigma2(m);
-  engine_->slopes(q, m, out.slope.data(), l2.data());
+  std::vector<double> norm(m * d), f(m), sigma2(m);
+  engine_->slopes(q, m, out.slope.data(), norm.data());
   int scale = 0;
   engine_->predict_detail(q, m, scaled_squares(*loo, scale), f.data(), nullptr, sigma2.data());
   out.se.resize(m * d);
   for (std::size_t j = 0; j < m; ++j)
-    for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::ldexp(std::sqrt(sigma2[j] * l2[j * d + k]), scale);
+    for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::ldexp(std::sqrt(sigma2[j]), scale) * norm[j * d + k];
   return out;
 }
 

@@ -21,8 +21,8 @@ class Pooling {
   /// Predictions with sum_i w_i^2 (the weights --weights writes) and sum_i a_i v_i (v per input row).
   virtual void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
                               double* sum_w2, double* smooth) const = 0;
-  /// df/dq (m x d) and, where asked, sum_i l_ik^2 (m x d).
-  virtual void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const = 0;
+  /// df/dq (m x d) and, where asked, the norm of each slope's weights sqrt(sum_i l_ik^2) (m x d).
+  virtual void slopes(const double* queries, std::size_t m, double* out, double* l_norm = nullptr) const = 0;
   /// Each query's attention row over the training rows in input order, in query order.
   virtual void weights(const double* queries, std::size_t m,
                        const std::function<void(std::size_t, const double*)>& row) const = 0;

@@ -128,7 +128,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
   if (bad != no_key) throw_out_of_reach(queries + bad * ks_.d, bad, false);
 }
 
-void Attention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
+void Attention::slopes(const double* queries, std::size_t m, double* out, double* l_norm) const {
   if (policy_.per_query() && !estimator_.local())
     throw ParameterError("derivative", "NW's slope with " + to_string(options_.neighbour_policy.kind) + " bandwidths is not built (each query's bandwidth moves with "
                                        "it); give --method local-linear, whose slope is its fitted line's");
@@ -136,7 +136,7 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, 8, shape(), [&](std::size_t j, Work& w) {
     const double* q = queries + j * d;
     double* slope = out + j * d;
-    double* l2 = sum_l2 ? sum_l2 + j * d : nullptr;
+    double* l2 = l_norm ? l_norm + j * d : nullptr;
     std::fill(slope, slope + d, 0.0);
     if (l2) std::fill(l2, l2 + d, 0.0);
     const Span s = gather(q, no_key, w);
@@ -181,7 +181,17 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
           for (std::size_t i = lo; i < hi; ++i) w.b[i] = (w.a[i] - w.e[i] * (B / s.s0)) / s.s0;
         });
       }
-      l2[kk] = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.b); });
+      // |l| = 2^k |l / 2^k|, 2^k the largest |l_i|'s scale: no square over- or underflows
+      // (x of 1e-160 makes l_i about 1e160, x of 1e200 about 1e-200).
+      double top = 0;
+      s.each([&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) top = std::max(top, std::abs(w.b[i]));
+      });
+      const int e = top > 0 && std::isfinite(top) ? std::ilogb(top) : 0;
+      s.each([&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) w.b[i] = std::ldexp(w.b[i], -e);
+      });
+      l2[kk] = std::ldexp(std::sqrt(s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.b); })), e);
     }
     return true;
   });

@@ -198,7 +198,7 @@ void ScoreAttention::predict_detail(const double* queries, std::size_t m, const 
   });
 }
 
-void ScoreAttention::slopes(const double* queries, std::size_t m, double* out, double* sum_l2) const {
+void ScoreAttention::slopes(const double* queries, std::size_t m, double* out, double* l_norm) const {
   std::atomic<std::size_t> done{0};
   parallel_for(options_.pool, m, 16, [&](std::size_t lo, std::size_t hi) {
     Scratch w(n_, std::max(d_, H_), H_ > 0, H_);
@@ -218,15 +218,18 @@ void ScoreAttention::slopes(const double* queries, std::size_t m, double* out, d
           slope[k] += w.a[i] * (y_[i] - f) * g[i * d_ + k];
         }
       }
-      if (!sum_l2) continue;
-      double* l2 = sum_l2 + j * d_;
-      std::fill(l2, l2 + d_, 0.0);
-      for (std::size_t i = 0; i < n_; ++i) {
-        if (w.a[i] == 0) continue;
-        for (std::size_t k = 0; k < d_; ++k) {
-          const double l = w.a[i] * (g[i * d_ + k] - mean[k]);
-          l2[k] += l * l;
+      if (!l_norm) continue;
+      for (std::size_t k = 0; k < d_; ++k) {  // sqrt(sum_i l_i^2), summed scaled as Attention's
+        double top = 0;
+        for (std::size_t i = 0; i < n_; ++i) top = std::max(top, std::abs(w.a[i] * (g[i * d_ + k] - mean[k])));
+        const int e = top > 0 && std::isfinite(top) ? std::ilogb(top) : 0;
+        double sum = 0;
+        for (std::size_t i = 0; i < n_; ++i) {
+          if (w.a[i] == 0) continue;
+          const double l = std::ldexp(w.a[i] * (g[i * d_ + k] - mean[k]), -e);
+          sum += l * l;
         }
+        l_norm[j * d_ + k] = std::ldexp(std::sqrt(sum), e);
       }
     }
     if (options_.progress) options_.progress(done += hi - lo, m);

@@ -46,8 +46,8 @@ class ScoreAttention : public Pooling {
   void predict(const double* queries, std::size_t m, double* out) const override;
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
                       double* sum_w2, double* smooth) const override;
-  /// df/dq_k = sum_i a_i (y_i - f) d score_i/dq_k; sum_l2 (m x d) as Attention::slopes.
-  void slopes(const double* queries, std::size_t m, double* out, double* sum_l2 = nullptr) const override;
+  /// df/dq_k = sum_i a_i (y_i - f) d score_i/dq_k; l_norm (m x d) as Attention::slopes.
+  void slopes(const double* queries, std::size_t m, double* out, double* l_norm = nullptr) const override;
   void weights(const double* queries, std::size_t m,
                const std::function<void(std::size_t, const double*)>& row) const override;
 
