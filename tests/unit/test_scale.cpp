@@ -112,3 +112,32 @@ TEST_CASE("scale: slopes and their standard errors scale with 1/x, from x times 
     }
   }
 }
+
+TEST_CASE("sample weights: a weight of 2 gives the curve of the row twice, as the docs say") {
+  // Issue 25: docs/methods.md, "Sample weights" says exactly what the equivalence covers.
+  const Dataset d = testing::bundled("mcycle.csv", "times", "accel");
+  Dataset weighted = d, doubled = d;
+  for (std::size_t i = 0; i < d.n; ++i) weighted.weight.push_back(i % 4 == 0 ? 2.0 : 1.0);
+  for (std::size_t i = 0; i < d.n; i += 4) {
+    doubled.x.push_back(d.x[i]);
+    doubled.y.push_back(d.y[i]);
+  }
+  doubled.n = doubled.y.size();
+  for (Method method : {Method::nw, Method::local_linear}) {
+    EngineOptions o;
+    o.method = method;
+    const Attention a(weighted, {2.5}, o), b(doubled, {2.5}, o);
+    const double q[] = {5, 15.3, 25, 41, 55};
+    double fa[5], fb[5], sa[5], sb[5];
+    a.predict(q, 5, fa);
+    b.predict(q, 5, fb);
+    a.slopes(q, 5, sa);
+    b.slopes(q, 5, sb);
+    for (int j = 0; j < 5; ++j) {
+      CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
+      CHECK(sa[j] == doctest::Approx(sb[j]).epsilon(1e-10));
+    }
+    // Not the leave-one-out error: the weighted row leaves out whole.
+    CHECK(std::abs(a.loo(false).mse - b.loo(false).mse) > 1e-3 * b.loo(false).mse);
+  }
+}
