@@ -28,10 +28,11 @@ double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, c
   }
   std::nth_element(dist.begin(), dist.begin() + static_cast<std::ptrdiff_t>(K - 1), dist.end());
   double s = dist[K - 1];
-  if (s == 0) {  // K rows at q itself: the nearest row beyond them
+  if (s == 0) {  // K rows at q itself: 2^-40 of the nearest row beyond them (only they weigh)
     s = INFINITY;
     for (double v : dist)
       if (v > 0) s = std::min(s, v);
+    s = std::ldexp(s, -40);
   }
   long double s0 = 0, s1 = 0, sx = 0, sxx = 0, sxy = 0;
   for (std::size_t i = 0; i < d.n; ++i) {
@@ -41,8 +42,9 @@ double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, c
     const long double w = std::exp(-0.5L * r), dx = d.row(i)[0] - q[0];
     s0 += w, s1 += w * d.y[i], sx += w * dx, sxx += w * dx * dx, sxy += w * dx * d.y[i];
   }
-  if (method == Method::nw) return static_cast<double>(s1 / s0);
-  return static_cast<double>((sxx * s1 - sx * sxy) / (s0 * sxx - sx * sx));
+  const long double den = s0 * sxx - sx * sx;
+  if (method == Method::nw || den == 0) return static_cast<double>(s1 / s0);  // no spread: constant
+  return static_cast<double>((sxx * s1 - sx * sxy) / den);
 }
 
 }  // namespace
@@ -156,5 +158,22 @@ TEST_CASE("adaptive bandwidths: predictions and LOO error equal a brute-force lo
         CHECK(e.loo(false).mse == doctest::Approx(static_cast<double>(sse / d->n)).epsilon(1e-10));
       }
     }
+  }
+}
+
+TEST_CASE("knn: K keys at the query give their mean, as just beside them (no jump at a tie)") {
+  // Issue 25: three keys at 0, knn:2 (Gaussian): f(0) was 3.64 (the scale jumped to the next
+  // key's distance), f(+-1e-9) 1.
+  const Dataset d = testing::make_dataset({0, 0, 0, 1, 2, 3, 4, 5}, {1, 1, 1, 5, 6, 7, 8, 9});
+  for (Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::tricube}) {
+    EngineOptions o;
+    o.kernel = kernel;
+    o.neighbour_policy = {Neighbours::knn, 2};
+    const Attention e(d, {1.0}, o);
+    const double q[] = {0, 1e-9, -1e-9};
+    double f[3];
+    e.predict(q, 3, f);
+    CAPTURE(to_string(kernel));
+    for (double v : f) CHECK(v == doctest::Approx(1.0).epsilon(1e-12));
   }
 }

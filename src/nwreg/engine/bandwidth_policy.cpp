@@ -42,7 +42,9 @@ const double* BandwidthPolicy::query(const KeyIndex& index, const double* q, std
     scale = index.kth_distance(q, exclude, K_, inv_h, scratch, {Norm::l2, false});
     if (span_ > 1) scale *= std::sqrt(span_);
   } else {
-    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, index.kernel_neighbourhood());
+    KeyIndex::Neighbourhood how = index.kernel_neighbourhood();
+    how.limit = true;  // K keys at q: only they weigh, as just beside them
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, how);
   }
   for (std::size_t k = 0; k < d; ++k) buf[k] = cat[k].on ? inv_h[k] : inv_h[k] / scale;
   h *= scale;

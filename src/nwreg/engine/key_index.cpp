@@ -244,15 +244,16 @@ std::size_t KeyIndex::nearest_exact(const double* q, std::size_t exclude, const 
 namespace {
 
 // Where K keys lie at q (s = 0), or widened (a compact kernel), the next distance beyond s: the
-// smallest distance above `after`, from `next_above` (+inf where there is none); with no key
-// beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
+// smallest distance above `after`, from `next_above` (+inf where there is none), 2^-40 of it
+// where K keys lie at q and how.limit; with no key beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
 // or distances that overflow): any positive scale then gives q the keys' mean.
 template <class F>
-double settle(double s, bool widen, const F& next_above) {
-  if (!(s > 0) || widen) {
+double settle(double s, KeyIndex::Neighbourhood how, const F& next_above) {
+  if (!(s > 0) || how.widen) {
     const double after = s;
     s = next_above(after);
     if (!std::isfinite(s) && after > 0) s = 2 * after;
+    else if (!(after > 0) && !how.widen && how.limit) s = std::ldexp(s, -40);
   }
   return std::isfinite(s) && s > 0 ? s : 1.0;
 }
@@ -265,18 +266,17 @@ KeyIndex::Neighbourhood KeyIndex::kernel_neighbourhood() const {
 
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
                               double* scratch, Neighbourhood how) const {
-  if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0], how.widen);  // sorted by x
+  if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0], how);  // sorted by x
   if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h, how);
   // Every key's distance into scratch; the K-th smallest.
   const Norm norm = how.norm;
-  const bool compact = how.widen;
   std::size_t m = 0;
   for (std::size_t i = 0; i < keys_.n; ++i)
     if (i != exclude) scratch[m++] = neighbour_distance(i, q, inv_h, norm);
   if (m == 0) return 1;
   const std::size_t k = std::min(K, m) - 1;
   std::nth_element(scratch, scratch + k, scratch + m);
-  return settle(scratch[k], compact, [&](double after) {
+  return settle(scratch[k], how, [&](double after) {
     double s = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < m; ++i)
       if (scratch[i] > after) s = std::min(s, scratch[i]);
@@ -355,14 +355,14 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
       }
     }
   };
-  return settle(near.heap.front(), how.widen, [&](double after) {
+  return settle(near.heap.front(), how, [&](double after) {
     Beyond beyond{*this, q, inv_h, norm, exclude, box_units, after};
     keys_.tree->search(qc.data(), ih.data(), norm, beyond);
     return beyond.best;
   });
 }
 
-double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, bool widen) const {
+double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, Neighbourhood how) const {
   // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less `exclude`, found
   // by a binary search on L (the window moves right while its left end lies farther from q
   // than the key just past its right end); the K-th distance is the farther of its two ends.
@@ -382,7 +382,7 @@ double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, d
     }
   }
   const double s = std::max(dist(at(lo)), dist(at(lo + k - 1)));
-  return settle(s, widen, [&](double after) {
+  return settle(s, how, [&](double after) {
     // The nearest key on each side of q farther than `after` (distances rise away from q).
     const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
     double best = std::numeric_limits<double>::infinity();

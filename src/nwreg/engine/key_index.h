@@ -93,6 +93,10 @@ class KeyIndex {
   struct Neighbourhood {
     Norm norm = Norm::l2;
     bool widen = false;
+    /// Where K keys lie at q itself (distance 0) and the distance is not widened: 2^-40 of the
+    /// nearest positive distance, the limit as q nears them (only they weigh), rather than that
+    /// distance, which would jump (knn's per-query scale; not adaptive's, which divides by it).
+    bool limit = false;
   };
   /// knn's and adaptive's: the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
   /// largest coordinate), widened for compact kernels.
@@ -100,7 +104,8 @@ class KeyIndex {
 
   /// The distance from q to its K-th nearest key other than `exclude`, in bandwidths, over the
   /// continuous columns in `how`'s norm: ties counted with multiplicity. Where K keys lie at q
-  /// itself, the nearest positive distance; widened, the next distance beyond the K-th; with no
+  /// itself, the nearest positive distance (with `how.limit`, 2^-40 of it); widened, the next
+  /// distance beyond the K-th; with no
   /// key beyond, twice the K-th. 1 where every key lies at q. `scratch`: n doubles (the
   /// every/tree kinds).
   double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch,
@@ -108,7 +113,7 @@ class KeyIndex {
 
  private:
   std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
-  double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, bool widen) const;
+  double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, Neighbourhood how) const;
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
                            Neighbourhood how) const;
   // Key i's distance from q in bandwidths over the continuous columns, in the kernel's norm.
