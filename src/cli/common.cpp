@@ -363,7 +363,8 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   else if (o.optimizer != "line-search")
     throw UsageError("--optimizer: unknown optimizer " + quote(o.optimizer) + " (known: auto, line-search, adam, sgd)");
   if (f.optimizer == Optimizer::adam && !learned_score)
-    throw UsageError("--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd");
+    throw UsageError("--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd, and "
+                     "dot and scaled-dot learn nothing");
   if (o.param == "w") f.parameter = Parameter::w;
   else if (o.param != "log-h")
     throw UsageError("--param: unknown parameter " + quote(o.param) + " (known: log-h, w)");
@@ -399,7 +400,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values, plan.init_timed = init.timed;
     else plan.init_rule = o.init;
   }
-  if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty())
+  if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty() && !learned_score)
     throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
   if (o.metric == "full") {
     plan.metric_full = true;

@@ -214,7 +214,7 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
       s << to_string(p.kind) << ": " << (p.kind == Neighbours::span ? format_double(p.F) : std::to_string(p.K)) << '\n';
     }
     if (m.robust) s << "robust: " << m.robust << '\n';
-    if (std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); })) {
+    if (m.score.distance() && std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); })) {
       // Time columns' bandwidths (seconds) in a unit people read: "bandwidth_readable: 6 h".
       s << "bandwidth_readable:";
       for (std::size_t k = 0; k < m.bandwidth.size(); ++k)

@@ -330,7 +330,8 @@ TEST_CASE("cli: option errors are found before the data are read") {
   check_error(run_nwreg({"fit", "-", "--lr", "-1"}, bad), 2, "--lr: must be > 0, got -1");
   check_error(run_nwreg({"fit", "-", "--epochs", "-2"}, bad), 2, "--epochs: must be >= 0, got -2");
   check_error(run_nwreg({"fit", "-", "--optimizer", "adam"}, bad), 2,
-              "--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd");
+              "--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd, "
+              "and dot and scaled-dot learn nothing");
   check_error(run_nwreg({"fit", "-", "--score", "dot", "-b", "1"}, bad), 2,
               "--bandwidth: --score dot has no bandwidth; drop --bandwidth");
   check_error(run_nwreg({"fit", "-", "--init", "0.5", "--init-w", "2"}, bad), 2,

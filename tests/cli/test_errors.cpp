@@ -469,7 +469,11 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "--optimizer", "foo"}, "", 2,
        "--optimizer: unknown optimizer \"foo\" (known: auto, line-search, adam, sgd)"},
       {{"fit", syn, "--optimizer", "adam"}, "", 2,
-       "--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd"},
+       "--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd, and dot "
+       "and scaled-dot learn nothing"},
+      {{"predict", syn, "--model",
+        file("sc7.json", score_base + R"("score":"additive","hidden":3,"parameters":{"w_v":[1],"W_q":[[1]],"W_k":[[1]]}})")},
+       "", 1, (s / "sc7.json").string() + ": not a usable nwreg model: \"hidden\" must be the number of values in \"w_v\" (1)"},
       // scores
       {{"fit", syn, "--score", "foo"}, "", 2,
        "--score: unknown score \"foo\" (known: gaussian, dot, scaled-dot, general, additive)"},

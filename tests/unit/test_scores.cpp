@@ -254,3 +254,27 @@ TEST_CASE("scores: learning reaches the issue's marks on the d2l sine") {
   CHECK(ls.loo_mse.value() <= ls.history.front().loss);
   CHECK(ls.df.value() > 1);
 }
+
+TEST_CASE("scores: learning does not depend on the units of x (it steps in standardised x)") {
+  // A review found x times 1e6 learned nothing (LOO 0.961 against 0.274) while stepping in raw x.
+  const Dataset data = testing::bundled("synthetic.csv", "x", "y");
+  // (General starts at W = I, the dot product of x as given, whose softmax does depend on the
+  // units; only its steps do not.)
+  for (Score score : {Score::additive}) {
+    for (Optimizer opt : {Optimizer::adam, Optimizer::sgd}) {
+      FitPlan plan;
+      plan.score = score;
+      plan.fit.optimizer = opt;
+      plan.fit.epochs = 60;
+      plan.fit.lr = 0.05;
+      const double base = fit_model(data, plan, EngineOptions{}).loo_mse.value();
+      for (double c : {1e-6, 1e6}) {
+        Dataset scaled = data;
+        for (double& x : scaled.x) x = x * c + (score == Score::additive ? 1e3 * c : 0.0);  // and shifted
+        CAPTURE(to_string(score));
+        CAPTURE(c);
+        CHECK(fit_model(scaled, plan, EngineOptions{}).loo_mse.value() == doctest::Approx(base).epsilon(1e-6));
+      }
+    }
+  }
+}

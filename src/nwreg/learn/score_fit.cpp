@@ -29,6 +29,55 @@ class Normal {
   std::uint64_t state_;
 };
 
+// The coordinates learning runs in: x' = (x - c) / s per column, s the column's standard
+// deviation (1 if it has none) and c its mean (0 for general and for additive without b,
+// whose scores cannot absorb a shift). Scores are unchanged under the map of the parameters
+// below (up to rounding), so the fit is that of x; only the steps no longer depend on x's units
+// (x in years or in seconds since 1970, times 1e-100 or 1e100).
+struct Frame {
+  std::vector<double> c, s;
+  Frame(const Dataset& data, const ScoreParameters& p) : c(data.d, 0.0), s(data.d, 1.0) {
+    const bool shift = p.score == Score::additive && p.bias;
+    for (std::size_t k = 0; k < data.d; ++k) {
+      const double sd = column_stats(data, k).sd;
+      if (sd > 0 && std::isfinite(sd)) s[k] = sd;
+      if (!shift) continue;
+      long double mean = 0;
+      for (std::size_t i = 0; i < data.n; ++i) mean += data.x[i * data.d + k];
+      c[k] = static_cast<double>(mean / static_cast<long double>(data.n));
+    }
+  }
+  Dataset data(const Dataset& raw) const {
+    Dataset z = raw;
+    for (std::size_t i = 0; i < raw.n; ++i)
+      for (std::size_t k = 0; k < raw.d; ++k) z.x[i * raw.d + k] = (raw.x[i * raw.d + k] - c[k]) / s[k];
+    return z;
+  }
+  // The parameters for x' (to_frame) or back for x (!to_frame). general: W'_ab = s_a W_ab s_b;
+  // additive: W_q' = W_q S, W_k' = W_k S, b' = b + (W_q + W_k) c.
+  ScoreParameters map(ScoreParameters p, bool to_frame) const {
+    const std::size_t d = p.d, H = p.hidden;
+    double* t = p.theta.data();
+    if (p.score == Score::general)
+      for (std::size_t a = 0; a < d; ++a)
+        for (std::size_t b = 0; b < d; ++b) t[a * d + b] = to_frame ? t[a * d + b] * s[a] * s[b] : t[a * d + b] / s[a] / s[b];
+    if (p.score != Score::additive) return p;
+    for (std::size_t h = 0; h < H; ++h) {
+      double shift = 0;  // (W_q + W_k) c in x's parameters
+      for (std::size_t k = 0; k < d; ++k) {
+        double& wq = t[H + h * d + k];
+        double& wk = t[H + H * d + h * d + k];
+        if (to_frame) shift += (wq + wk) * c[k];
+        wq = to_frame ? wq * s[k] : wq / s[k];
+        wk = to_frame ? wk * s[k] : wk / s[k];
+        if (!to_frame) shift += (wq + wk) * c[k];
+      }
+      if (p.bias) t[H + 2 * H * d + h] += to_frame ? shift : -shift;
+    }
+    return p;
+  }
+};
+
 }  // namespace
 
 ScoreParameters score_start(Score score, const Dataset& data, std::size_t hidden, bool bias, std::uint64_t seed) {
@@ -67,14 +116,17 @@ ScoreParameters score_start(Score score, const Dataset& data, std::size_t hidden
   return p;
 }
 
-ScoreFit fit_score(const Dataset& data, const ScoreParameters& start, const FitOptions& options,
+ScoreFit fit_score(const Dataset& raw, const ScoreParameters& raw_start, const FitOptions& options,
                    const std::function<void(const Epoch&)>& on_epoch) {
   EngineOptions engine = options.engine;
   engine.progress = nullptr;
-  const ScoreAttention first(data, start, engine);
+  const ScoreAttention first(raw, raw_start, engine);
   const std::vector<std::size_t> rows =
       first.spread_rows(options.descent_rows == 0 ? std::numeric_limits<std::size_t>::max() : options.descent_rows);
   first.loo(false, &rows);  // names a row whose score overflows at the start, or too few rows
+  const Frame frame(raw, raw_start);
+  const Dataset data = frame.data(raw);
+  const ScoreParameters start = frame.map(raw_start, true);
   const bool sum = options.loss == Loss::sum;
   ScoreFit res;
   auto at = [&](const std::vector<double>& theta) {
@@ -100,9 +152,9 @@ ScoreFit fit_score(const Dataset& data, const ScoreParameters& start, const FitO
   const Descent dsc = options.optimizer == Optimizer::line_search
                           ? line_search(start.theta, options, eval, record)
                           : fixed_steps(start.theta, options, options.optimizer == Optimizer::adam, eval, record);
-  res.parameters = at(dsc.theta);
+  res.parameters = frame.map(at(dsc.theta), false);
   res.stop_reason = dsc.stop_reason;
-  res.loo_mse = ScoreAttention(data, res.parameters, engine).loo(false).mse;  // over every row, the mean
+  res.loo_mse = ScoreAttention(raw, res.parameters, engine).loo(false).mse;  // over every row, the mean, in x
   return res;
 }
 

@@ -29,7 +29,9 @@ struct ScoreFit {
   int evaluations = 0;
 };
 
-/// Learns start's parameters: options.optimizer adam or sgd takes options.epochs steps of
+/// Learns start's parameters, stepping in x standardised per column (each column's mean and
+/// standard deviation; mean 0 for scores that cannot absorb a shift) so that the steps do not
+/// depend on x's units, the parameters mapped back to x's own: options.optimizer adam or sgd takes options.epochs steps of
 /// options.lr (keeping the lowest point met), line_search descends as for the bandwidths;
 /// the rows follow options.descent_rows, the objective options.loss. Threads from
 /// options.engine. Each step costs O(rows n H d) (general: O(rows n d)).

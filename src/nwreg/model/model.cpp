@@ -58,7 +58,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   if (m.robust) w.field("robust", m.robust);
   const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
   const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
-  if (any_time) {
+  if (any_time && distance) {
     Json readable = Json::array();  // "6 h" for a time column, null for others
     for (std::size_t k = 0; k < m.bandwidth.size(); ++k)
       readable.push_back(is_time(column_kind(m, k)) ? Json(format_duration(m.bandwidth[k])) : Json(nullptr));
@@ -249,6 +249,8 @@ void read_score(const Json& j, Model& m, const std::string& source) {
     return;
   }
   const auto wv = par.at("w_v").get<std::vector<double>>();
+  if (j.contains("hidden") && (!j.at("hidden").is_number_unsigned() || j.at("hidden").get<std::size_t>() != wv.size()))
+    throw unusable(source, "\"hidden\" must be the number of values in \"w_v\" (" + std::to_string(wv.size()) + ")");
   p.hidden = std::min(wv.size(), max_hidden + 1);  // check_model says what is wrong with 0 or more
   if (p.hidden != wv.size()) return;
   p.theta = wv;
