@@ -21,7 +21,8 @@ constexpr double log2e = 1.4426950408889634074;
 // tanh by one exp: 1 - 2 / (e^2|u| + 1), signed; within a few ulps of 1 absolutely (a score's
 // accuracy is absolute), branch-free so that it vectorises.
 [[gnu::always_inline]] inline double tanh_inline(double u) {
-  const double e = exp2_inline(std::min(std::abs(u) * (2 * log2e), 200.0));
+  const double a = std::abs(u) * (2 * log2e);
+  const double e = exp2_inline(a < 200 ? a : 200.0);  // NaN too: exp2_inline's shift needs a number
   return std::copysign(1 - 2 / (e + 1), u);
 }
 
@@ -57,7 +58,10 @@ NWREG_CLONES void tanh_scores(const double* pk, std::size_t n, std::size_t H, co
 // a_i = w_i 2^((s_i - M) log2 e) where w_i > 0, else 0.
 NWREG_CLONES void softmax_weights(const double* s, const double* w, std::size_t n, double M, double* a) {
   for (std::size_t i = 0; i < n; ++i) {
-    const double e = w[i] * exp2_inline((s[i] - M) * log2e);
+    // A key left out (weight 0, or the leave-one-out row) may score inf or NaN: its exponent is
+    // kept a number (exp2_inline's shift needs one) and its weight set to 0.
+    const double u = (s[i] - M) * log2e;
+    const double e = w[i] * exp2_inline(u >= -1100 && u <= 0 ? u : -1100.0);
     a[i] = w[i] > 0 ? e : 0.0;
   }
 }
