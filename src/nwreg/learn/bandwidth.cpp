@@ -109,10 +109,14 @@ bool usable(const std::vector<double>& h) {
   });
 }
 
-// The descent's coordinates: theta_k = log h_k, and for a categorical column lambda_k =
-// min(e^theta_k, top_k), its kernel's range (levels.h): at the top, a gradient that points
-// beyond it counts as 0 (projected descent), so that a column best ignored converges there.
+// The descent's coordinates: theta_k = log h_k for a continuous column; for a categorical one
+// theta_k = lambda_k / top_k, top_k its kernel's range (levels.h), in the box [2^-30, 1]. Linear,
+// not log: the loss's slope in log lambda vanishes as lambda -> 0, so a column that separates
+// the rows (best lambda 0) would halve lambda every epoch for ever; in lambda itself the slope
+// stays finite and the projected line search lands on the floor (another level's rows weigh
+// 2^-30, 1e-9, of its own) in a step or two, as it lands on the top for a column best ignored.
 struct Coordinates {
+  static constexpr double floor = 0x1p-30;
   std::vector<double> top;  // per column: lambda's largest value, or 0 (continuous)
 
   Coordinates(const Dataset& data, CategoricalKernel kernel) {
@@ -122,18 +126,32 @@ struct Coordinates {
   std::vector<double> h(const std::vector<double>& theta) const {
     std::vector<double> out;
     for (std::size_t k = 0; k < theta.size(); ++k)
-      out.push_back(top[k] > 0 ? std::min(std::exp(theta[k]), top[k]) : std::exp(theta[k]));
+      out.push_back(top[k] > 0 ? std::clamp(theta[k], floor, 1.0) * top[k] : std::exp(theta[k]));
     return out;
   }
   std::vector<double> theta(const std::vector<double>& h) const {
     std::vector<double> out;
-    for (double v : h) out.push_back(std::log(v));
+    for (std::size_t k = 0; k < h.size(); ++k) out.push_back(top[k] > 0 ? h[k] / top[k] : std::log(h[k]));
     return out;
   }
-  // The engine's gradient in log h, projected: 0 where lambda is at its top and would rise.
-  void project(const std::vector<double>& h, std::vector<double>& gradient) const {
-    for (std::size_t k = 0; k < gradient.size(); ++k)
-      if (top[k] > 0 && h[k] >= top[k] && gradient[k] < 0) gradient[k] = 0;
+  Box box() const {
+    if (!categorical()) return {};
+    Box b;
+    for (std::size_t k = 0; k < top.size(); ++k) {
+      b.lo.push_back(top[k] > 0 ? floor : -std::numeric_limits<double>::infinity());
+      b.hi.push_back(top[k] > 0 ? 1.0 : std::numeric_limits<double>::infinity());
+    }
+    return b;
+  }
+  // The engine's gradient (in log h) in these coordinates, projected: 0 where lambda is at a
+  // bound and the descent would take it out.
+  void project(const std::vector<double>& theta, std::vector<double>& gradient) const {
+    for (std::size_t k = 0; k < gradient.size(); ++k) {
+      if (!(top[k] > 0)) continue;
+      const double t = std::clamp(theta[k], floor, 1.0);
+      gradient[k] /= t;  // d/d(lambda/top) = d/d log lambda / (lambda/top)
+      if ((t >= 1 && gradient[k] < 0) || (t <= floor && gradient[k] > 0)) gradient[k] = 0;
+    }
   }
   bool categorical() const {
     return std::any_of(top.begin(), top.end(), [](double t) { return t > 0; });
@@ -182,9 +200,12 @@ Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
 
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
-                    const std::function<void(int, const std::vector<double>&, double)>& record) {
+                    const std::function<void(int, const std::vector<double>&, double)>& record,
+                    const Box& box) {
   Descent res;
   const std::size_t d = theta.size();
+  auto clamp = [&](std::size_t k, double t) { return box.empty() ? t : std::clamp(t, box.lo[k], box.hi[k]); };
+  for (std::size_t k = 0; k < d; ++k) theta[k] = clamp(k, theta[k]);
   LooResult cur = eval(theta);
   if (!std::isfinite(cur.mse) && cur.out_of_reach)
     throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
@@ -195,11 +216,25 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     "averages fewer than --min-neighbours neighbours); start from a wider bandwidth");
   record(0, theta, cur.mse);
 
-  // Barzilai-Borwein step lengths proposed, Armijo backtracking accepting: no step can raise
-  // the loss, so the descent cannot diverge.
-  double step = opt.lr / std::max(max_abs(cur.gradient), std::numeric_limits<double>::min());
-  std::vector<double> prev_theta, prev_grad;
+  // Quasi-Newton directions (BFGS on the inverse Hessian, Nocedal and Wright, Numerical
+  // Optimization, ch. 6), Armijo backtracking accepting: no step can raise the loss, so the
+  // descent cannot diverge. BFGS learns the curvature of each parameter and between them, which
+  // plain gradient steps cannot: with a bandwidth and a categorical lambda on very different
+  // scales those zig-zag for hundreds of epochs. With a box, a parameter at a bound whose
+  // gradient points out of it is held there (its row and column of the direction are dropped)
+  // and every trial point is projected onto the box.
+  std::vector<double> inv(d * d, 0.0);  // the inverse Hessian estimate, row-major
+  auto reset = [&](double scale) {
+    std::fill(inv.begin(), inv.end(), 0.0);
+    for (std::size_t k = 0; k < d; ++k) inv[k * d + k] = scale;
+  };
+  reset(opt.lr / std::max(max_abs(cur.gradient), std::numeric_limits<double>::min()));
+  bool curvature_known = false;
+  auto held = [&](std::size_t k) {
+    return !box.empty() && cur.gradient[k] == 0 && (theta[k] <= box.lo[k] || theta[k] >= box.hi[k]);
+  };
   res.stop_reason = "epoch cap";
+  std::vector<double> dir(d), trial_theta(d);
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     const double gmax = max_abs(cur.gradient);
     if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0) {
@@ -207,31 +242,41 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       res.stop_reason = "tolerance";
       break;
     }
-    if (!prev_theta.empty()) {
-      double ss = 0, sy = 0;
-      for (std::size_t k = 0; k < d; ++k) {
-        const double s = theta[k] - prev_theta[k], y = cur.gradient[k] - prev_grad[k];
-        ss += s * s;
-        sy += s * y;
-      }
-      if (sy > 0) step = ss / sy;
-    }
-    // No single step moves any parameter by more than 1 (for log h, a factor e); the scan
-    // found the basin.
-    step = std::min(step, 1.0 / gmax);
-    const double g2 = [&] {
-      double a = 0;
-      for (double g : cur.gradient) a += g * g;
-      return a;
-    }();
     bool accepted = false;
-    std::vector<double> trial_theta(d);
     LooResult trial;
-    for (int tries = 0; tries < 60 && step * gmax > 1e-15; ++tries, step /= 2) {
-      for (std::size_t k = 0; k < d; ++k) trial_theta[k] = theta[k] - step * cur.gradient[k];
-      trial = eval(trial_theta);  // +inf where unusable: rejected below
-      if (trial.mse <= cur.mse - 1e-4 * step * g2) {
-        accepted = true;
+    for (int attempt = 0; attempt < 2 && !accepted; ++attempt) {
+      double slope = 0;  // g . dir
+      for (std::size_t k = 0; k < d; ++k) {
+        dir[k] = 0;
+        if (held(k)) continue;
+        for (std::size_t j = 0; j < d; ++j)
+          if (!held(j)) dir[k] -= inv[k * d + j] * cur.gradient[j];
+        slope += cur.gradient[k] * dir[k];
+      }
+      if (!(slope < 0)) {  // not a descent direction: start the curvature again
+        reset(opt.lr / gmax);
+        curvature_known = false;
+        for (std::size_t k = 0; k < d; ++k) dir[k] = held(k) ? 0 : -inv[k * d + k] * cur.gradient[k];
+      }
+      // No single step moves any parameter by more than 1 (for log h, a factor e); the scan
+      // found the basin.
+      double step = std::min(1.0, 1.0 / std::max(max_abs(dir), std::numeric_limits<double>::min()));
+      for (int tries = 0; tries < 60 && step * max_abs(dir) > 1e-15; ++tries, step /= 2) {
+        double decrease = 0;  // the first-order decrease along the step taken
+        for (std::size_t k = 0; k < d; ++k) {
+          trial_theta[k] = clamp(k, theta[k] + step * dir[k]);
+          decrease += cur.gradient[k] * (theta[k] - trial_theta[k]);
+        }
+        trial = eval(trial_theta);  // +inf where unusable: rejected below
+        if (trial.mse <= cur.mse - 1e-4 * decrease) {
+          accepted = true;
+          break;
+        }
+      }
+      if (!accepted && curvature_known) {  // a stale estimate: once more from plain gradient steps
+        reset(opt.lr / gmax);
+        curvature_known = false;
+      } else {
         break;
       }
     }
@@ -240,10 +285,28 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       res.stop_reason = "no further decrease";
       break;
     }
-    double moved = 0;
-    for (std::size_t k = 0; k < d; ++k) moved = std::max(moved, std::abs(trial_theta[k] - theta[k]));
-    prev_theta = theta;
-    prev_grad = cur.gradient;
+    double moved = 0, sy = 0, yy = 0;
+    std::vector<double> sv(d), yv(d);
+    for (std::size_t k = 0; k < d; ++k) {
+      sv[k] = trial_theta[k] - theta[k];
+      yv[k] = trial.gradient[k] - cur.gradient[k];
+      moved = std::max(moved, std::abs(sv[k]));
+      sy += sv[k] * yv[k];
+      yy += yv[k] * yv[k];
+    }
+    if (sy > 1e-12 * std::sqrt(yy) * std::sqrt(std::inner_product(sv.begin(), sv.end(), sv.begin(), 0.0))) {
+      if (!curvature_known) reset(sy / yy);  // the first estimate: a scaled identity
+      curvature_known = true;
+      // inv <- (I - rho s y') inv (I - rho y s') + rho s s'
+      const double rho = 1 / sy;
+      std::vector<double> hy(d, 0.0);  // inv y
+      for (std::size_t k = 0; k < d; ++k)
+        for (std::size_t j = 0; j < d; ++j) hy[k] += inv[k * d + j] * yv[j];
+      const double yhy = std::inner_product(yv.begin(), yv.end(), hy.begin(), 0.0);
+      for (std::size_t k = 0; k < d; ++k)
+        for (std::size_t j = 0; j < d; ++j)
+          inv[k * d + j] += -rho * (hy[k] * sv[j] + sv[k] * hy[j]) + (rho * rho * yhy + rho) * sv[k] * sv[j];
+    }
     theta = trial_theta;
     cur = trial;
     res.epochs = epoch;
@@ -273,7 +336,7 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
       return r;
     }
     LooResult r = obj.at(trial_h, true);
-    coords.project(trial_h, r.gradient);
+    coords.project(t, r.gradient);
     return r;
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
@@ -281,7 +344,7 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
   };
-  const Descent dsc = line_search(coords.theta(h), opt, eval, record);
+  const Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box());
   res.bandwidth = coords.h(dsc.theta);
   res.criterion = obj.mean(dsc.loss);
   res.converged = dsc.converged;

@@ -104,14 +104,24 @@ struct Descent {
   std::string stop_reason;    //!< "tolerance", "no further decrease" or "epoch cap"
 };
 
-/// Gradient descent from theta with Barzilai-Borwein steps and Armijo backtracking, no step
-/// moving a parameter by more than 1: the loss never rises. `eval` gives the objective and its
-/// gradient (mse = +inf where theta is unusable); `record` sees (epoch, theta, loss) after each
-/// accepted step, epoch 0 first. Stops per FitOptions::tol and epochs. Throws DataError when
-/// the start point is unusable.
+/// Per-parameter bounds of a descent, lo[k] <= theta[k] <= hi[k] (empty: none).
+struct Box {
+  std::vector<double> lo, hi;
+  bool empty() const { return lo.empty(); }
+};
+
+/// Quasi-Newton descent from theta (BFGS directions) with Armijo backtracking, no step
+/// moving a parameter by more than 1: the loss never rises. With a `box`, each trial point is
+/// projected onto it and the Armijo test measures the step actually taken (projected gradient
+/// descent), so a parameter whose best value is a bound lands there in a step or two; `eval`
+/// should report 0 for a gradient component that points out of the box at a bound. `eval` gives
+/// the objective and its gradient (mse = +inf where theta is unusable); `record` sees (epoch,
+/// theta, loss) after each accepted step, epoch 0 first. Stops per FitOptions::tol and epochs.
+/// Throws DataError when the start point is unusable.
 Descent line_search(std::vector<double> theta, const FitOptions& options,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
-                    const std::function<void(int, const std::vector<double>&, double)>& record);
+                    const std::function<void(int, const std::vector<double>&, double)>& record,
+                    const Box& box = {});
 
 /// `epochs` fixed-rate steps from theta: Adam's (Kingma and Ba 2015: beta1 0.9, beta2 0.999,
 /// eps 1e-8, rate options.lr) or, with `adam` false, plain gradient steps theta -= lr g. The
