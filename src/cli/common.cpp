@@ -417,8 +417,10 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   } else if (o.rank != 0) {
     throw UsageError("--rank: only with --metric full");
   }
-  plan.leave_out_auto = !engine.fixed_leave_out() && plan.kind == BandwidthSpec::Kind::learn && !plan.metric_full &&
-                        plan.score == Score::gaussian &&
+  // A learned h, or a K (F) chosen by the LOO error: a series gets block CV.
+  const bool chosen = plan.kind == BandwidthSpec::Kind::learn ||
+                      (plan.kind == BandwidthSpec::Kind::knn && !plan.neighbour_policy.given());
+  plan.leave_out_auto = !engine.fixed_leave_out() && chosen && !plan.metric_full && plan.score == Score::gaussian &&
                         !uses_in_sample(f.criterion) && f.optimizer == Optimizer::line_search;
   return plan;
 }

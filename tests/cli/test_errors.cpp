@@ -266,7 +266,9 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "-b", "knn:auto", "--min-neighbours", "60"}, "", 1,
        "no K of the knn grid averages 60 effective neighbours (--min-neighbours)"},
       {{"fit", syn, "-b", "knn:50"}, "", 2, "--bandwidth: knn:50 needs K between 1 and the training rows less one (49)"},
-      {{"fit", syn, "-b", "knn:3", "--leave-out", "2"}, "", 2, "--leave-out: not with knn, adaptive or span bandwidths"},
+      {{"fit", syn, "-b", "knn:44", "--leave-out", "3"}, "", 2,
+       "--bandwidth: knn:44 needs K between 1 and the training rows less one (43, less the 6 keys --leave-out leaves "
+       "out beside each row)"},
       {{"predict", syn, "-b", "knn:3", "--grid-n", "3", "--derivative"}, "", 2,
        "--derivative: NW's slope with knn bandwidths is not built (each query's bandwidth moves with it); give --method "
        "local-linear, whose slope is its fitted line's"},
@@ -361,7 +363,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", file("xz.csv", "x,z,y\n1,2,3\n2,3,4\n3,1,2\n"), "-x", "x,z", "--model",
         file("lo2.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x","z"],"y_column":"y",)"
                          R"("n":3,"checksum":"c","bandwidth":[1,1],"leave_out":3})")},
-       "", 1, (s / "lo2.json").string() + ": not a usable nwreg model: \"leave_out\" is for one x column and a fixed bandwidth"},
+       "", 1, (s / "lo2.json").string() + ": not a usable nwreg model: \"leave_out\" is for one x column"},
       {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},

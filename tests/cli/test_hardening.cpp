@@ -415,13 +415,29 @@ TEST_CASE("hardening: y of 1e200 fits; errors a double cannot hold are left out 
 }
 
 TEST_CASE("hardening: knn:auto that nearly interpolates is warned of, as a learned h is") {
-  // Issue 25: K = 2 (2.93 effective neighbours) on LakeHuron went without a word.
-  const Result r = run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto"});
+  // Issue 25: K = 2 (2.93 effective neighbours) on LakeHuron went without a word. (With the
+  // default leave-block-out for a series it chooses K = 6: plain leave-one-out shows the case.)
+  const Result r = run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto", "--leave-out", "0"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.err == "nwreg: warning: " + data("lakehuron.csv") +
                      ": the fit nearly interpolates (2.93 effective neighbours at knn:2): the curve steps from point "
                      "to point. Try --criterion aicc, a larger K, or --min-neighbours 5\n");
   const Result given = run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:2"});  // asked for: no warning
   CHECK(given.err.empty());
-  CHECK(run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto", "--min-neighbours", "5"}).err.empty());
+  CHECK(run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto", "--leave-out", "0", "--min-neighbours", "5"}).err.empty());
+}
+
+TEST_CASE("hardening: knn:auto on a series leaves blocks out, as a learned h does") {
+  // Issue 25: --leave-out was refused for knn bandwidths; block CV serves every policy.
+  const Result r = run_nwreg({"fit", data("lakehuron.csv"), "-b", "knn:auto"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err == "nwreg: " + data("lakehuron.csv") +
+                     ": x is evenly spaced and the residuals are correlated (lag-1 correlation 0.901): leave-block-out "
+                     "cross-validation, 4 keys out on each side (--leave-out 0 turns it off)\n");
+  CHECK(r.out.find("knn: 6\n") != std::string::npos);
+  const Result two = run_nwreg({"fit", data("lakehuron.csv"), "-b", "adaptive:auto", "--leave-out", "2"});
+  CHECK(two.exit_code == 0);
+  CHECK(two.out.find("adaptive: ") != std::string::npos);
+  const Result saved = run_nwreg({"fit", data("lakehuron.csv"), "-b", "span:auto", "--format", "json"});
+  CHECK(saved.out.find("\"leave_out\": 4") != std::string::npos);
 }

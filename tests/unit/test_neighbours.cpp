@@ -17,11 +17,13 @@ namespace {
 
 // The Gaussian NW or local linear (one column) estimate at q with h_k = base_k s, s the distance
 // (L2, in units of base) to the K-th nearest training row other than `skip`.
+// `out`, when given, marks further rows left out with `skip` (leave-block-out).
 double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, const double* q, Method method,
-             std::size_t skip = static_cast<std::size_t>(-1)) {
+             std::size_t skip = static_cast<std::size_t>(-1), const std::vector<char>* out = nullptr) {
+  auto left_out = [&](std::size_t i) { return i == skip || (out && (*out)[i]); };
   std::vector<double> dist;
   for (std::size_t i = 0; i < d.n; ++i) {
-    if (i == skip) continue;
+    if (left_out(i)) continue;
     double r = 0;
     for (std::size_t k = 0; k < d.d; ++k) r += std::pow((d.row(i)[k] - q[k]) / base[k], 2);
     dist.push_back(std::sqrt(r));
@@ -36,7 +38,7 @@ double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, c
   }
   long double s0 = 0, s1 = 0, sx = 0, sxx = 0, sxy = 0;
   for (std::size_t i = 0; i < d.n; ++i) {
-    if (i == skip) continue;
+    if (left_out(i)) continue;
     double r = 0;
     for (std::size_t k = 0; k < d.d; ++k) r += std::pow((d.row(i)[k] - q[k]) / (base[k] * s), 2);
     const long double w = std::exp(-0.5L * r), dx = d.row(i)[0] - q[0];
@@ -103,8 +105,10 @@ namespace {
 
 // Adaptive: key i weighs exp(-r_i^2 / (2 s_i^2)) / s_i^d, s_i the distance from row i to its K-th
 // nearest other row (the nearest positive one where K rows lie at x_i), in units of base.
+// (Each key's own scale s_i counts every other row, whatever rows `skip` and `out` leave out.)
 double brute_adaptive(const Dataset& d, const std::vector<double>& base, std::size_t K, const double* q,
-                      Kernel kernel, std::size_t skip = static_cast<std::size_t>(-1)) {
+                      Kernel kernel, std::size_t skip = static_cast<std::size_t>(-1),
+                      const std::vector<char>* out = nullptr) {
   auto dist = [&](const double* a, const double* b) {
     double r = 0;
     for (std::size_t k = 0; k < d.d; ++k)
@@ -113,7 +117,7 @@ double brute_adaptive(const Dataset& d, const std::vector<double>& base, std::si
   };
   long double s0 = 0, s1 = 0;
   for (std::size_t i = 0; i < d.n; ++i) {
-    if (i == skip) continue;
+    if (i == skip || (out && (*out)[i])) continue;
     std::vector<double> others;
     for (std::size_t j = 0; j < d.n; ++j)
       if (j != i) others.push_back(dist(d.row(i), d.row(j)));
@@ -159,6 +163,42 @@ TEST_CASE("adaptive bandwidths: predictions and LOO error equal a brute-force lo
       }
     }
   }
+}
+
+TEST_CASE("leave-block-out: knn and adaptive LOO errors equal a brute-force loop without each row's block") {
+  // Lake Huron's years: x distinct and sorted, so row j's block is rows j - L .. j + L.
+  CsvReader r(testing::source_path("data/lakehuron.csv"), CsvOptions{});
+  const Dataset d = read_dataset(r, ColumnChoice{});
+  const std::size_t L = 3;
+  for (Neighbours kind : {Neighbours::knn, Neighbours::adaptive}) {
+    for (std::size_t K : {1, 6, 20}) {
+      EngineOptions o;
+      o.neighbour_policy = {kind, K};
+      o.leave_out = L;
+      CAPTURE(to_string(kind));
+      CAPTURE(K);
+      long double sse = 0;
+      for (std::size_t j = 0; j < d.n; ++j) {
+        std::vector<char> out(d.n, 0);
+        for (std::size_t i = j - std::min(j, L); i <= std::min(d.n - 1, j + L); ++i) out[i] = 1;
+        const double f = kind == Neighbours::knn ? brute(d, {1.0}, K, d.row(j), Method::nw, j, &out)
+                                                 : brute_adaptive(d, {1.0}, K, d.row(j), Kernel::gaussian, j, &out);
+        sse += (d.y[j] - f) * (d.y[j] - f);
+      }
+      CHECK(Attention(d, {1.0}, o).loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
+    }
+  }
+  // knn:auto with --leave-out: K at most n - 1 - 2L, and its choice no longer interpolates the series.
+  FitPlan plan;
+  plan.kind = BandwidthSpec::Kind::knn;
+  plan.neighbour_policy = {Neighbours::knn, 0};
+  EngineOptions e;
+  e.leave_out = 4;
+  const Model m = fit_model(d, plan, e);
+  CHECK(m.leave_out == 4);
+  CHECK(m.neighbour_policy.K > 2);
+  plan.neighbour_policy = {Neighbours::knn, d.n - 1 - 7};
+  CHECK_THROWS_AS(fit_model(d, plan, e), ParameterError);
 }
 
 TEST_CASE("knn: K keys at the query give their mean, as just beside them (no jump at a tie)") {

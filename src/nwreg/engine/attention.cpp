@@ -64,8 +64,6 @@ bool fused_line(const Dataset& train, const EngineOptions& o) {
 KeyLayout layout_for(const Dataset& train, const EngineOptions& o) {
   check_tolerance(o.tolerance);
   const bool neighbours = static_cast<bool>(o.neighbour_policy);
-  if (o.leave_out > 0 && neighbours)
-    throw ParameterError("leave_out", "not with " + neighbour_names() + " bandwidths");
   if (o.leave_out > 0 && !(train.d == 1 && !is_categorical(train.kind(0))))
     throw ParameterError("leave_out", "only for one continuous x column (it leaves out the nearest keys in x order)");
   check_degree(o.degree);

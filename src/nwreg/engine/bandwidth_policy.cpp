@@ -26,7 +26,9 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
   parallel_for(pool, keys.n, 64, [&](std::size_t a, std::size_t z) {
     std::vector<double> scratch(keys.n);
     for (std::size_t i = a; i < z; ++i) {
-      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), index.kernel_neighbourhood());
+      KeyIndex::Neighbourhood how = index.kernel_neighbourhood();
+      how.key_only = true;
+      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), how);
       inv_s_[i] = 1 / s;
       lognorm_[i] = -static_cast<double>(keys.cont.size()) * std::log2(s);
     }

@@ -11,7 +11,7 @@ KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool lin
     : keys_(keys),
       kernel_(kernel),
       tolerance_(tolerance),
-      leave_out_(line ? leave_out : 0),
+      leave_out_(leave_out),
       kind_(line ? Kind::line : keys.tree ? Kind::tree : Kind::every) {}
 
 Norm KeyIndex::nearest_norm() const {
@@ -196,6 +196,17 @@ double KeyIndex::reach_bound(double wb, double rb) const {
 std::size_t KeyIndex::nearest(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
                               double& rmin) const {
   if (kind_ == Kind::line) return nearest_1d(q[0], exclude);
+  if (const Block out = block(exclude); out.hi > out.lo + 1) {
+    // Leave-block-out over keys in x order (one column, adaptive): the nearest outside the block.
+    std::size_t b = no_key;
+    for (const auto& [lo, hi] : {Range{0, out.lo}, Range{out.hi, keys_.n}}) {
+      if (lo == hi) continue;
+      double r;
+      const std::size_t i = kernel::nearest(kernel_, keys, lo, hi, exclude, q, inv_h, r);
+      if (b == no_key || r < rmin) b = i, rmin = r;
+    }
+    return b;
+  }
   // (The tree knows the continuous columns only: with categorical ones, every key.)
   const std::size_t b = keys_.tree && !keys_.categorical
                             ? keys_.tree->nearest(q, inv_h, nearest_norm(), exclude, rmin)
@@ -266,7 +277,11 @@ KeyIndex::Neighbourhood KeyIndex::kernel_neighbourhood() const {
 
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
                               double* scratch, Neighbourhood how) const {
-  if (keys_.d == 1 && !keys_.categorical) return kth_distance_1d(q[0], exclude, K, inv_h[0], how);  // sorted by x
+  if (keys_.d == 1 && !keys_.categorical) {  // sorted by x
+    const Block out = how.key_only || exclude == no_key ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
+                                                         : block(exclude);
+    return kth_distance_1d(q[0], out, K, inv_h[0], how);
+  }
   if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h, how);
   // Every key's distance into scratch; the K-th smallest.
   const Norm norm = how.norm;
@@ -362,14 +377,15 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
   });
 }
 
-double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, Neighbourhood how) const {
-  // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less `exclude`, found
-  // by a binary search on L (the window moves right while its left end lies farther from q
-  // than the key just past its right end); the K-th distance is the farther of its two ends.
+double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbourhood how) const {
+  // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less the block `out`
+  // (the left-out row and its leave-out neighbours), found by a binary search on L (the window
+  // moves right while its left end lies farther from q than the key just past its right end);
+  // the K-th distance is the farther of its two ends.
   const std::vector<double>& xs = keys_.xs;
-  const std::size_t n = keys_.n, skip = exclude < n ? 1 : 0, m = n - skip;
+  const std::size_t n = keys_.n, skip = out.hi > out.lo ? out.hi - out.lo : 0, m = n - skip;
   if (m == 0) return 1;
-  auto at = [&](std::size_t j) { return xs[j < exclude ? j : j + skip]; };  // j-th key less exclude
+  auto at = [&](std::size_t j) { return xs[j < out.lo ? j : j + skip]; };  // j-th key less the block
   auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
   const std::size_t k = std::min(K, m);
   std::size_t lo = 0, hi = m - k;
@@ -389,12 +405,12 @@ double KeyIndex::kth_distance_1d(double q, std::size_t exclude, std::size_t K, d
     std::size_t r = static_cast<std::size_t>(
         std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(), [&](double x) { return !(dist(x) > after); }) -
         xs.begin());
-    if (r == exclude) ++r;
+    if (out.contains(r)) r = out.hi;
     if (r < n) best = std::min(best, dist(xs[r]));
     std::size_t l = static_cast<std::size_t>(
         std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p), [&](double x) { return dist(x) > after; }) -
         xs.begin());
-    if (l > 0 && l - 1 == exclude) --l;
+    if (l > 0 && out.contains(l - 1)) l = out.lo;
     if (l > 0) best = std::min(best, dist(xs[l - 1]));
     return best;
   });

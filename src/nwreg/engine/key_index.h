@@ -97,12 +97,16 @@ class KeyIndex {
     /// nearest positive distance, the limit as q nears them (only they weigh), rather than that
     /// distance, which would jump (knn's per-query scale; not adaptive's, which divides by it).
     bool limit = false;
+    /// Leave out `exclude` alone, not its leave-out block: a key's own scale (adaptive), which
+    /// belongs to the key whichever row is left out.
+    bool key_only = false;
   };
   /// knn's and adaptive's: the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
   /// largest coordinate), widened for compact kernels.
   Neighbourhood kernel_neighbourhood() const;
 
-  /// The distance from q to its K-th nearest key other than `exclude`, in bandwidths, over the
+  /// The distance from q to its K-th nearest key other than `exclude` and its leave-out block
+  /// (unless `how.key_only`), in bandwidths, over the
   /// continuous columns in `how`'s norm: ties counted with multiplicity. Where K keys lie at q
   /// itself, the nearest positive distance (with `how.limit`, 2^-40 of it); widened, the next
   /// distance beyond the K-th; with no
@@ -113,7 +117,7 @@ class KeyIndex {
 
  private:
   std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
-  double kth_distance_1d(double q, std::size_t exclude, std::size_t K, double inv_h, Neighbourhood how) const;
+  double kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbourhood how) const;
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
                            Neighbourhood how) const;
   // Key i's distance from q in bandwidths over the continuous columns, in the kernel's norm.

@@ -150,10 +150,12 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
                                        data.x_kind.begin()]) +
                     " is categorical: give knn:K instead");
   if (data.n < 3) throw DataError(what + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
-  const std::size_t most = data.n - 1;  // a leave-one-out row has n - 1 others
+  // A left-out row has n - 1 others, or n - 1 - 2L with --leave-out L.
+  const std::size_t out = 2 * engine.leave_out, most = data.n - 1 - std::min(out, data.n - 1);
   if (!span && given.K > most)
     throw ParameterError("bandwidth", to_string(given) + " needs K between 1 and the training rows less one (" +
-                                          std::to_string(most) + ")");
+                                          std::to_string(most) + (out ? ", less the " + std::to_string(out) +
+                                          " keys --leave-out leaves out beside each row" : "") + ")");
   if (span && given.F > 0 && static_cast<double>(data.n) * given.F < 1)
     throw ParameterError("bandwidth", to_string(given) + " holds no key of " + std::to_string(data.n) +
                                           " training rows: F must be at least 1/n (" + format_double(1.0 / static_cast<double>(data.n)) + ")");
@@ -177,7 +179,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   // Else K (or F) on a grid, the criterion over up to 2000 rows spread over x.
   const std::vector<NeighbourBandwidth> grid =
       given.given() ? std::vector<NeighbourBandwidth>{}
-                    : neighbour_grid(given.kind, data.n, kernel::make_design(data.d, method_degree(engine.method, engine.degree)).p);
+                    : neighbour_grid(given.kind, span ? data.n : data.n - std::min(out, data.n - 1), kernel::make_design(data.d, method_degree(engine.method, engine.degree)).p);
   double best = std::numeric_limits<double>::infinity();
   bool found = false;
   for (std::size_t i = 0; i < grid.size(); ++i) {

@@ -278,8 +278,8 @@ void check_model(const Model& m, const std::string& source) {
     }
   } else if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
     throw unusable(source, "\"bandwidth\" needs one value per x column");
-  if (m.leave_out > 0 && (m.x_columns.size() != 1 || m.neighbour_policy))
-    throw unusable(source, "\"leave_out\" is for one x column and a fixed bandwidth");
+  if (m.leave_out > 0 && m.x_columns.size() != 1)
+    throw unusable(source, "\"leave_out\" is for one x column");
   if (!m.robustness.empty() && m.robustness.size() != m.n)
     throw unusable(source, "\"robustness\" needs one weight per training row (" + std::to_string(m.n) + "), got " +
                                std::to_string(m.robustness.size()));
