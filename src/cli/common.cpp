@@ -219,7 +219,10 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_flag("-v,--verbose", o.verbose, "Show the loss after each epoch on stderr");
 }
 
-void check_input_options(const InputOptions& o) { csv_options(o); }
+void check_input_options(const InputOptions& o) {
+  csv_options(o);
+  for (const auto& text : o.levels) parse_levels(text);
+}
 
 CsvOptions csv_options(const InputOptions& o) {
   CsvOptions opts;

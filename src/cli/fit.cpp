@@ -88,6 +88,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
   const bool json = cmd.format == "json";
   ThreadPool pool(cmd.engine.threads);
   report_threads(pool, std::cerr);
+  const EngineOptions engine = cmd.engine.options(pool);  // an option error once, not per file
   OutputFile out("-", "stdout");
   bool all_ok = true;
   out.write([&](std::ostream& os) {
@@ -103,7 +104,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
         reader.reset();
         Progress progress(!cmd.engine.quiet);
-        const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &progress);
+        const Model m = choose_bandwidth(data, plan, engine, true, std::cerr, &progress);
         if (data.n < 2) throw DataError("the leave-one-out error needs at least 2 training rows, got 1");
         // The LOO statistics are absent where another criterion chose a bandwidth that leaves a
         // row with no other key in reach: an empty field, null in JSON.

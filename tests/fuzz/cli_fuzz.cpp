@@ -5,10 +5,13 @@
 // or hang, an exit code other than 0, 1 or 2, a sanitizer report, "terminate called", an error
 // that is not exactly one sane line, a NaN or infinity written, a temporary file left behind, a
 // failed run that touched a file, and output that depends on --threads (each successful run is
-// run again with --threads 1 and --threads 2 and must write the same bytes).
+// run again with --threads 1 and --threads 2 and must write the same bytes). One run in ten is a
+// property run (property_case): its output must keep a relation with another run's (rows
+// reversed, y scaled by 2^200, the model saved and loaded, degree 0 against NW, slopes against
+// central differences).
 //
 //   cli_fuzz --binary PATH --seed S --runs N [--limits] [--keep DIR] [--verbose]
-//            [--jobs J] [--timeout SECONDS]
+//            [--jobs J] [--timeout SECONDS] [--max-seconds SECONDS]
 //
 // The same seed gives the same command lines: run i's command depends only on the seed and i (a
 // longer run starts with the same commands, and --jobs changes nothing but the speed).
@@ -17,7 +20,9 @@
 // case to DIR/run-I[-threadsT]/repro.sh, which runs the exact command in a fresh copy of DIR/data
 // and of the case's out/ (the output folder as it was before the run). --jobs J (default 4) runs
 // J commands at a time, each in its own work folder; a hang holds its job for --timeout seconds
-// (default 30) before it is killed. --verbose prints every command and its exit status.
+// (default 30) before it is killed. --max-seconds S starts no run after S seconds (those left
+// are counted, not failed): a slow machine runs fewer, and the harness ends in about S plus one
+// run's time, inside ctest's limit. --verbose prints every command and its exit status.
 // Exit status: 0 when every run passed, 1 when one failed, 2 for bad arguments.
 //
 // Layout of the scratch directory ($TMPDIR/cli_fuzz-XXXXXX, removed at the end unless a run
@@ -324,6 +329,8 @@ struct Cmd {
   std::string stdin_path = "/dev/null";          // relative to the work directory, or absolute
   bool limited = false;
   std::vector<std::pair<std::string, std::string>> copies;  // data/NAME -> out/NAME before the run
+  std::vector<std::pair<std::string, std::string>> files;   // out/NAME and its contents, written before the run
+  std::string property;  // a property run (see property_case): its name; empty for the others
 
   std::vector<std::string> args() const {
     std::vector<std::string> a;
@@ -469,6 +476,58 @@ Outcome execute(const std::string& binary, const Cmd& c, const std::string& cwd,
 // ---------------------------------------------------------------------------------------------
 // The scratch data: degenerate training sets, queries and model files
 
+// A gzip member holding `text` in stored (uncompressed) deflate blocks: what zlib reads, made
+// without it (RFC 1951 section 3.2.4, RFC 1952).
+std::string gzip_stored(const std::string& text) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char ch : text) {
+    crc ^= ch;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  crc ^= 0xFFFFFFFFu;
+  std::string g = {'\x1f', '\x8b', '\x08', '\0', '\0', '\0', '\0', '\0', '\0', '\x03'};
+  std::size_t at = 0;
+  do {
+    const std::size_t len = std::min<std::size_t>(text.size() - at, 65535);
+    const bool last = at + len == text.size();
+    g += static_cast<char>(last ? 1 : 0);
+    for (std::uint32_t v : {static_cast<std::uint32_t>(len), static_cast<std::uint32_t>(~len & 0xFFFF)})
+      g += static_cast<char>(v & 0xFF), g += static_cast<char>((v >> 8) & 0xFF);
+    g += text.substr(at, len);
+    at += len;
+  } while (at < text.size());
+  for (std::uint32_t v : {crc, static_cast<std::uint32_t>(text.size())})
+    for (int k = 0; k < 4; ++k) g += static_cast<char>((v >> (8 * k)) & 0xFF);
+  return g;
+}
+
+// The smooth data set of the property runs (row order, save/load, degree 0, slopes, y scale):
+// 60 rows, distinct x spread unevenly over [0, 6]; y printed exactly (%.17g) so that the copies
+// with y times 2^200 and 2^-200 hold exactly scaled values.
+struct SineRow {
+  double x, y;
+};
+std::vector<SineRow> sine_rows() {
+  std::vector<SineRow> v;
+  for (int i = 0; i < 60; ++i) {
+    const double x = 6.0 * std::pow((i + 0.5) / 60.0, 1.3) + 0.01 * ((i * 7) % 3);
+    v.push_back({x, std::sin(1.5 * x) + 0.2 * x + 0.15 * (((i * 37) % 11) - 5) / 5.0});
+  }
+  return v;
+}
+std::string exact(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+std::string sine_file(bool reversed, int exponent) {
+  auto rows = sine_rows();
+  if (reversed) std::reverse(rows.begin(), rows.end());
+  std::string s = "x,y\n";
+  for (const auto& r : rows) s += exact(r.x) + "," + exact(std::ldexp(r.y, exponent)) + "\n";
+  return s;
+}
+
 std::map<std::string, std::string> make_data_files() {
   std::map<std::string, std::string> f;
   auto rows = [](int n, auto x, auto y) {
@@ -557,6 +616,30 @@ std::map<std::string, std::string> make_data_files() {
   f["bad_date.csv"] = "date,y\n2024-02-28,1\n2023-02-29,2\n2024-03-01,3\n";
   f["date_number.csv"] = "date,y\n2024-02-28,1\n17,2\n2024-03-01,3\n";
   f["q_dates.csv"] = "date\n2024-02-10\n2024-02-10T12:00:00-05:00\n1999-12-31\n";
+  // Categorical and ordered columns; a correlated series (leave-block-out); gzip, padded and cut.
+  {
+    std::string s = "x,g,o,y\n";
+    const char* labels[] = {"a", "b", "c"};
+    for (int i = 0; i < 30; ++i)
+      s += fmt(gx(i)) + "," + labels[i % 3] + "," + std::to_string((i * 5) % 4) + "," + fmt(gy(i) + (i % 3)) + "\n";
+    f["cats.csv"] = s;
+    std::string series = "t,y\n";
+    double e = 0;
+    for (int i = 0; i < 60; ++i) {
+      e = 0.9 * e + 0.3 * (((i * 53) % 17) - 8) / 8.0;
+      series += std::to_string(1900 + i) + "," + fmt(std::sin(0.1 * i) + e) + "\n";
+    }
+    f["series.csv"] = series;
+    const std::string gz = gzip_stored(f["good.csv"]);
+    f["good.csv.gz"] = gz;
+    f["padded.csv.gz"] = gz + std::string(512, '\0');
+    f["cut.csv.gz"] = gz.substr(0, gz.size() - 9);
+    f["trailing.csv.gz"] = gz + "junk";
+  }
+  f["sine.csv"] = sine_file(false, 0);
+  f["sine_rev.csv"] = sine_file(true, 0);
+  f["sine_up.csv"] = sine_file(false, 200);
+  f["sine_down.csv"] = sine_file(false, -200);
   // Query files.
   f["q_one.csv"] = "x\n0.5\n1.5\n2.5\n";
   f["q_two.csv"] = "a,b\n1,2\n3,0.5\n";
@@ -652,6 +735,8 @@ const std::vector<WStr> kTrainFiles = {
     {"no_header.csv", 1},    {"long_field.csv", 1},   {"long_name.csv", 1},     {"ctrl_field.csv", 1},
     {"ctrl_name.csv", 1},    {"bom.csv", 1},          {"blank_lines.csv", 1},   {"overflow.csv", 1},
     {"dates.csv", 3},        {"stamps.csv", 3},       {"bad_date.csv", 0.5},    {"date_number.csv", 0.5},
+    {"cats.csv", 4},         {"series.csv", 2},       {"good.csv.gz", 2},       {"padded.csv.gz", 1},
+    {"cut.csv.gz", 0.5},     {"trailing.csv.gz", 0.5}, {"sine.csv", 1},
 };
 
 const std::vector<WStr> kModels = {
@@ -778,6 +863,10 @@ GroupGen columns(const std::string& name, std::vector<WStr> other) {
       ok = x ? std::vector<WStr>{{"x", 3}, {"1", 1}}
          : y ? std::vector<WStr>{{"y", 3}, {"2", 1}}
              : std::vector<WStr>{{"w", 4}, {"3", 1}};
+    } else if (f == "cats.csv") {
+      ok = x ? std::vector<WStr>{{"x,g", 3}, {"x,g,o", 2}, {"g", 1}, {"x", 1}, {"o", 0.5}}
+         : y ? std::vector<WStr>{{"y", 3}, {"4", 1}}
+             : other;
     } else if (f == "long_name.csv" || f == "ctrl_name.csv" || f == "no_header.csv") {
       ok = x ? std::vector<WStr>{{"1", 2}, {"x", 1}} : std::vector<WStr>{{"2", 3}};
     } else {
@@ -811,7 +900,24 @@ const std::vector<OptSpec>& options() {
       {"--kernel", 1.5, 3,
        values("--kernel", {{"gaussian", 2}, {"laplace", 1.5}, {"epanechnikov", 1.5}, {"tricube", 1.5},
                            {"uniform", 1.5}, {"bogus", 0.5}})},
-      {"--method", 1, 3, values("--method", {{"nw", 2}, {"local-linear", 2}, {"bogus", 0.4}})},
+      {"--method", 1.5, 3,
+       values("--method", {{"nw", 2}, {"local-linear", 2}, {"local-polynomial", 1.5}, {"bogus", 0.4}})},
+      {"--degree", 0.7, 3, values("--degree", {{"0", 1}, {"1", 0.5}, {"2", 2}, {"3", 1}, {"9", 0.3}, {"-1", 0.2}})},
+      {"--derivative", 1, 2, flag("--derivative")},
+      {"--robust", 0.8, 3, values("--robust", {{"1", 2}, {"2", 1}, {"0", 0.5}, {"-1", 0.2}, {"abc", 0.2}})},
+      {"--leave-out", 0.8, 3,
+       values("--leave-out", {{"0", 1}, {"2", 2}, {"auto", 1}, {"99", 0.5}, {"-1", 0.2}, {"abc", 0.2}})},
+      {"--criterion", 0.8, 3,
+       values("--criterion", {{"loo", 1}, {"aicc", 2}, {"gcv", 1.5}, {"bogus", 0.3}})},
+      {"--min-neighbours", 0.5, 3,
+       values("--min-neighbours", {{"0", 1}, {"3", 2}, {"1e9", 0.5}, {"-1", 0.3}})},
+      {"--categorical", 0.7, 3,
+       values("--categorical", {{"g", 3}, {"x", 1}, {"zz", 0.5}, {"g,o", 1}, {"", 0.2}})},
+      {"--ordered", 0.5, 3, values("--ordered", {{"o", 3}, {"g", 1}, {"x", 0.5}})},
+      {"--levels", 0.5, 3,
+       values("--levels", {{"o=0,1,2,3", 2}, {"o=3,2,1,0", 1}, {"g=c,b,a", 1}, {"o=0,1", 0.5}, {"zz=1", 0.3}, {"g", 0.3}})},
+      {"--categorical-kernel", 0.3, 3,
+       values("--categorical-kernel", {{"aitchison-aitken", 1}, {"li-racine", 1}, {"bogus", 0.2}})},
       {"--score", 1.2, 3,
        values("--score", {{"gaussian", 1}, {"dot", 1.5}, {"scaled-dot", 1}, {"general", 1.5}, {"additive", 2},
                           {"bogus", 0.3}})},
@@ -823,7 +929,10 @@ const std::vector<OptSpec>& options() {
        spelled({{"-b", 1}, {"--bandwidth", 1}},
                {{"0.3", 4}, {"1e-300", 1}, {"1e300", 1}, {"0", 0.5}, {"-1", 0.5}, {"auto", 1}, {"silverman", 1.5},
                 {"scott", 1}, {"0.3,0.5", 1}, {"", 0.3}, {"abc", 0.3}, {"1e-320", 0.3}, {"1e-9", 0.5},
-                {"1d", 1}, {"6h", 1}, {"90s", 0.5}, {"0h", 0.3}, {"5m", 0.3}, {"1e300w", 0.3}})},
+                {"1d", 1}, {"6h", 1}, {"90s", 0.5}, {"0h", 0.3}, {"5m", 0.3}, {"1e300w", 0.3}, {"knn:5", 1.5},
+                {"knn:auto", 1.5}, {"knn:1", 0.5}, {"knn:0", 0.3}, {"knn:1000000", 0.3}, {"adaptive:3", 1},
+                {"adaptive:auto", 1}, {"span:0.3", 1.5}, {"span:auto", 1}, {"span:2", 0.5}, {"span:0", 0.3},
+                {"plugin", 0.7}, {"1,0.5", 0.5}})},
       {"--init", 0.6, 3,
        values("--init", {{"0.3", 2}, {"silverman", 1}, {"scott", 1}, {"0", 0.3}, {"-1", 0.3}, {"abc", 0.3},
                          {"1e300", 0.3}})},
@@ -913,11 +1022,57 @@ const std::set<std::string> kModelExcludes = {"-b",      "--kernel",  "--method"
                                               "--rank",  "--score",   "--hidden", "--no-bias", "--seed"};
 const std::set<std::string> kQuerySources = {"--grid", "--grid-n", "--query"};
 
+// A property run: `predict data/sine.csv` with a random kernel, method and bandwidth on a
+// grid, whose output must relate exactly to another run's (Worker::check_property):
+//   row-order  the same with the rows reversed (sine_rev.csv): the same numbers (1e-9; 1e-6
+//              where a bandwidth is learned, to the descent's tolerance);
+//   y-scale    y times 2^200 and 2^-200: predictions, se, bands and slopes scale by the factor,
+//              x and the bandwidth do not (1e-9);
+//   save-load  fit -o MODEL, then predict --model MODEL: the same bytes;
+//   degree-0   --method local-polynomial --degree 0 against --method nw (1e-9);
+//   slopes     NW's --derivative against central differences of predictions at x +- 1e-5.
+const std::set<std::string> kPredictOnly = {"--se", "--grid", "--derivative", "--level"};
+
+Cmd property_case(Rng& r) {
+  Cmd c;
+  c.property = pick(r, {{"row-order", 2}, {"y-scale", 2}, {"save-load", 2}, {"degree-0", 1}, {"slopes", 1.5}});
+  c.groups = {{"predict"}, {"data/sine.csv"}};
+  const bool smooth = c.property == "slopes" || c.property == "degree-0";
+  const std::string kernel = c.property == "slopes" ? "gaussian"
+                             : pick(r, {{"gaussian", 3}, {"epanechnikov", 1}, {"tricube", 1}, {"uniform", 0.5}, {"laplace", 1}});
+  c.groups.push_back({"--kernel", kernel});
+  if (c.property == "degree-0") {
+    c.groups.push_back({"--method", "local-polynomial"});
+    c.groups.push_back({"--degree", "0"});
+  } else if (c.property == "slopes") {
+    // NW's slope is the derivative of its curve; a local polynomial's is its fitted line's
+    // slope at the query (the local estimate of f'), not the derivative of its curve.
+    c.groups.push_back({"--method", "nw"});
+  } else {
+    const std::string m = pick(r, {{"nw", 2}, {"local-linear", 2}, {"local-polynomial", 1}});
+    c.groups.push_back({"--method", m});
+    if (m == "local-polynomial") c.groups.push_back({"--degree", pick(r, {{"2", 2}, {"3", 1}})});
+  }
+  const std::string b = smooth ? pick(r, {{"0.6", 2}, {"1.2", 2}, {"learn", 2}})
+                               : pick(r, {{"0.6", 2}, {"1.2", 2}, {"learn", 3}, {"plugin", 1}, {"knn:8", 1},
+                                          {"knn:auto", 1}, {"span:0.5", 1}, {"adaptive:5", 1}, {"aicc", 1}});
+  if (b == "aicc") {
+    c.groups.push_back({"--criterion", "aicc"});
+  } else if (b != "learn") {
+    c.groups.push_back({"-b", b});
+  }
+  if (r.chance(0.4)) c.groups.push_back({"--se"});
+  if (c.property == "slopes") c.groups.push_back({"--derivative"});
+  c.groups.push_back({"--grid", "0.25:5.75:0.5"});
+  return c;
+}
+
 Cmd generate(std::uint64_t seed, std::size_t index, bool limits) {
   Rng r(splitmix64(seed ^ splitmix64(index + 1)));
   Cmd c;
   const bool limited = r.chance(1.0 / 15);  // drawn always, so --limits changes nothing else
   const bool big_threads = r.chance(0.8);
+  if (r.chance(0.1)) return property_case(r);
   c.fit = r.chance(0.45);
   c.groups.push_back({c.fit ? "fit" : "predict"});
   Gen g(r, c);
@@ -977,6 +1132,15 @@ Cmd generate(std::uint64_t seed, std::size_t index, bool limits) {
       add({"--na", "skip"}, 0.4);
     } else if (file == "long_name.csv" || file == "ctrl_name.csv") {
       add({"-y", "2"}, 0.5);
+    } else if (file == "cats.csv") {
+      if (r.chance(0.7)) {
+        taken.insert("-x");
+        taken.insert("-y");
+        c.groups.push_back({"-x", r.chance(0.5) ? "x,g" : "x,g,o"});
+        c.groups.push_back({"-y", "y"});
+        add({"--categorical", "g"}, 0.8);
+        add({"--ordered", "o"}, 0.5);
+      }
     }
   }
 
@@ -1223,6 +1387,71 @@ std::vector<Finding> check_run(const Cmd& c, const Outcome& o, const Tree& pre, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Properties: CSV outputs compared number by number
+
+std::vector<std::vector<std::string>> csv_cells(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : split_lines(text)) {
+    std::vector<std::string> cells;
+    std::size_t a = 0;
+    for (std::size_t b; (b = line.find(',', a)) != std::string::npos; a = b + 1) cells.push_back(line.substr(a, b - a));
+    cells.push_back(line.substr(a));
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+bool number(const std::string& cell, double& v) {
+  if (cell.empty()) return false;
+  char* end = nullptr;
+  v = std::strtod(cell.c_str(), &end);
+  return end == cell.c_str() + cell.size() && std::isfinite(v);
+}
+
+// "" when `b` is `a` with every number outside column "x" times `factor`, to a relative `tol`;
+// else where they differ.
+std::string compare_numbers(const std::string& a, const std::string& b, double tol, double factor = 1) {
+  const auto ra = csv_cells(a), rb = csv_cells(b);
+  if (ra.size() != rb.size()) return std::to_string(ra.size()) + " against " + std::to_string(rb.size()) + " lines";
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    if (ra[i].size() != rb[i].size()) return "line " + std::to_string(i + 1) + ": fields differ in number";
+    for (std::size_t k = 0; k < ra[i].size(); ++k) {
+      double x, y;
+      if (i == 0 || !number(ra[i][k], x) || !number(rb[i][k], y)) {
+        if (ra[i][k] != rb[i][k]) return "line " + std::to_string(i + 1) + ": " + printable(ra[i][k], 40) + " against " + printable(rb[i][k], 40);
+        continue;
+      }
+      const double want = ra[0][k] == "x" ? x : x * factor;
+      if (!(std::abs(want - y) <= tol * std::max(std::abs(want), std::abs(y)) + 1e-300))
+        return "line " + std::to_string(i + 1) + ", " + printable(ra[0][k], 20) + ": " + exact(want) + " against " + exact(y);
+    }
+  }
+  return "";
+}
+
+// The values of column `name` of a CSV output (empty when it has none).
+std::vector<double> column(const std::string& text, const std::string& name) {
+  const auto rows = csv_cells(text);
+  std::vector<double> out;
+  if (rows.empty()) return out;
+  const auto k = static_cast<std::size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+  if (k == rows[0].size()) return out;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    double v = 0;
+    if (k < rows[i].size() && number(rows[i][k], v)) out.push_back(v);
+  }
+  return out;
+}
+
+Cmd replaced(const Cmd& c, const std::string& from, const std::string& to) {
+  Cmd d = c;
+  for (auto& g : d.groups)
+    for (auto& a : g)
+      if (a == from) a = to;
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Workers
 
 struct Options {
@@ -1234,6 +1463,7 @@ struct Options {
   bool verbose = false;
   int jobs = 4;
   double timeout = 30;
+  double max_seconds = 0;  // stop handing out runs after this long (0: none)
   bool seed_given = false;
 };
 
@@ -1254,6 +1484,7 @@ struct Execution {
 struct RunResult {
   std::string text;  // what to print
   bool failed = false;
+  bool skipped = false;  // not run: --max-seconds had passed
   std::vector<std::string> classes;
   std::size_t reruns = 0;
   std::size_t executions = 0;
@@ -1295,7 +1526,92 @@ class Worker {
         report(rr, index, std::string("-threads") + t, again, e);
       }
     }
+    if (!cmd.property.empty() && !rr.failed) check_property(rr, index, cmd, first);
     return rr;
+  }
+
+  // A property run's second (and third) command, and the relation its output must keep with
+  // the first's (property_case).
+  void check_property(RunResult& rr, std::size_t index, const Cmd& cmd, const Execution& first) {
+    auto run_other = [&](const Cmd& other, const std::string& suffix, const std::function<std::string(const Execution&)>& relation) {
+      Execution e = execute_checked(other);
+      ++rr.executions;
+      if (e.findings.empty()) {
+        std::string why;
+        if (e.o.exit_code != first.o.exit_code && cmd.property != "save-load")
+          why = "exit " + std::to_string(first.o.exit_code) + " against " + std::to_string(e.o.exit_code);
+        else if (first.o.exit_code == 0)
+          why = relation(e);
+        if (!why.empty()) e.findings.push_back({"property " + cmd.property, why});
+      }
+      report(rr, index, "-" + suffix, other, e);
+      return e;
+    };
+    const bool learned = !cmd.has("-b") || cmd.has("--criterion");
+    if (cmd.property == "row-order") {
+      run_other(replaced(cmd, "data/sine.csv", "data/sine_rev.csv"), "reversed",
+                [&](const Execution& e) { return compare_numbers(first.o.out, e.o.out, learned ? 1e-6 : 1e-9); });
+    } else if (cmd.property == "y-scale") {
+      for (int k : {200, -200})
+        run_other(replaced(cmd, "data/sine.csv", k > 0 ? "data/sine_up.csv" : "data/sine_down.csv"), "y-scaled",
+                  [&](const Execution& e) { return compare_numbers(first.o.out, e.o.out, 1e-9, std::ldexp(1.0, k)); });
+    } else if (cmd.property == "degree-0") {
+      Cmd nw = cmd;
+      nw.groups.erase(std::remove_if(nw.groups.begin(), nw.groups.end(), [](const auto& g) { return g[0] == "--degree"; }),
+                      nw.groups.end());
+      run_other(replaced(nw, "local-polynomial", "nw"), "nw",
+                [&](const Execution& e) { return compare_numbers(first.o.out, e.o.out, 1e-9); });
+    } else if (cmd.property == "save-load") {
+      Cmd fit;
+      fit.fit = true;
+      fit.groups = {{"fit"}, {"data/sine.csv"}};
+      for (std::size_t i = 2; i < cmd.groups.size(); ++i)
+        if (!kPredictOnly.count(cmd.groups[i][0])) fit.groups.push_back(cmd.groups[i]);
+      fit.groups.push_back({"-o", "out/m.json"});
+      const Execution saved = run_other(fit, "fit", [](const Execution&) { return std::string(); });
+      const auto model = saved.post.find("out/m.json");
+      if (saved.o.exit_code != 0 || first.o.exit_code != 0 || model == saved.post.end()) return;
+      Cmd load;
+      load.groups = {{"predict"}, {"data/sine.csv"}, {"--model", "out/m.json"}};
+      for (std::size_t i = 2; i < cmd.groups.size(); ++i)
+        if (kPredictOnly.count(cmd.groups[i][0])) load.groups.push_back(cmd.groups[i]);
+      load.files.push_back({"out/m.json", model->second.data});
+      run_other(load, "model", [&](const Execution& e) {
+        return e.o.out == first.o.out ? std::string() : "stdout differs from the run that learned it: " + compare_numbers(first.o.out, e.o.out, 0);
+      });
+    } else if (cmd.property == "slopes") {
+      constexpr double eps = 1e-5;
+      const auto f = column(first.o.out, "prediction"), d = column(first.o.out, "d_x");
+      std::vector<double> side[2];
+      for (int s = 0; s < 2; ++s) {
+        Cmd at = cmd;
+        at.groups.erase(std::remove_if(at.groups.begin(), at.groups.end(),
+                                       [](const auto& g) { return g[0] == "--derivative" || g[0] == "--se"; }),
+                        at.groups.end());
+        const double o = s ? eps : -eps;
+        at = replaced(at, "0.25:5.75:0.5", exact(0.25 + o) + ":" + exact(5.75 + o) + ":0.5");
+        const Execution e = run_other(at, s ? "plus" : "minus", [](const Execution&) { return std::string(); });
+        side[s] = column(e.o.out, "prediction");
+      }
+      if (first.o.exit_code != 0) return;
+      std::string why;
+      double top = 1;
+      for (std::size_t i = 0; i < d.size(); ++i) top = std::max({top, std::abs(d[i]), std::abs(f[i])});
+      if (d.size() != f.size() || side[0].size() != d.size() || side[1].size() != d.size()) {
+        why = "the outputs have different numbers of rows";
+      } else {
+        for (std::size_t i = 0; i < d.size() && why.empty(); ++i) {
+          const double fd = (side[1][i] - side[0][i]) / (2 * eps);
+          if (!(std::abs(fd - d[i]) <= 1e-5 * top))
+            why = "row " + std::to_string(i + 1) + ": d_x " + exact(d[i]) + ", central difference " + exact(fd);
+        }
+      }
+      if (!why.empty()) {
+        Execution e = first;
+        e.findings = {{"property slopes", why}};
+        report(rr, index, "-slopes", cmd, e);
+      }
+    }
   }
 
  private:
@@ -1321,6 +1637,7 @@ class Worker {
     write_file(out / "dir" / "inner.txt", "inside a directory\n");
     fs::create_symlink("existing.csv", out / "link.csv", ec);
     for (const auto& [src, dst] : c.copies) fs::copy_file(work_ / src, work_ / dst, fs::copy_options::overwrite_existing, ec);
+    for (const auto& [name, text] : c.files) write_file(work_ / name, text);
   }
 
   Execution execute_checked(const Cmd& c) {
@@ -1429,7 +1746,7 @@ int usage(const std::string& why) {
   if (!why.empty()) std::fprintf(stderr, "cli_fuzz: %s\n", why.c_str());
   std::fprintf(stderr,
                "usage: cli_fuzz --binary PATH --seed S --runs N [--limits] [--keep DIR] [--verbose] [--jobs J] "
-               "[--timeout SECONDS]\n");
+               "[--timeout SECONDS] [--max-seconds SECONDS]\n");
   return 2;
 }
 
@@ -1494,6 +1811,9 @@ int main(int argc, char** argv) {
     } else if (a == "--jobs") {
       if (!value() || !parse_u64(v, n) || n < 1 || n > 64) return usage("--jobs needs an integer from 1 to 64");
       opt.jobs = static_cast<int>(n);
+    } else if (a == "--max-seconds") {
+      if (!value() || !parse_u64(v, n) || n < 1 || n > 86400) return usage("--max-seconds needs seconds from 1 to 86400");
+      opt.max_seconds = static_cast<double>(n);
     } else if (a == "--timeout") {
       if (!value() || !parse_u64(v, n) || n < 1 || n > 3600) return usage("--timeout needs seconds from 1 to 3600");
       opt.timeout = static_cast<double>(n);
@@ -1577,6 +1897,13 @@ int main(int argc, char** argv) {
       try {
         Worker worker(s, w);
         for (std::size_t i; (i = next.fetch_add(1)) < runs;) {
+          if (opt.max_seconds > 0 && seconds_since(t0) > opt.max_seconds) {
+            std::lock_guard<std::mutex> lock(m);
+            results[i].skipped = true;
+            done[i] = 1;
+            cv.notify_all();
+            continue;
+          }
           RunResult r = worker.run(i, cmds[i]);
           std::lock_guard<std::mutex> lock(m);
           results[i] = std::move(r);
@@ -1591,7 +1918,7 @@ int main(int argc, char** argv) {
       }
     });
   }
-  std::size_t passed = 0, failed = 0, reruns = 0, executions = 0;
+  std::size_t passed = 0, failed = 0, skipped = 0, reruns = 0, executions = 0;
   std::map<std::string, std::pair<std::size_t, std::string>> classes;  // class -> runs, first example
   for (std::size_t i = 0; i < runs; ++i) {
     std::unique_lock<std::mutex> lock(m);
@@ -1599,6 +1926,10 @@ int main(int argc, char** argv) {
     if (!done[i]) break;
     const RunResult& r = results[i];
     lock.unlock();
+    if (r.skipped) {
+      ++skipped;
+      continue;
+    }
     std::fputs(r.text.c_str(), stdout);
     std::fflush(stdout);
     (r.failed ? failed : passed) += 1;
@@ -1629,6 +1960,9 @@ int main(int argc, char** argv) {
   }
   std::printf("cli_fuzz: seed %llu, %zu runs (+ %zu thread reruns) in %.1f s, %.1f executions/s\n",
               static_cast<unsigned long long>(opt.seed), runs, reruns, secs, secs > 0 ? static_cast<double>(executions) / secs : 0.0);
+  if (skipped)
+    std::printf("cli_fuzz: %zu runs not started: --max-seconds %.0f had passed (a slow machine: the runs made still count)\n",
+                skipped, opt.max_seconds);
   std::printf("cli_fuzz: %zu passed, %zu failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
