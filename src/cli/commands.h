@@ -45,6 +45,7 @@ struct PredictCommand {
   std::vector<std::string> keep;  //!< --keep: columns copied from the query (or training) rows
   bool se = false;               //!< --se: add se, lower, upper columns
   bool derivative = false;       //!< --derivative: add the slope d_<x> per continuous x column (and d_<x>_se)
+  std::string slope_unit;        //!< --slope-unit: a time column's slope per this span (empty: per second)
   double level = 0.95;           //!< --level of the band
 };
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);

@@ -304,6 +304,11 @@ Dataset load_training(CsvReader& reader, const InputOptions& o, const Model* mod
     throw InputError(model_path, 0, "", "fitted on other levels than " + escape_excerpt(reader.source(), 200) + " holds: " + e.what());
   }
   report_skipped(reader, "training row", log);
+  for (std::size_t k = 0; k < data.x_local_time.size(); ++k)
+    if (data.x_local_time[k])
+      log << "nwreg: " << escape_excerpt(reader.source(), 200) << ": column " << quote(data.x_names[k])
+          << ": date-times without a UTC offset are read as UTC, so a local clock's repeated or skipped "
+             "daylight-saving hour goes unseen (write Z or an offset such as +01:00)\n";
   return data;
 }
 

@@ -155,11 +155,37 @@ std::string bandwidth_label(const Model& model) {
   return label;
 }
 
-// The x columns that get a slope (--derivative): the continuous ones.
-std::vector<std::size_t> slope_columns(const Model& model) {
-  std::vector<std::size_t> out;
-  for (std::size_t k = 0; k < model.x_columns.size(); ++k)
-    if (!is_categorical(column_kind(model, k))) out.push_back(k);
+// The x columns that get a slope (--derivative): the continuous ones, each with the factor its
+// slope and se are written in: a time column's per --slope-unit (seconds in the model), others 1.
+struct SlopeColumn {
+  std::size_t k;
+  double per = 1;
+};
+std::vector<SlopeColumn> slope_columns(const Model& model, const std::string& slope_unit = "") {
+  std::vector<SlopeColumn> out;
+  bool time = false;
+  std::optional<double> per;
+  if (!slope_unit.empty()) {
+    // A unit alone ("d") is one of it; "7d" a week; a plain number is seconds.
+    const std::string text = slope_unit.find_first_of("0123456789") == std::string::npos ? "1" + slope_unit : slope_unit;
+    try {
+      per = parse_duration(text, "--slope-unit");
+    } catch (const UsageError&) {
+      per.reset();
+    }
+    if (!per) per = parse_double(text);
+    if (!per || !(*per > 0) || !std::isfinite(*per))
+      throw UsageError("--slope-unit: expected a positive time span (ms, s, min, h, d, w, or with a number: 7d, "
+                       "0.5h), got " + quote(slope_unit));
+  }
+  for (std::size_t k = 0; k < model.x_columns.size(); ++k) {
+    const ColumnKind kind = column_kind(model, k);
+    if (is_categorical(kind)) continue;
+    time = time || is_time(kind);
+    out.push_back({k, is_time(kind) && per ? *per : 1.0});
+  }
+  if (per && !time)
+    throw UsageError("--slope-unit: only for a time x column (a number column's slope is per its own unit)");
   return out;
 }
 
@@ -167,15 +193,15 @@ std::vector<std::size_t> slope_columns(const Model& model) {
 // prediction, with --se its standard error and band, and for fitted values the residual).
 PredictionWriter::Columns output_columns(const Model& model, const std::vector<std::string>& kept, bool se,
                                          bool fitted, std::vector<ColumnKind> kinds, bool derivative) {
-  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}, model.levels};
+  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}, model.levels, model.x_offsets};
   if (fitted) c.values.push_back(model.y_column);
   c.values.push_back("prediction");
   if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
   if (derivative) {
-    const std::vector<std::size_t> cols = slope_columns(model);
-    for (std::size_t k : cols) c.values.push_back("d_" + model.x_columns[k]);
+    const std::vector<SlopeColumn> cols = slope_columns(model);
+    for (const SlopeColumn& s : cols) c.values.push_back("d_" + model.x_columns[s.k]);
     if (se)
-      for (std::size_t k : cols) c.values.push_back("d_" + model.x_columns[k] + "_se");
+      for (const SlopeColumn& s : cols) c.values.push_back("d_" + model.x_columns[s.k] + "_se");
   }
   if (fitted) c.values.push_back("residual");
   // Every name once, so JSON keys and CSV headers stay unambiguous: a later repeat gets ".1",
@@ -216,7 +242,7 @@ Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t f
 
 // Writes block `b`, rows [from, from + m) of `rows`.
 void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size_t from, const Block& b,
-                 const std::vector<std::size_t>& slope_cols) {
+                 const std::vector<SlopeColumn>& slope_cols) {
   std::vector<std::string_view> kept(rows.kept.size());
   std::vector<double> v;
   for (std::size_t i = 0; i < b.pred.size(); ++i) {
@@ -227,9 +253,9 @@ void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size
     v.push_back(b.pred[i]);
     if (b.band) v.insert(v.end(), {b.band->se[i], b.band->lower[i], b.band->upper[i]});
     if (b.slopes) {
-      for (std::size_t k : slope_cols) v.push_back(b.slopes->slope[i * d + k]);
+      for (const SlopeColumn& s : slope_cols) v.push_back(b.slopes->slope[i * d + s.k] * s.per);
       if (!b.slopes->se.empty())
-        for (std::size_t k : slope_cols) v.push_back(b.slopes->se[i * d + k]);
+        for (const SlopeColumn& s : slope_cols) v.push_back(b.slopes->se[i * d + s.k] * s.per);
     }
     if (rows.y) v.push_back((*rows.y)[r] - b.pred[i]);
     w.row(kept.data(), rows.x.data() + r * d, v.data());
@@ -258,7 +284,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
-  const std::vector<std::size_t> slope_cols = slope_columns(model);
+  const std::vector<SlopeColumn> slope_cols = slope_columns(model, cmd.slope_unit);
   out.write([&](std::ostream& os) {
     PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind, cmd.derivative));  // a date column: whole days as dates
     w.flush();  // the header at once
@@ -330,8 +356,12 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                 "docs/methods.md, \"Standard errors\")");
   sub->add_option("--level", cmd.level, "Confidence level of the --se band")->capture_default_str();
   sub->add_flag("--derivative", cmd.derivative,
-                "Add the slope df/dx of each continuous x column (d_<x>; per second for time), with --se its "
-                "standard error (d_<x>_se): NW's analytic derivative, local linear's fitted slope");
+                "Add the slope df/dx of each continuous x column (d_<x>; per second for time, or per "
+                "--slope-unit), with --se its standard error (d_<x>_se): NW's analytic derivative, local "
+                "linear's fitted slope");
+  sub->add_option("--slope-unit", cmd.slope_unit,
+                  "--derivative of a time column: the slope per this span (s, min, h, d, w, or 7d, 0.5h), not "
+                  "per second");
   sub->add_option("--max-weights", cmd.max_weights,
                   "Refuse a --weights matrix of more entries than this (m queries x n keys)")
       ->capture_default_str();
@@ -344,7 +374,8 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                        o->check_name("--categorical") || o->check_name("--ordered") || o->check_name("--levels")))
       o->excludes(model);
   for (auto [option, needs] : {std::pair{"--heatmap-scale", "--heatmap"}, {"--weights-layout", "--weights"},
-                               {"--max-weights", "--weights"}, {"--level", "--se"}})
+                               {"--max-weights", "--weights"}, {"--level", "--se"},
+                               {"--slope-unit", "--derivative"}})
     sub->get_option(option)->needs(sub->get_option(needs));
   sub->footer(R"(Without --grid, --grid-n or --query, predicts at the training x (fitted values).
 Examples:
@@ -469,7 +500,7 @@ struct Answers {
   const Model& model;
   const Fitted& fitted;
   const PredictionWriter::Columns& columns;
-  const std::vector<std::size_t>& slope_cols;
+  const std::vector<SlopeColumn>& slope_cols;
   const Block& all;
   const double* q;
   std::size_t m, first;
@@ -581,7 +612,7 @@ void run_predict(const PredictCommand& given) {
   }
   const PredictionWriter::Columns columns =
       output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds, cmd.derivative);
-  const std::vector<std::size_t> slope_cols = slope_columns(model);
+  const std::vector<SlopeColumn> slope_cols = slope_columns(model, cmd.slope_unit);
 
   // Only predictions, line by line (CSV, TSV, JSON Lines): written in blocks as they are computed
   // (a reader of the pipe sees the first rows at once), blocks growing from 256 rows so the

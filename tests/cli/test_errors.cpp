@@ -364,6 +364,20 @@ TEST_CASE("errors: the catalogue, one input each") {
         file("lo2.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x","z"],"y_column":"y",)"
                          R"("n":3,"checksum":"c","bandwidth":[1,1],"leave_out":3})")},
        "", 1, (s / "lo2.json").string() + ": not a usable nwreg model: \"leave_out\" is for one x column"},
+      {{"predict", file("days.csv", "d,y\n2024-01-01,1\n2024-01-02,3\n2024-01-04,2\n"), "-b", "2d", "--derivative",
+        "--slope-unit", "0h"},
+       "", 2, "--slope-unit: expected a positive time span (ms, s, min, h, d, w, or with a number: 7d, 0.5h), got \"0h\""},
+      {{"predict", syn, "-b", "1", "--derivative", "--slope-unit", "d"}, "", 2,
+       "--slope-unit: only for a time x column (a number column's slope is per its own unit)"},
+      {{"predict", (s / "days.csv").string(), "--model",
+        file("off1.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["d"],"y_column":"y",)"
+                          R"("n":3,"checksum":"c","bandwidth":[86400],"x_kinds":["date"],"x_offsets":[]})")},
+       "", 1, (s / "off1.json").string() + ": not a usable nwreg model: \"x_offsets\" needs one entry per x column"},
+      {{"predict", (s / "days.csv").string(), "--model",
+        file("off2.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["d"],"y_column":"y",)"
+                          R"("n":3,"checksum":"c","bandwidth":[86400],"x_offsets":["+01:00"]})")},
+       "", 1, (s / "off2.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 must be an offset such as "
+       "\"+01:00\" for a time column, or null"},
       {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},

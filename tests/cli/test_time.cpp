@@ -240,3 +240,86 @@ TEST_CASE("time: the default columns are the first and second by position, whate
   CHECK(lines(run_nwreg({"predict", "-", "-b", "1", "-y", "2"}, "x,y,2\n1,2,7\n2,3,8\n3,1,9\n").out)[0] ==
         "x,2,prediction,residual");  // a name the user gives is found by name first
 }
+
+TEST_CASE("time: one offset throughout is kept in the output; mixed zones are written in UTC") {
+  // Issue 25: output was UTC even when every stamp had +01:00.
+  Scratch s;
+  spit(s / "cet.csv", "t,y\n2024-03-01T00:00+01:00,1\n2024-03-01T06:00+01:00,2\n2024-03-01T12:00+01:00,4\n"
+                      "2024-03-01T18:00+01:00,3\n2024-03-02T00:00+01:00,5\n");
+  spit(s / "utc.csv", "t,y\n2024-02-29T23:00Z,1\n2024-03-01T05:00Z,2\n2024-03-01T11:00Z,4\n"
+                      "2024-03-01T17:00Z,3\n2024-03-01T23:00Z,5\n");
+  const Result cet = run_nwreg({"predict", (s / "cet.csv").string(), "-b", "6h"});
+  const Result utc = run_nwreg({"predict", (s / "utc.csv").string(), "-b", "6h"});
+  REQUIRE(cet.exit_code == 0);
+  CHECK(cet.err.empty());
+  const auto c = lines(cet.out), u = lines(utc.out);
+  REQUIRE(c.size() == 6);
+  CHECK(c[1].rfind("2024-03-01T00:00:00+01:00,1,", 0) == 0);
+  CHECK(c[5].rfind("2024-03-02T00:00:00+01:00,5,", 0) == 0);
+  CHECK(u[1].rfind("2024-02-29T23:00:00Z,1,", 0) == 0);
+  for (std::size_t i = 1; i < 6; ++i) CHECK(fields(c[i])[2] == fields(u[i])[2]);  // the same instants
+  // Queries in any zone are written at the training column's offset; the model keeps it.
+  REQUIRE(run_nwreg({"fit", (s / "cet.csv").string(), "-b", "6h", "-o", (s / "m.json").string()}).exit_code == 0);
+  CHECK(Json::parse(slurp(s / "m.json"))["x_offsets"] == Json::array({"+01:00"}));
+  const Result g = run_nwreg({"predict", (s / "cet.csv").string(), "--model", (s / "m.json").string(), "--grid",
+                              "2024-02-29T23:00Z/2024-03-01T11:00Z/6h", "--format", "jsonl"});
+  CHECK(lines(g.out).size() == 2);
+  CHECK(g.out.rfind("{\"t\":\"2024-03-01T00:00:00+01:00\",\"prediction\":", 0) == 0);
+  // Two offsets (or Z beside an offset): UTC, as before.
+  spit(s / "mixed.csv", "t,y\n2024-03-01T00:00+01:00,1\n2024-03-01T06:00+02:00,2\n2024-03-01T12:00+01:00,4\n");
+  CHECK(lines(run_nwreg({"predict", (s / "mixed.csv").string(), "-b", "6h"}).out)[1].rfind("2024-02-29T23:00:00Z,", 0) == 0);
+  // A model's offset must be one, for a time column.
+  spit(s / "bad.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["t"],"y_column":"y",)"
+                       R"("n":5,"checksum":"c","bandwidth":[21600],"x_kinds":["time"],"x_offsets":["+25:00"]})");
+  const Result bad = run_nwreg({"predict", (s / "cet.csv").string(), "--model", (s / "bad.json").string()});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err == "nwreg: error: " + (s / "bad.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 "
+                   "must be an offset such as \"+01:00\" for a time column, or null\n");
+}
+
+TEST_CASE("time: date-times without a zone are read as UTC, and stderr says so once") {
+  Scratch s;
+  spit(s / "local.csv", "t,y\n2024-10-27T01:30,1\n2024-10-27T02:30,2\n2024-10-27T02:30,3\n2024-10-27T03:30,4\n");
+  const Result r = run_nwreg({"predict", (s / "local.csv").string(), "-b", "1h", "--grid-n", "2"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err == "nwreg: " + (s / "local.csv").string() +
+                     ": column \"t\": date-times without a UTC offset are read as UTC, so a local clock's repeated or "
+                     "skipped daylight-saving hour goes unseen (write Z or an offset such as +01:00)\n");
+  CHECK(lines(r.out)[1].rfind("2024-10-27T01:30:00Z,", 0) == 0);
+  // Dates, and stamps with Z or an offset, need no word.
+  spit(s / "days.csv", "d,y\n2024-10-26,1\n2024-10-27,2\n2024-10-28,3\n");
+  CHECK(run_nwreg({"predict", (s / "days.csv").string(), "-b", "1d", "--grid-n", "2"}).err.empty());
+}
+
+TEST_CASE("time: --slope-unit gives a time column's slope per that span") {
+  // Issue 25: slopes of a time column were per second only (0.000288 degrees C/s).
+  Scratch s;
+  spit(s / "days.csv", "d,y\n2024-01-01,1\n2024-01-02,3\n2024-01-03,4\n2024-01-05,8\n2024-01-06,9\n");
+  const std::vector<std::string> base = {"predict", (s / "days.csv").string(), "-b", "2d", "--grid",
+                                         "2024-01-02/2024-01-05/1d", "--derivative", "--se"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_nwreg(a);
+  };
+  const Result per_s = with({}), per_d = with({"--slope-unit", "d"}), per_w = with({"--slope-unit", "1w"});
+  REQUIRE(per_d.exit_code == 0);
+  const auto a = lines(per_s.out), b = lines(per_d.out), w = lines(per_w.out);
+  REQUIRE(a.size() == 4);
+  CHECK(b[0] == "d,prediction,se,lower,upper,d_d,d_d_se");
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    CHECK(fields(b[i])[1] == fields(a[i])[1]);  // predictions unchanged
+    CHECK(number(fields(b[i])[5]) == number(fields(a[i])[5]) * 86400);
+    CHECK(number(fields(b[i])[6]) == number(fields(a[i])[6]) * 86400);
+    CHECK(number(fields(w[i])[5]) == number(fields(a[i])[5]) * 604800);
+  }
+  CHECK(with({"--slope-unit", "fortnight"}).err ==
+        "nwreg: error: --slope-unit: expected a positive time span (ms, s, min, h, d, w, or with a number: 7d, 0.5h), "
+        "got \"fortnight\"\n");
+  const Result numbers = run_nwreg({"predict", "-", "-b", "1", "--grid-n", "2", "--derivative", "--slope-unit", "d"},
+                                   "x,y\n1,2\n2,3\n3,5\n");
+  CHECK(numbers.exit_code == 2);
+  CHECK(numbers.err == "nwreg: error: --slope-unit: only for a time x column (a number column's slope is per its own unit)\n");
+  CHECK(run_nwreg({"predict", (s / "days.csv").string(), "-b", "2d", "--slope-unit", "d"}).err ==
+        "nwreg: error: --slope-unit requires --derivative (see nwreg predict --help)\n");
+}

@@ -93,26 +93,32 @@ TEST_CASE("time x columns are written as ISO 8601: dates stay dates, JSON holds 
   d.x_names = {"day"};
   const Model m = model_for(d);
   const std::vector<double> q = {1709251200, 1709251200 + 6.5 * 3600}, p = {1, 2};  // 2024-03-01
-  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}}) ==
+  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}, {}, {}}) ==
         "day,prediction\n2024-03-01T00:00:00Z,1\n2024-03-01T06:30:00Z,2\n");
-  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}}) == "day,prediction\n2024-03-01,1\n");
+  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}, {}, {}}) == "day,prediction\n2024-03-01,1\n");
   // A date column writes an instant that is not a whole day as a date-time.
-  CHECK(predictions(Format::jsonl, m, q, p, {{}, {}, {ColumnKind::date}, {}}) ==
+  CHECK(predictions(Format::jsonl, m, q, p, {{}, {}, {ColumnKind::date}, {}, {}, {}}) ==
         "{\"day\":\"2024-03-01\",\"prediction\":1}\n{\"day\":\"2024-03-01T06:30:00Z\",\"prediction\":2}\n");
+  // At an offset: the local clock there and the offset, the same instant (a date stays a date).
+  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}, {}, {-330}}) ==
+        "day,prediction\n2024-02-29T18:30:00-05:30,1\n2024-03-01T01:00:00-05:30,2\n");
+  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}, {}, {60}}) == "day,prediction\n2024-03-01,1\n");
+  CHECK(nwreg::parse_instant("2024-02-29T18:30:00-05:30") == q[0]);
+  CHECK(nwreg::format_instant(q[1] + 0.25, false, 60) == "2024-03-01T07:30:00.25+01:00");
 }
 
 TEST_CASE("kept columns come first: text quoted for CSV, numbers as numbers in JSON") {
   const Dataset d = testing::make_dataset({0, 1}, {1, 2});
   const Model m = model_for(d);
   const std::vector<double> q = {0.5, 1.5}, p = {1, 2};
-  const PredictionWriter::Columns c{{"id", "name"}, {"x"}, {}, {"prediction"}};
+  const PredictionWriter::Columns c{{"id", "name"}, {"x"}, {}, {"prediction"}, {}, {}};
   const std::vector<std::string> kept = {"7", "a,b", "0.50", "say \"hi\""};
   CHECK(predictions(Format::csv, m, q, p, c, kept) ==
         "id,name,x,prediction\n7,\"a,b\",0.5,1\n0.50,\"say \"\"hi\"\"\",1.5,2\n");
   CHECK(predictions(Format::jsonl, m, q, p, c, kept) ==
         "{\"id\":7,\"name\":\"a,b\",\"x\":0.5,\"prediction\":1}\n{\"id\":0.50,\"name\":\"say \\\"hi\\\"\",\"x\":1.5,\"prediction\":2}\n");
   // A JSON number goes in digit for digit; other text (a zip code, "+4") as a string.
-  const PredictionWriter::Columns one{{"id"}, {"x"}, {}, {"prediction"}};
+  const PredictionWriter::Columns one{{"id"}, {"x"}, {}, {"prediction"}, {}, {}};
   CHECK(predictions(Format::jsonl, m, {0.5, 1.5, 2.5, 3.5}, {1, 2, 3, 4}, one, {"007", "12345678901234567890", "+4", "-1.5e-3"}) ==
         "{\"id\":\"007\",\"x\":0.5,\"prediction\":1}\n{\"id\":12345678901234567890,\"x\":1.5,\"prediction\":2}\n"
         "{\"id\":\"+4\",\"x\":2.5,\"prediction\":3}\n{\"id\":-1.5e-3,\"x\":3.5,\"prediction\":4}\n");

@@ -77,8 +77,9 @@ bool looks_like_instant(std::string_view text) {
   return digits(text, 0, 4) && text.size() >= 8 && text[4] == '-' && digits(text, 5, 2) && text[7] == '-';
 }
 
-std::optional<double> parse_instant(std::string_view text, bool* date_only) {
+std::optional<double> parse_instant(std::string_view text, bool* date_only, StampZone* zone) {
   text = trim(text);
+  if (zone) *zone = {};
   // The calendar date: exactly yyyy-mm-dd, checked by the library (2023-02-29 is refused).
   if (text.size() < 10 || !looks_like_instant(text) || !digits(text, 8, 2)) return std::nullopt;
   const auto day = calendar_day(text);
@@ -91,12 +92,15 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only) {
 
   // The zone: Z, an offset, or nothing (UTC).
   long offset_minutes = 0;
+  StampZone named;
   if (!rest.empty() && (rest.back() == 'Z' || rest.back() == 'z')) {
     rest.remove_suffix(1);
+    named.kind = StampZone::utc;
   } else if (const auto sign = rest.find_first_of("+-"); sign != std::string_view::npos) {
     const auto offset = parse_offset(rest.substr(sign));
     if (!offset) return std::nullopt;
     offset_minutes = *offset;
+    named = {StampZone::offset, static_cast<int>(offset_minutes)};
     rest = rest.substr(0, sign);
   }
   // The time of day: hh:mm or hh:mm:ss (24:00:00 is the end of the day; :60 a leap second),
@@ -119,7 +123,21 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only) {
     return std::nullopt;
   const std::int64_t tod = hh * 3600 + mm * 60 + ss;
   const std::int64_t whole = day_seconds + tod - std::int64_t{offset_minutes} * 60;
+  if (zone) *zone = named;
   return static_cast<double>(whole) + fraction;
+}
+
+std::string format_utc_offset(int minutes) {
+  char buf[16];
+  const int a = std::abs(minutes);
+  std::snprintf(buf, sizeof buf, "%c%02d:%02d", minutes < 0 ? '-' : '+', a / 60 % 100, a % 60);
+  return buf;
+}
+
+std::optional<int> parse_utc_offset(std::string_view text) {
+  if (text.size() < 3 || (text[0] != '+' && text[0] != '-')) return std::nullopt;
+  const auto m = parse_offset(text);
+  return m ? std::optional<int>(static_cast<int>(*m)) : std::nullopt;
 }
 
 bool whole_day(double seconds) { return std::isfinite(seconds) && std::fmod(seconds, seconds_per_day) == 0; }
@@ -131,16 +149,17 @@ ColumnKind output_kind(ColumnKind read, const double* values, std::size_t count,
   return ColumnKind::date;
 }
 
-void append_instant(std::string& out, double seconds, bool as_date) {
+void append_instant(std::string& out, double seconds, bool as_date, UtcOffset offset) {
   // Years 0000..9999: what ISO 8601 writes without an expanded representation.
   if (!(seconds >= -62167219200.0 && seconds < 253402300800.0)) {
     append_double(out, seconds);
     return;
   }
   // The civil date by the library (digits written here, not through a stream), then the
-  // time of day.
+  // time of day; with an offset, of the local clock there (a whole number of seconds away).
   const double whole = std::floor(seconds), fraction = seconds - whole;  // both exact
-  const auto secs = static_cast<std::int64_t>(whole);
+  const std::int64_t shift = offset && !(as_date && whole_day(seconds)) ? std::int64_t{*offset} * 60 : 0;
+  const auto secs = static_cast<std::int64_t>(whole) + shift;
   const std::int64_t day_index = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
   const date::year_month_day ymd{date::sys_days{date::days{day_index}}};
   char buf[40];
@@ -172,12 +191,12 @@ void append_instant(std::string& out, double seconds, bool as_date) {
     }
   }
   if (!digits.empty()) out += '.' + digits;
-  out += 'Z';
+  out += offset ? format_utc_offset(*offset) : std::string("Z");
 }
 
-std::string format_instant(double seconds, bool as_date) {
+std::string format_instant(double seconds, bool as_date, UtcOffset offset) {
   std::string out;
-  append_instant(out, seconds, as_date);
+  append_instant(out, seconds, as_date, offset);
   return out;
 }
 

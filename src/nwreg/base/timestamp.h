@@ -34,18 +34,36 @@ inline bool is_categorical(ColumnKind kind) { return kind == ColumnKind::unorder
 /// as a time stamp, or refused as one, never as a number.
 bool looks_like_instant(std::string_view text);
 
+/// How a stamp named its zone: not at all (a date, or a local time read as UTC), 'Z', or an
+/// offset east of UTC in minutes.
+struct StampZone {
+  enum Kind { none, utc, offset } kind = none;
+  int minutes = 0;
+};
+
+/// A time column's zone for output: the one offset every stamp of the training column gave
+/// (minutes east of UTC), or none: UTC with 'Z'.
+using UtcOffset = std::optional<int>;
+
 /// Parses an ISO 8601 date (2024-03-01) or date-time: the date, 'T' or a space, hh:mm or
 /// hh:mm:ss with optional fractional seconds, then optionally 'Z' or an offset +hh:mm, -hh:mm,
 /// +hhmm or +hh (none = UTC). Returns seconds since 1970-01-01T00:00:00Z, or nullopt; sets
-/// `*date_only` to whether the text was a date alone. Blanks around the text are ignored.
-std::optional<double> parse_instant(std::string_view text, bool* date_only = nullptr);
+/// `*date_only` to whether the text was a date alone and `*zone` to how it named its zone.
+/// Blanks around the text are ignored.
+std::optional<double> parse_instant(std::string_view text, bool* date_only = nullptr, StampZone* zone = nullptr);
 
 /// An instant as ISO 8601: a date (2024-03-01) when `as_date` and the instant is a whole day,
-/// else a UTC date-time with 'Z' and the fewest fractional digits that parse_instant reads back
-/// as the same double (2024-03-01T06:30:00Z, 2024-03-01T06:30:00.25Z). Falls back to a plain number for a value
-/// outside the years 0000..9999.
-std::string format_instant(double seconds, bool as_date = false);
-void append_instant(std::string& out, double seconds, bool as_date = false);
+/// else a date-time with the fewest fractional digits that parse_instant reads back as the same
+/// double: in UTC with 'Z' (2024-03-01T06:30:00Z, 2024-03-01T06:30:00.25Z), or with `offset`
+/// the local time there and the offset (2024-03-01T07:30:00+01:00). Falls back to a plain
+/// number for a value outside the years 0000..9999.
+std::string format_instant(double seconds, bool as_date = false, UtcOffset offset = std::nullopt);
+void append_instant(std::string& out, double seconds, bool as_date = false, UtcOffset offset = std::nullopt);
+
+/// An offset as ISO 8601 writes it, "+01:00", "-05:30"; and back ("+01:00", "-0530", "+05"),
+/// nullopt for anything else.
+std::string format_utc_offset(int minutes);
+std::optional<int> parse_utc_offset(std::string_view text);
 
 /// Whether `seconds` is a whole number of days since the epoch.
 bool whole_day(double seconds);

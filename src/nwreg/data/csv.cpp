@@ -431,15 +431,36 @@ std::size_t CsvReader::resolve(const std::string& spec, const std::string& optio
 }
 
 double CsvReader::parse_instant_field(std::size_t column, std::string_view field,
-                                      std::optional<ColumnKind>& kind) const {
+                                      std::optional<ColumnKind>& kind) {
   bool date_only = false;
-  const auto t = parse_instant(field, &date_only);
+  StampZone zone;
+  const auto t = parse_instant(field, &date_only, &zone);
   if (!t)
     throw InputError(source_, line_, column_label(column),
                      "cannot parse " + quote(field) +
                          " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z, 2024-03-01 06:30+01:00)");
   if (!kind || *kind == ColumnKind::date) kind = date_only && kind != ColumnKind::time ? ColumnKind::date : ColumnKind::time;
+  const bool first = !zones_.count(column);
+  Zones& z = zones_[column];
+  if (zone.kind == StampZone::offset && (first || (z.common && *z.common == zone.minutes))) {
+    z.common = zone.minutes;
+  } else {
+    z.mixed = true;
+    z.common.reset();
+  }
+  if (z.mixed) z.common.reset();
+  z.local = z.local || (zone.kind == StampZone::none && !date_only);
   return *t;
+}
+
+UtcOffset CsvReader::common_offset(std::size_t column) const {
+  const auto z = zones_.find(column);
+  return z == zones_.end() || z->second.mixed ? std::nullopt : z->second.common;
+}
+
+bool CsvReader::local_times(std::size_t column) const {
+  const auto z = zones_.find(column);
+  return z != zones_.end() && z->second.local;
 }
 
 bool CsvReader::missing(std::size_t column, std::string_view field) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <istream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -144,13 +145,19 @@ class CsvReader {
   std::size_t skipped() const { return skipped_; }
   std::size_t first_skipped_line() const { return first_skipped_; }
 
+  /// A time column's zones over the rows read: the one offset every stamp gave (each a
+  /// date-time with +hh:mm; none with 'Z', a date or no zone), and whether some date-time had
+  /// no zone at all (a local clock, read as UTC).
+  UtcOffset common_offset(std::size_t column) const;
+  bool local_times(std::size_t column) const;
+
  private:
   void start();
   bool next_row();  // fills fields_ and line_; false at end of input
   char* next_line();  // the next physical line, without its line end; nullptr at the end
   bool parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds, Labels* labels);  // false: skipped
   bool missing(std::size_t column, std::string_view field);  // skips the row (false) or throws
-  double parse_instant_field(std::size_t column, std::string_view field, std::optional<ColumnKind>& kind) const;
+  double parse_instant_field(std::size_t column, std::string_view field, std::optional<ColumnKind>& kind);
   std::string hint(std::string_view field) const;  // what a field that is not a number may mean
   std::string separator_hint(std::string_view field) const;  // another delimiter in a field
 
@@ -170,6 +177,12 @@ class CsvReader {
   bool row_names_ = false;
   std::string number_buf_;  // a field with its decimal comma made a point
   std::size_t skipped_ = 0, first_skipped_ = 0;
+  struct Zones {
+    UtcOffset common;      // the offset of every stamp so far
+    bool mixed = false;    // stamps without that offset seen
+    bool local = false;    // a date-time without a zone seen
+  };
+  std::map<std::size_t, Zones> zones_;  // per time column read
 };
 
 }  // namespace nwreg

@@ -142,7 +142,11 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
                          ", or --ordered)");
   }
   data.kept = std::move(text.values);
-  for (std::size_t k = 0; k < data.d; ++k) data.x_kind.push_back(kinds[k].value_or(ColumnKind::number));
+  for (std::size_t k = 0; k < data.d; ++k) {
+    data.x_kind.push_back(kinds[k].value_or(ColumnKind::number));
+    data.x_offset.push_back(is_time(data.x_kind.back()) ? reader.common_offset(idx[k]) : std::nullopt);
+    data.x_local_time.push_back(is_time(data.x_kind.back()) && reader.local_times(idx[k]));
+  }
   if (std::any_of(label_kind.begin(), label_kind.end(), [](ColumnKind k) { return is_categorical(k); })) {
     data.levels.resize(data.d);
     for (std::size_t k = 0; k < data.d; ++k) {

@@ -18,6 +18,8 @@ struct Dataset {
   std::vector<double> y;               //!< n targets
   std::vector<std::string> x_names;    //!< d column names ("x" when the file has no header)
   std::vector<ColumnKind> x_kind;      //!< d kinds: numbers, ISO dates/times read as seconds, or categorical
+  std::vector<UtcOffset> x_offset;     //!< d entries (or none): a time column's one offset, written back
+  std::vector<bool> x_local_time;      //!< d entries (or none): a time column had date-times without a zone
   std::vector<Levels> levels;          //!< d entries (empty for continuous columns), or none at all
   std::string y_name;                  //!< target column name ("y" when the file has no header)
   std::string source;                  //!< file name as given, or "<stdin>"

@@ -26,10 +26,15 @@ const Levels* levels_of(const std::vector<Levels>& levels, std::size_t k) {
   return k < levels.size() && levels[k].size() ? &levels[k] : nullptr;
 }
 
+UtcOffset offset_of(const std::vector<UtcOffset>& offsets, std::size_t k) {
+  return k < offsets.size() ? offsets[k] : std::nullopt;
+}
+
 // An x value: a number, an ISO 8601 stamp (in quotes for JSON), or a categorical column's
 // label (a JSON string, or a CSV field quoted where it must be; an ordered column of numbers
 // writes the number).
-void append_x(std::string& buf, double v, ColumnKind kind, const Levels* levels, bool json, char sep = ',') {
+void append_x(std::string& buf, double v, ColumnKind kind, const Levels* levels, UtcOffset offset, bool json,
+              char sep = ',') {
   if (levels && is_categorical(kind) && !levels->numeric) {
     const std::string& label = levels->label(v);
     buf += json ? Json(label).dump(-1, ' ', false, Json::error_handler_t::replace) : csv_field(label, sep);
@@ -37,18 +42,18 @@ void append_x(std::string& buf, double v, ColumnKind kind, const Levels* levels,
   }
   if (!is_time(kind)) return append_double(buf, v);
   if (json) buf += '"';
-  append_instant(buf, v, kind == ColumnKind::date);
+  append_instant(buf, v, kind == ColumnKind::date, offset);
   if (json) buf += '"';
 }
 
 // A point for JSON: its value when d = 1, else [v1,v2,...].
 void append_point(std::string& buf, const double* p, std::size_t d, const std::vector<ColumnKind>& kinds,
-                  const std::vector<Levels>& levels) {
-  if (d == 1) return append_x(buf, p[0], kind_of(kinds, 0), levels_of(levels, 0), true);
+                  const std::vector<Levels>& levels, const std::vector<UtcOffset>& offsets) {
+  if (d == 1) return append_x(buf, p[0], kind_of(kinds, 0), levels_of(levels, 0), offset_of(offsets, 0), true);
   buf += '[';
   for (std::size_t k = 0; k < d; ++k) {
     if (k) buf += ',';
-    append_x(buf, p[k], kind_of(kinds, k), levels_of(levels, k), true);
+    append_x(buf, p[k], kind_of(kinds, k), levels_of(levels, k), offset_of(offsets, k), true);
   }
   buf += ']';
 }
@@ -198,7 +203,8 @@ void PredictionWriter::row(const std::string_view* kept, const double* x, const 
   if (!csv) buf_ += '{';
   for (std::size_t c = 0; c < columns_.kept.size(); ++c) next(), append_kept(kept[c]);
   for (std::size_t k = 0; k < columns_.x.size(); ++k)
-    next(), append_x(buf_, x[k], kind_of(columns_.kinds, k), levels_of(columns_.levels, k), !csv, separator(format_));
+    next(), append_x(buf_, x[k], kind_of(columns_.kinds, k), levels_of(columns_.levels, k),
+                     offset_of(columns_.offsets, k), !csv, separator(format_));
   for (std::size_t c = 0; c < columns_.values.size(); ++c) next(), append_double(buf_, values[c]);
   if (format_layout() == FormatDef::Layout::document) {
     buf_ += '}';
@@ -255,14 +261,14 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
     buf_ = "{\n  \"x_columns\": " + Json(train.x_names).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n  \"queries\": [";
     for (std::size_t j = 0; j < m; ++j) {
       if (j) buf_ += ',';
-      append_point(buf_, queries + j * d, d, kinds_, train.levels);
+      append_point(buf_, queries + j * d, d, kinds_, train.levels, train.x_offset);
     }
     buf_ += "],\n  \"keys\": [";
     std::vector<ColumnKind> key_kinds;
     for (std::size_t k = 0; k < d; ++k) key_kinds.push_back(output_kind(train.kind(k), train.x.data() + k, n, d));
     for (std::size_t i = 0; i < n; ++i) {
       if (i) buf_ += ',';
-      append_point(buf_, train.row(i), d, key_kinds, train.levels);
+      append_point(buf_, train.row(i), d, key_kinds, train.levels, train.x_offset);
     }
     buf_ += "],\n  \"weights\": [";
   }
@@ -279,7 +285,8 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     buf_ += '{';
     for (std::size_t k = 0; k < d; ++k) {
       buf_ += x_keys_[k];
-      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), true);
+      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), offset_of(train_.x_offset, k),
+               true);
       buf_ += ',';
     }
     buf_ += "\"weights\":[";
@@ -299,7 +306,8 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     }
   } else if (format_layout() != FormatDef::Layout::document && layout_ == WeightsLayout::wide) {
     for (std::size_t k = 0; k < d; ++k) {
-      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), false, sep);
+      append_x(buf_, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), offset_of(train_.x_offset, k),
+               false, sep);
       buf_ += sep;
     }
     for (std::size_t i = 0; i < n; ++i) {

@@ -87,6 +87,7 @@ class PredictionWriter {
                                       //!< writes whole days as dates, other instants as date-times
     std::vector<std::string> values;  //!< value column names
     std::vector<Levels> levels;       //!< categorical columns' levels, written as labels (empty = none)
+    std::vector<UtcOffset> offsets;   //!< time columns written at an offset (empty or none = UTC)
   };
   /// `header` = false leaves out the CSV/TSV header (for shards after the first); JSON always
   /// has its fields.

@@ -366,6 +366,8 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
   m.leave_out = engine.leave_out;
   m.x_columns = data.x_names;
   m.x_kinds = data.x_kind;
+  if (std::any_of(data.x_offset.begin(), data.x_offset.end(), [](const UtcOffset& o) { return o.has_value(); }))
+    m.x_offsets = data.x_offset;
   m.levels = data.levels;
   m.categorical = engine.categorical;
   m.categorical_in_fit = engine.categorical_in_fit;

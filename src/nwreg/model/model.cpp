@@ -81,6 +81,14 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
     for (std::size_t k = 0; k < m.x_columns.size(); ++k) kinds.push_back(to_string(column_kind(m, k)));
     w.field("x_kinds", kinds);
   }
+  if (std::any_of(m.x_offsets.begin(), m.x_offsets.end(), [](const UtcOffset& o) { return o.has_value(); })) {
+    Json offsets = Json::array();  // "+01:00" for a time column written at that offset, null for others
+    for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+      const UtcOffset o = column_offset(m, k);
+      offsets.push_back(o ? Json(format_utc_offset(*o)) : Json(nullptr));
+    }
+    w.field("x_offsets", offsets);
+  }
   if (any_categorical) {
     // Each categorical column's levels in order: labels, or numbers for an ordered column of
     // numbers (whose values are the numbers); null for the other columns.
@@ -197,6 +205,21 @@ void read_columns(const Json& j, Model& m, const std::string& source) {
       m.x_kinds.push_back(*k);
     }
     if (m.x_kinds.size() != m.x_columns.size()) throw bad("\"x_kinds\" needs one kind per x column");
+  }
+  if (j.contains("x_offsets")) {
+    const Json& list = j.at("x_offsets");
+    if (!list.is_array() || list.size() != m.x_columns.size()) throw bad("\"x_offsets\" needs one entry per x column");
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (list[k].is_null()) {
+        m.x_offsets.emplace_back();
+        continue;
+      }
+      const auto o = list[k].is_string() ? parse_utc_offset(list[k].get<std::string>()) : std::nullopt;
+      if (!o || !is_time(column_kind(m, k)))
+        throw bad("\"x_offsets\": entry " + std::to_string(k + 1) + " must be an offset such as \"+01:00\" for a time "
+                  "column, or null");
+      m.x_offsets.push_back(o);
+    }
   }
   if (std::none_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); })) return;
   m.categorical = parse_categorical_kernel(j.value("categorical_kernel", "aitchison-aitken"));

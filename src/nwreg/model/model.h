@@ -34,6 +34,8 @@ struct Model {
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
   std::vector<std::string> x_columns;   //!< training x column names
   std::vector<ColumnKind> x_kinds;      //!< per x column: numbers, dates, times or categorical; empty = all numbers
+  std::vector<UtcOffset> x_offsets;     //!< per x column: a time column's one offset in training (output is
+                                        //!< written at it); empty or none = UTC
   std::vector<Levels> levels;           //!< per x column its levels (categorical), else empty; none at all = no such column
   CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels
   bool categorical_in_fit = false;      //!< EngineOptions::categorical_in_fit (--categorical-fit line)
@@ -54,6 +56,8 @@ struct Model {
   std::vector<double> robustness;       //!< their final weights, per training row (empty: none)
 };
 
+/// Column k's output offset (none: UTC).
+inline UtcOffset column_offset(const Model& m, std::size_t k) { return k < m.x_offsets.size() ? m.x_offsets[k] : std::nullopt; }
 /// Column k's kind (numbers when x_kinds is empty).
 inline ColumnKind column_kind(const Model& m, std::size_t k) {
   return k < m.x_kinds.size() ? m.x_kinds[k] : ColumnKind::number;
