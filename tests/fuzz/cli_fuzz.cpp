@@ -612,6 +612,11 @@ std::map<std::string, std::string> make_data_files() {
     }
     f["dates.csv"] = days;
     f["stamps.csv"] = stamps;
+    std::string cet = "t,y\n";  // one offset throughout: written back at it
+    for (int i = 0; i < 20; ++i)
+      cet += "2024-03-0" + std::to_string(1 + i / 8) + "T" + (i % 8 < 4 ? "0" : "") + std::to_string(i % 8 * 3) +
+             ":00+01:00," + fmt(gy(i)) + "\n";
+    f["cet.csv"] = cet;
   }
   f["bad_date.csv"] = "date,y\n2024-02-28,1\n2023-02-29,2\n2024-03-01,3\n";
   f["date_number.csv"] = "date,y\n2024-02-28,1\n17,2\n2024-03-01,3\n";
@@ -734,7 +739,7 @@ const std::vector<WStr> kTrainFiles = {
     {"quoted_header.csv", 2}, {"ragged.csv", 1},      {"semicolon.csv", 1},     {"tabs.tsv", 1},
     {"no_header.csv", 1},    {"long_field.csv", 1},   {"long_name.csv", 1},     {"ctrl_field.csv", 1},
     {"ctrl_name.csv", 1},    {"bom.csv", 1},          {"blank_lines.csv", 1},   {"overflow.csv", 1},
-    {"dates.csv", 3},        {"stamps.csv", 3},       {"bad_date.csv", 0.5},    {"date_number.csv", 0.5},
+    {"dates.csv", 3},        {"stamps.csv", 3},       {"cet.csv", 2},       {"bad_date.csv", 0.5},    {"date_number.csv", 0.5},
     {"cats.csv", 4},         {"series.csv", 2},       {"good.csv.gz", 2},       {"padded.csv.gz", 1},
     {"cut.csv.gz", 0.5},     {"trailing.csv.gz", 0.5}, {"sine.csv", 1},
 };
@@ -904,6 +909,7 @@ const std::vector<OptSpec>& options() {
        values("--method", {{"nw", 2}, {"local-linear", 2}, {"local-polynomial", 1.5}, {"bogus", 0.4}})},
       {"--degree", 0.7, 3, values("--degree", {{"0", 1}, {"1", 0.5}, {"2", 2}, {"3", 1}, {"9", 0.3}, {"-1", 0.2}})},
       {"--derivative", 1, 2, flag("--derivative")},
+      {"--slope-unit", 0.5, 2, values("--slope-unit", {{"d", 2}, {"1h", 1}, {"7d", 1}, {"0d", 0.3}, {"xyz", 0.3}})},
       {"--robust", 0.8, 3, values("--robust", {{"1", 2}, {"2", 1}, {"0", 0.5}, {"-1", 0.2}, {"abc", 0.2}})},
       {"--leave-out", 0.8, 3,
        values("--leave-out", {{"0", 1}, {"2", 2}, {"auto", 1}, {"99", 0.5}, {"-1", 0.2}, {"abc", 0.2}})},
