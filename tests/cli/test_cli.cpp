@@ -159,19 +159,20 @@ TEST_CASE("cli: fit learns at least as well as statsmodels cv_ls and reports it"
   Result r = run_nwreg({"fit", data("faithful.csv"), "-x", "waiting", "-y", "eruptions"});
   REQUIRE(r.exit_code == 0);
   const auto l = lines(r.out);
-  REQUIRE(l.size() == 10);
+  REQUIRE(l.size() == 11);
   CHECK(l[0].rfind("bandwidth: 3.77", 0) == 0);
-  CHECK(l[9] == "criterion: loo " + l[1].substr(9));
+  CHECK(l[10] == "criterion: loo " + l[1].substr(9));
   const double loo = std::stod(l[1].substr(9));
   CHECK(loo <= std::stod(g.at("loo_mse")[2]));
   // R^2 = 1 - LOO MSE / var(eruptions), the population variance of faithful's 272 eruptions.
   CHECK(std::stod(l[2].substr(8)) == doctest::Approx(1 - loo / 1.2979388904492855).epsilon(1e-12));
   CHECK(l[3].rfind("neighbours: ", 0) == 0);
-  CHECK(l[4] == "n: 272");
-  CHECK(l[5] == "kernel: gaussian");
-  CHECK(l[6] == "method: nw");
-  CHECK(l[7] == "source: learned");
-  CHECK(l[8].find("(tolerance)") != std::string::npos);
+  CHECK(l[4].rfind("df: ", 0) == 0);  // tr(H), every fit's degrees of freedom
+  CHECK(l[5] == "n: 272");
+  CHECK(l[6] == "kernel: gaussian");
+  CHECK(l[7] == "method: nw");
+  CHECK(l[8] == "source: learned");
+  CHECK(l[9].find("(tolerance)") != std::string::npos);
   CHECK(r.err.empty());
   Result v = run_nwreg({"fit", data("synthetic.csv"), "--verbose"});
   // The scan's result (a line a second while it runs), then each epoch.
@@ -343,9 +344,9 @@ TEST_CASE("cli: silverman and scott") {
   Result r = run_nwreg({"fit", data("synthetic.csv"), "-b", "silverman"});
   const auto g = testing::read_golden("tests/golden/silverman.csv");
   CHECK(std::stod(lines(r.out)[0].substr(11)) == doctest::Approx(std::stod(g.at("bandwidth")[0])).epsilon(1e-13));
-  CHECK(lines(r.out)[7] == "source: silverman");
+  CHECK(lines(r.out)[8] == "source: silverman");
   Result s = run_nwreg({"fit", data("synthetic.csv"), "-b", "scott"});
-  CHECK(lines(s.out)[7] == "source: scott");
+  CHECK(lines(s.out)[8] == "source: scott");
 }
 
 TEST_CASE("cli: an output that cannot be written leaves nothing behind, nor clobbers a file") {

@@ -35,8 +35,8 @@ TEST_CASE("methods cli: a model file keeps kernel, method and statistics, predic
   Result fit = run_nwreg({"fit", data("mcycle.csv"), "--kernel", "tricube", "--method", "local-linear", "-o", model});
   REQUIRE(fit.exit_code == 0);
   const auto l = lines(fit.out);
-  CHECK(l[5] == "kernel: tricube");
-  CHECK(l[6] == "method: local-linear");
+  CHECK(l[6] == "kernel: tricube");
+  CHECK(l[7] == "method: local-linear");
   const Json m = Json::parse(slurp(model));
   CHECK(m["kernel"] == "tricube");
   CHECK(m["method"] == "local-linear");
@@ -86,8 +86,8 @@ TEST_CASE("methods cli: --na skip drops rows and says so, sample weights go into
   REQUIRE(r.exit_code == 0);
   CHECK(r.err == "nwreg: dropped 2 training rows with missing values from " + (s / "t.csv").string() +
                      " (first: line 3)\n");
-  CHECK(lines(r.out)[4] == "n: 3");
-  CHECK(lines(r.out)[7] == "sample_weight: w");
+  CHECK(lines(r.out)[5] == "n: 3");
+  CHECK(lines(r.out)[8] == "sample_weight: w");
   // Weight 2 on x = 4 is the row twice: the same predictions as the data with it copied.
   spit(s / "c.csv", "x,y\n0,1\n2,5\n4,9\n4,9\n");
   Result w = run_nwreg({"predict", (s / "t.csv").string(), "--na", "skip", "--sample-weight", "w", "-b", "1.5",

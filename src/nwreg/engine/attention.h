@@ -117,6 +117,9 @@ struct LooResult {
 struct InSample {
   double mse = 0;    //!< sum_j s_j (y_j - f_j)^2 / sum_j s_j, f_j the fit at x_j (RSS / n unweighted)
   double trace = 0;  //!< tr(H) = sum_j l_jj, each key's weight on itself (NW: a_jj), over every key
+  /// n - tr(H) = sum_j (1 - l_jj), summed without the cancellation of n - trace where the fit
+  /// nearly interpolates (l_jj -> 1): what GCV and AICc divide by
+  double room = 0;
   std::vector<double> d_mse, d_trace;  //!< their gradients in log h_k (empty unless asked for)
 };
 

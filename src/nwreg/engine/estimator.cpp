@@ -73,6 +73,26 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
   return row;
 }
 
+std::optional<Estimator::OwnFit> Estimator::own_fit(const Span& s, const Work& w, double own, double others) const {
+  if (!(others >= 0) || !(own > 0)) return std::nullopt;
+  if (!local() || s.fallback) {
+    const double s0 = others + own;
+    return OwnFit{others / s0, -s.s1 / s0};
+  }
+  if (others == 0) return std::nullopt;
+  const std::size_t p = p_;
+  std::vector<double> lower(w.S.begin(), w.S.end());
+  lower[0] = others;
+  const SmallSystem sys = SmallSystem::factored(p, lower.data());
+  if (!sys.full_rank()) return std::nullopt;
+  std::vector<double> e1(p, 0.0), c(p), beta(p);
+  e1[0] = 1;
+  sys.solve(e1.data(), c.data());
+  sys.solve(w.tz.data(), beta.data());
+  const double room = 1 / (1 + own * c[0]);
+  return OwnFit{room, -room * beta[0]};
+}
+
 void Estimator::equivalent(const kernel::Keys& keys, const double* q, const Span& s, const double* c, Work& w) const {
   s.each([&](std::size_t lo, std::size_t hi) {
     kernel::linear(keys, lo, hi, q, s.inv_h, c, w.a);

@@ -13,6 +13,7 @@
 ///   spread is dropped (SmallSystem), down to NW.
 
 #include <cstddef>
+#include <optional>
 #include <memory>
 
 #include "nwreg/engine/pass.h"
@@ -43,6 +44,20 @@ class Estimator {
   /// p of them) into c, each if not null. A row the nearest-key fallback made reduces as NW.
   Row reduce(Kernel kernel, const kernel::Keys& keys, const double* ys, const double* q, const double* xb,
              const Span& s, Work& w, double* grad, double* c) const;
+
+  /// A row gathered at key b = s.b itself (the in-sample fit at a key: z_b = e_1, y_b its own
+  /// y), whose own weight in the sums is `own` and the other keys' weights sum to `others`
+  /// (summed apart, so that nothing cancels): 1 - l_bb and y_b - f_b without the cancellation
+  /// that 1 - own / s0 and y_b - f suffer where the fit nearly interpolates. Key b adds to
+  /// S_00 only and nothing to the sums of y - y_b, so the fit without it has S_o (S_00 less
+  /// own) and the same t: 1 - l_bb = 1 / (1 + own g), g = (S_o^-1)_00, and y_b - f_b =
+  /// (1 - l_bb) (y_b - f_-b), f_-b - y_b = (S_o^-1 t)_0 (NW: others / s0 and -s1 / s0). nullopt
+  /// where S_o is degenerate (the fit without b is undefined): use the plain forms.
+  struct OwnFit {
+    double room;      //!< 1 - l_bb
+    double residual;  //!< y_b - f_b
+  };
+  std::optional<OwnFit> own_fit(const Span& s, const Work& w, double own, double others) const;
 
   /// w.e over the span times c^T z_i: the equivalent weights, unnormalised for NW.
   void equivalent(const kernel::Keys& keys, const double* q, const Span& s, const double* c, Work& w) const;

@@ -73,15 +73,17 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
 InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
   const std::vector<Slot> at = slots(rows);
   const std::size_t cnt = at.size(), d = ks_.d;
-  // Per row: its weighted squared residual, its own weight l_pp, and their gradients.
-  std::vector<double> sq(cnt), own(cnt), grad(with_gradient ? cnt * 2 * d : 0);
+  // Per row: its weighted squared residual, its own weight l_pp, 1 - l_pp, and their gradients.
+  std::vector<double> sq(cnt), own(cnt), room(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
+    std::optional<Work> wide;  // the fused path's rows that nearly interpolate, gathered key by key
     std::vector<double> g(d), c(estimator_.p()), dtrace(d);  // of the last key reduced
     std::size_t last = no_key;
     Row fit;
     double ep = 0;  // e_p: the key's own unnormalised weight
+    std::optional<Estimator::OwnFit> exact;  // 1 - l_pp and y_p - f_p without cancellation
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
       if (fused_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
@@ -89,16 +91,33 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         const double resid = ks_.ys[p] - row.f;
         sq[k] = resid * resid;
         own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
+        room[k] = 1 - own[k];
         if (with_gradient) {
           grad[k * 2] = -2 * resid * row.dfdtheta;
           // a_pp (r_pp - rbar) with r_pp = 0 and rbar = sum a_i (-2 ln 2 u_i) = -2 ln 2 t / s0.
           grad[k * 2 + 1] = -own[k] * (-2 * ln2 * row.t / row.s0);
+        }
+        if (own[k] > 0.5) {  // nearly interpolating: 1 - a_pp and the residual summed key by key
+          if (!wide) wide.emplace(ks_.n, ks_.d, estimator_.p());
+          const Span sp = gather(ks_.key(p), no_key, *wide, false);
+          if (sp.b == p) {
+            const double others = sp.sum([&](std::size_t lo, std::size_t hi) {
+              double v = 0;
+              for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : wide->e[i];
+              return v;
+            });
+            if (const auto f = estimator_.own_fit(sp, *wide, wide->e[p], others)) {
+              sq[k] = f->residual * f->residual;
+              room[k] = f->room;
+            }
+          }
         }
         continue;
       }
       const double* q = ks_.key(p);
       if (p != last) {  // the fit at key p, once for all its rows
         last = p;
+        exact.reset();
         Span s;
         if (!with_gradient && moment_row(q, no_key, w, s)) {  // a compact kernel: K(0) = 1
           fit = reduce(q, s, w, nullptr, c.data());
@@ -107,6 +126,14 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
           s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
           fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
           ep = w.e[p];
+          if (s.b == p && ep * c[0] > 0.5) {  // nearly interpolating: see Estimator::own_fit
+            const double others = s.sum([&](std::size_t lo, std::size_t hi) {
+              double v = 0;
+              for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : w.e[i];
+              return v;
+            });
+            exact = estimator_.own_fit(s, w, ep, others);
+          }
         }
         if (with_gradient) {
           // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
@@ -124,9 +151,11 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
       // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0));
       // a row of a merged key has its share of e_p.
       const std::size_t t = at[k].slot;
-      const double resid = ks_.y_of(t) - fit.f, sw = ks_.w_of(t), part = ks_.share(t, p);
+      const double sw = ks_.w_of(t), part = ks_.share(t, p);
+      const double resid = exact ? (ks_.y_of(t) - ks_.ys[p]) + exact->residual : ks_.y_of(t) - fit.f;
       sq[k] = sw * resid * resid;
       own[k] = ep * c[0] * part;
+      room[k] = exact ? (1 - part) + part * exact->room : 1 - own[k];
       if (!with_gradient) continue;
       for (std::size_t kk = 0; kk < d; ++kk) {
         grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
@@ -137,14 +166,16 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   // Summed in a fixed order: the result does not depend on the number of threads.
   InSample out;
   const double unit = ks_.y_scale * ks_.y_scale, scale = static_cast<double>(ks_.rows) / static_cast<double>(cnt);
-  double sse = 0, total = 0, tr = 0;
+  double sse = 0, total = 0, tr = 0, free = 0;
   for (std::size_t k = 0; k < cnt; ++k) {
     sse += sq[k];
     tr += own[k];
+    free += room[k];
     total += ks_.w_of(at[k].slot);
   }
   out.mse = sse / total * unit;
   out.trace = tr * scale;  // a sample of rows stands for every row
+  out.room = free * scale;
   if (with_gradient) {
     out.d_mse.assign(d, 0.0);
     out.d_trace.assign(d, 0.0);

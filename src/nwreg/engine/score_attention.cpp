@@ -360,6 +360,7 @@ InSample ScoreAttention::insample(bool, const std::vector<std::size_t>* rows) co
   }
   out.mse = total / wsum;
   out.trace *= static_cast<double>(positive_) / static_cast<double>(count);
+  out.room = static_cast<double>(positive_) - out.trace;
   return out;
 }
 

@@ -40,6 +40,12 @@ class SmallSystem {
       l_[k * p_ + k] = active_[k] ? std::sqrt(piv) : 0.0;
     }
   }
+  /// Whether every direction was kept (no pivot dropped as degenerate).
+  bool full_rank() const {
+    for (std::size_t k = 0; k < p_; ++k)
+      if (!active_[k]) return false;
+    return true;
+  }
   /// Solves into x (inactive entries 0).
   void solve(const double* r, double* x) const {
     std::vector<double> t(p_, 0.0);

@@ -10,12 +10,13 @@
 namespace nwreg {
 namespace {
 
-// log(RSS/n) + (n + tr) / (n - tr - 2) (Hurvich, Simonoff and Tsai 1998); a perfect fit
-// (constant y) is held at the smallest normal mse, so the penalty still decides.
+// log(RSS/n) + (n + tr) / (n - tr - 2) (Hurvich, Simonoff and Tsai 1998), n - tr summed
+// without cancellation (InSample::room); a perfect fit (constant y) is held at the smallest
+// normal mse, so the penalty still decides.
 LooResult aicc(const InSample& fit, double n, bool gradient) {
   LooResult r;
   const double t = fit.trace;
-  const double mse = std::max(fit.mse, std::numeric_limits<double>::min()), room = n - t - 2;
+  const double mse = std::max(fit.mse, std::numeric_limits<double>::min()), room = fit.room - 2;
   r.mse = room > 0 ? std::log(mse) + (n + t) / room : std::numeric_limits<double>::infinity();
   if (gradient && room > 0)
     for (std::size_t k = 0; k < fit.d_mse.size(); ++k)
@@ -23,10 +24,11 @@ LooResult aicc(const InSample& fit, double n, bool gradient) {
   return r;
 }
 
-// GCV = n RSS / (n - tr)^2 = n^2 mse / (n - tr)^2 (Craven and Wahba 1979).
+// GCV = n RSS / (n - tr)^2 = n^2 mse / (n - tr)^2 (Craven and Wahba 1979), n - tr summed
+// without cancellation (InSample::room).
 LooResult gcv(const InSample& fit, double n, bool gradient) {
   LooResult r;
-  const double room = n - fit.trace;
+  const double room = fit.room;
   r.mse = room > 0 ? n * n * fit.mse / (room * room) : std::numeric_limits<double>::infinity();
   if (gradient && room > 0)
     for (std::size_t k = 0; k < fit.d_mse.size(); ++k)

@@ -15,28 +15,33 @@
 namespace nwreg {
 namespace {
 
-// The leave-one-out statistics of a chosen model: error (unless the fit left it), R^2 and the
-// effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over x:
-// at 1e5 rows every row would cost several times the learning). Throws DataError for a row no
-// other key reaches.
-void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine) {
+// The statistics of a chosen model: the leave-one-out error (unless the fit left it), R^2 and
+// the effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over
+// x: at 1e5 rows every row would cost several times the learning); the degrees of freedom
+// tr(H); and the criterion's value at the bandwidth, `asked` where nothing chose it (a fixed
+// or rule-of-thumb bandwidth). Throws DataError for a row no other key reaches.
+void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engine, Criterion asked) {
   const std::size_t neighbour_rows = FitOptions{}.neighbour_rows;
-  if (m.score.distance() && m.criterion && !m.loo_mse) return;  // another criterion chose h where a row has no other key in reach
+  // Another criterion chose h where a row has no other key in reach: no LOO statistics.
+  const bool loo_undefined = m.score.distance() && m.criterion && !m.loo_mse;
   const Fitted fitted(data, m, engine);
-  const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
-  if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
-  if (!std::isfinite(*m.loo_mse))
-    throw DataError("the leave-one-out error overflows: y values are too large to square");
-  m.loo_r2 = loo_r2(m.robustness.empty() ? data : reweighted(data, m.robustness), *m.loo_mse);
-  m.neighbours = detail.neighbours;
-  if (m.score.distance()) return;
+  if (!loo_undefined) {
+    const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
+    if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
+    if (!std::isfinite(*m.loo_mse))
+      throw DataError("the leave-one-out error overflows: y values are too large to square");
+    m.loo_r2 = loo_r2(m.robustness.empty() ? data : reweighted(data, m.robustness), *m.loo_mse);
+    m.neighbours = detail.neighbours;
+  }
   const InSample fit = fitted.insample();
   m.df = fit.trace;
-  if (m.criterion && uses_in_sample(*m.criterion))
+  if (!m.criterion) m.criterion = asked;
+  if (uses_in_sample(*m.criterion))
     m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
-  else if (m.criterion)
+  else
     m.criterion_value = m.loo_mse;
   if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();
+  if (!m.criterion_value) m.criterion.reset();
 }
 
 // A score other than gaussian: its start, then (general, additive) its parameters learned.
@@ -378,7 +383,7 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
   std::optional<FitResult> learned;  // what fit_warnings needs of a learned bandwidth
   choose(m, learned, data, plan, engine, events);
   if (plan.robust > 0) robust_fit(m, learned, data, plan, engine, events);
-  if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine);
+  if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine, plan.fit.criterion);
   if (learned) {
     FitOptions used = plan.fit;
     used.engine = engine;  // with the leave-out leave_out_auto chose
