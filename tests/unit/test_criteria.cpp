@@ -300,6 +300,17 @@ TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the wides
   CHECK(iw[0] == "the fit nearly interpolates (2 effective neighbours; h = 0.5 is below the typical spacing of \"x\", "
                  "1) even leaving out 4 keys on each side: the curve steps from point to point. Try a larger "
                  "--leave-out, --criterion aicc, --bandwidth plugin, or --min-neighbours 5");
+  // Issue 27: repeated x (R's stackloss: air flow at 8 values over 21 rows) averages 9.3
+  // effective neighbours at h = 4.39, below the spacing of the distinct values (5): no warning.
+  const Dataset stack = testing::make_dataset(
+      {80, 80, 75, 62, 62, 62, 62, 62, 58, 58, 58, 58, 58, 58, 50, 50, 50, 50, 50, 56, 70},
+      {42, 37, 37, 28, 18, 18, 19, 20, 15, 14, 14, 13, 11, 12, 8, 7, 8, 8, 9, 15, 15});
+  const FitResult learned = fit_bandwidth(stack, {});
+  const double neighbours = Attention(stack, learned.bandwidth, {}).loo_detail().neighbours;
+  CHECK(learned.bandwidth[0] < 5);
+  CHECK(neighbours == doctest::Approx(9.3).epsilon(0.01));
+  CHECK(fit_warnings(stack, learned, neighbours, plain).empty());
+  CHECK(fit_warnings(stack, learned, 2.5, plain).size() == 1);  // few neighbours: warned, spacing said
 }
 
 TEST_CASE("criteria: the 1-D Gaussian NW fast path gives the general path's fit, tr(H) and gradients") {
