@@ -19,6 +19,8 @@ struct FitCommand {
   EngineCliOptions engine;
   std::string output;            //!< -o: model JSON file, "-" = stdout; empty = none
   std::string format = "text";   //!< --format of the stdout report: text or json
+  std::string curve;             //!< --curve: the criteria over the bandwidth grid, CSV
+  std::string plot;              //!< --plot: the same drawn, SVG
 };
 CLI::App* setup_fit(CLI::App& app, FitCommand& cmd);
 /// Returns false when some files of a batch failed (each reported on stderr and its row).

@@ -10,6 +10,7 @@
 #include "nwreg/engine/attention.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/io/writers.h"
 
 namespace nwreg::cli {
 std::string join(const double* first, const double* last) {
@@ -431,6 +432,13 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   plan.leave_out_auto = !engine.fixed_leave_out() && chosen && !plan.metric_full && plan.score == Score::gaussian &&
                         !uses_in_sample(f.criterion) && f.optimizer == Optimizer::line_search;
   return plan;
+}
+
+void check_svg_name(const std::string& path, const char* option) {
+  if (path.empty() || path == "-" || path.rfind("/dev/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0) return;
+  if (!has_extension(path, ".svg"))
+    throw UsageError(std::string(option) + ": writes SVG; give a file name ending in .svg (or - for stdout), got " +
+                     quote(path));
 }
 
 std::size_t x_column_count(const InputOptions& o) {

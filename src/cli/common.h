@@ -138,6 +138,10 @@ struct BandwidthPlan : FitPlan {
 /// estimator). Throws UsageError naming the option.
 BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& engine);
 
+/// --plot and --heatmap write SVG: a file name must say so (stdout and devices are taken as they
+/// are). Throws UsageError naming `option`.
+void check_svg_name(const std::string& path, const char* option);
+
 /// The number of x columns -x names (1 when it names none).
 std::size_t x_column_count(const InputOptions& o);
 

@@ -11,6 +11,7 @@
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/thread_pool.h"
+#include "nwreg/io/plot.h"
 #include "nwreg/io/writers.h"
 
 namespace nwreg::cli {
@@ -28,6 +29,10 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   sub->add_option("--format", cmd.format,
                   "Report on stdout: text or json (the model), or csv (the batch summary row, one file or many); for a batch, csv (default) or json")
       ->capture_default_str();
+  sub->add_option("--curve", cmd.curve,
+                  "Write LOO, GCV, AICc and df over the grid the bandwidth is chosen on (the scan's scales, or "
+                  "K or F of knn/adaptive/span) to this CSV file");
+  sub->add_option("--plot", cmd.plot, "Draw the criteria over that grid, each relative to its minimum, to this SVG file");
   add_performance_options(*sub, cmd.engine);
   sub->footer(R"(Examples:
   nwreg fit data/synthetic.csv                  learn h; print it, the LOO error
@@ -39,7 +44,8 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   nwreg fit data/synthetic.csv --score additive an additive attention score
   nwreg fit data/*.csv -x 1 -y 2                a batch: a summary row per file
   nwreg fit 'runs/*.csv' --format json          globs expanded by nwreg
-  nwreg fit data/airquality_daily.csv -y Temp   a daily series: h in s and days)");
+  nwreg fit data/airquality_daily.csv -y Temp   a daily series: h in s and days
+  nwreg fit data/lakehuron.csv --curve c.csv --plot c.svg   the criteria over h)");
   return sub;
 }
 
@@ -84,6 +90,55 @@ void write_score(std::ostream& s, const Model& m) {
 
 // Several files: one summary row each; a failing file gets its error on its row and on
 // stderr, and the others still run. Returns whether all succeeded.
+// The grid's parameter as a column: K or span for a nearest-neighbour policy, else h (lambda
+// for a categorical column), one per x column named after it when there are several.
+std::vector<std::string> curve_columns(const Model& m) {
+  if (m.neighbour_policy) return {m.neighbour_policy.kind == Neighbours::span ? "span" : "K"};
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+    const std::string what = is_categorical(column_kind(m, k)) ? "lambda" : "h";
+    names.push_back(m.x_columns.size() == 1 ? what : what + "_" + m.x_columns[k]);
+  }
+  return names;
+}
+
+// --curve: a CSV row per grid point, an empty field where a criterion is undefined.
+void write_curve(std::ostream& os, const Model& m) {
+  std::string line;
+  for (const auto& name : curve_columns(m)) line += csv_field(name, ',') + ",";
+  os << line << "loo,gcv,aicc,df\n";
+  auto field = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string(); };
+  for (const CurvePoint& p : m.curve) {
+    line.clear();
+    if (m.neighbour_policy) line += format_double(p.parameter) + ",";
+    else
+      for (double h : p.bandwidth) line += format_double(h) + ",";
+    os << line << field(p.loo) << ',' << field(p.gcv) << ',' << field(p.aicc) << ',' << field(p.df) << '\n';
+  }
+}
+
+// --plot: the same curves, x the grid's parameter (the first column's h with several).
+CurvePlot curve_plot(const Model& m) {
+  CurvePlot p;
+  p.names = {m.leave_out ? "LOO (leave-block-out " + std::to_string(m.leave_out) + ")" : std::string("LOO"), "GCV",
+             "AICc"};
+  p.values.resize(3);
+  p.logarithmic = {false, false, true};
+  for (const CurvePoint& c : m.curve) {
+    p.x.push_back(m.neighbour_policy ? c.parameter : c.bandwidth.at(0));
+    p.values[0].push_back(c.loo);
+    p.values[1].push_back(c.gcv);
+    p.values[2].push_back(c.aicc);
+  }
+  const NeighbourBandwidth& nb = m.neighbour_policy;
+  p.x_name = nb ? to_string(nb.kind) + (nb.kind == Neighbours::span ? " F" : " K")
+                : "h of " + m.x_columns.at(0) + (m.x_columns.size() > 1 ? " (h of each column in proportion)" : "");
+  p.chosen = nb ? (nb.kind == Neighbours::span ? nb.F : static_cast<double>(nb.K)) : m.bandwidth.at(0);
+  p.title = "criteria over the bandwidth grid, n = " + std::to_string(m.n) + "; dashed: " +
+            (m.criterion ? "chosen by " + to_string(*m.criterion) : std::string("the bandwidth"));
+  return p;
+}
+
 bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, const BandwidthPlan& plan) {
   const bool json = cmd.format == "json";
   ThreadPool pool(cmd.engine.threads);
@@ -168,11 +223,17 @@ bool run_fit(const FitCommand& cmd) {
   std::vector<FileUse> uses;
   for (const auto& f : files) uses.push_back({f, "the training data", false});
   if (!cmd.output.empty()) uses.push_back({cmd.output, "-o", true});
+  for (auto [path, option] : {std::pair{&cmd.curve, "--curve"}, std::pair{&cmd.plot, "--plot"}})
+    if (!path->empty()) uses.push_back({*path, option, true});
   if (cmd.output != "-") uses.push_back({"-", "stdout", true});
+  check_svg_name(cmd.plot, "--plot");
   check_distinct(uses);
   // A batch: several files, a glob, or one file summarised as a CSV row (as in a batch).
   if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0]) ||
       cmd.format == "csv") {
+    for (auto [path, option] : {std::pair{&cmd.curve, "--curve"}, std::pair{&cmd.plot, "--plot"}})
+      if (!path->empty())
+        throw UsageError(std::string(option) + ": one training file's criteria; a batch writes a summary row per file");
     if (!cmd.output.empty())
       throw UsageError(files.size() > 1 || cmd.format != "csv"
                            ? "-o: a model file holds one fit; a batch writes its summary to stdout"
@@ -185,10 +246,14 @@ bool run_fit(const FitCommand& cmd) {
   return run_fit_one(one, plan);
 }
 
-bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
+bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& given) {
   check_tolerance(cmd.engine.tolerance);
-  std::optional<OutputFile> model_file;  // opened first: an unwritable path fails at once
+  BandwidthPlan plan = given;
+  plan.curve = !cmd.curve.empty() || !cmd.plot.empty();
+  std::optional<OutputFile> model_file, curve_file, plot_file;  // opened first: an unwritable path fails at once
   if (!cmd.output.empty() && cmd.output != "-") model_file.emplace(cmd.output, "-o");
+  if (!cmd.curve.empty()) curve_file.emplace(cmd.curve, "--curve");
+  if (!cmd.plot.empty()) plot_file.emplace(cmd.plot, "--plot");
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
   reader.reset();
@@ -202,6 +267,8 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
   // The model file is written first and committed only once the report is out: a failure
   // of either leaves the file as it was.
   if (model_file) model_file->write([&](std::ostream& os) { write_model(os, m); });
+  if (curve_file) curve_file->write([&](std::ostream& os) { write_curve(os, m); });
+  if (plot_file) plot_file->write([&](std::ostream& os) { write_curve_svg(os, curve_plot(m)); });
   OutputFile out("-", "stdout");
   if (json_to_stdout) {
     out.write([&](std::ostream& os) { write_model(os, m); });
@@ -245,7 +312,8 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& plan) {
       s << "epochs: " << m.history.back().epoch << " (" << m.stop_reason << ")\n";
     if (m.criterion) s << "criterion: " << to_string(*m.criterion) << ' ' << opt(m.criterion_value) << '\n';
   }
-  OutputFile::commit_all({&out, model_file ? &*model_file : nullptr});
+  OutputFile::commit_all({&out, model_file ? &*model_file : nullptr, curve_file ? &*curve_file : nullptr,
+                          plot_file ? &*plot_file : nullptr});
   return true;
 }
 

@@ -392,15 +392,6 @@ Examples:
 
 namespace {
 
-// --plot and --heatmap write SVG: a file name must say so (stdout and devices are taken as they
-// are). Throws UsageError naming `option`.
-void check_svg_name(const std::string& path, const char* option) {
-  if (path.empty() || path == "-" || path.rfind("/dev/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0) return;
-  if (!has_extension(path, ".svg"))
-    throw UsageError(std::string(option) + ": writes SVG; give a file name ending in .svg (or - for stdout), got " +
-                     quote(path));
-}
-
 // The options checked against each other before anything is read or opened.
 struct PredictSetup {
   bool fitted_values = false;  // no --grid, --grid-n or --query: the training rows

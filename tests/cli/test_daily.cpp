@@ -349,12 +349,14 @@ TEST_CASE("daily: --help is in sections, every line within 80 columns (the man p
   CHECK(predict.find("--grid ") > predict.find("\nInput:\n"));
   CHECK(predict.find("--grid ") < predict.find("\nBandwidth:\n"));
   CHECK(predict.find("--threads") > predict.find("\nPerformance:\n"));
-  // fit writes no predictions: no query, plot or prediction options in its help.
+  // fit writes no predictions: no query or prediction options in its help (its --plot draws
+  // the criteria over the bandwidth grid, not a curve of predictions).
   const std::string fit = run_nwreg({"fit", "--help"}).out;
-  for (const char* other : {"--grid", "--query", "--plot", "--heatmap", "--keep", "--se", "--weights", "--shard"}) {
+  for (const char* other : {"--grid", "--query", "--heatmap", "--keep", "--se", "--weights", "--shard"}) {
     CAPTURE(other);
     CHECK(fit.find(std::string("  ") + other + " ") == std::string::npos);
   }
+  CHECK(fit.find("Draw the criteria over that grid") != std::string::npos);
   CHECK(run_nwreg({"help", "predict"}).out == predict);
 }
 

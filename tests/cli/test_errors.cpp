@@ -378,6 +378,10 @@ TEST_CASE("errors: the catalogue, one input each") {
                           R"("n":3,"checksum":"c","bandwidth":[86400],"x_offsets":["+01:00"]})")},
        "", 1, (s / "off2.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 must be an offset such as "
        "\"+01:00\" for a time column, or null"},
+      {{"fit", syn, mc, "--plot", (s / "c.svg").string()}, "", 2,
+       "--plot: one training file's criteria; a batch writes a summary row per file"},
+      {{"fit", syn, "--score", "general", "--curve", (s / "c.csv").string()}, "", 2,
+       "--curve: the criteria over bandwidths; not with --score general"},
       {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},

@@ -126,3 +126,59 @@ TEST_CASE("selection cli: --bandwidth plugin is KernSmooth's dpill, carried to o
   CHECK(j["history"][0]["bandwidth"][0].get<double>() == doctest::Approx(1.4452583655703251).epsilon(1e-9));
   CHECK(j["bandwidth_source"] == "learned");
 }
+
+namespace {
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = line.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(line.substr(from, at - from));
+  out.push_back(line.substr(from));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("selection cli: fit --curve writes LOO, GCV, AICc and df over the grid, each as fit -b reports it") {
+  // Issue 27: no way to see the criterion as a function of h (locfit's gcvplot).
+  Scratch s;
+  const std::string curve = (s / "c.csv").string(), plot = (s / "c.svg").string();
+  const Result r = run_nwreg({"fit", data("mcycle.csv"), "--curve", curve, "--plot", plot});
+  REQUIRE(r.exit_code == 0);
+  const auto rows = lines(slurp(curve));
+  REQUIRE(rows.size() > 20);
+  CHECK(rows[0] == "h,loo,gcv,aicc,df");
+  for (std::size_t i : {std::size_t{5}, rows.size() / 2, rows.size() - 3}) {
+    const auto f = split(rows[i], ',');
+    REQUIRE(f.size() == 5);
+    CAPTURE(rows[i]);
+    // The same figures as a fit at that h, criterion by criterion.
+    for (const auto& [criterion, column] : {std::pair{"loo", 1}, std::pair{"gcv", 2}, std::pair{"aicc", 3}}) {
+      const Json m = Json::parse(run_nwreg({"fit", data("mcycle.csv"), "-b", f[0], "--criterion", criterion,
+                                            "--format", "json"}).out);
+      CHECK(m["criterion"] == criterion);
+      CHECK(m["criterion_value"].get<double>() == doctest::Approx(std::stod(f[column])).epsilon(1e-12));
+      CHECK(m["df"].get<double>() == doctest::Approx(std::stod(f[4])).epsilon(1e-12));
+    }
+  }
+  const std::string svg = slurp(plot);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find(">LOO</text>") != std::string::npos);
+  CHECK(svg.find(">GCV</text>") != std::string::npos);
+  CHECK(svg.find(">AICc</text>") != std::string::npos);
+  CHECK(svg.find("class=\"chosen\"") != std::string::npos);
+  // A nearest-neighbour policy: the curve is over K.
+  REQUIRE(run_nwreg({"fit", data("mcycle.csv"), "-b", "knn:auto", "--curve", curve}).exit_code == 0);
+  const auto k = lines(slurp(curve));
+  CHECK(k[0] == "K,loo,gcv,aicc,df");
+  CHECK(k[1].rfind("1,", 0) == 0);
+  // Two columns: a bandwidth per column.
+  REQUIRE(run_nwreg({"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.5", "--curve", curve}).exit_code == 0);
+  CHECK(lines(slurp(curve))[0] == "h_lstat,h_rm,loo,gcv,aicc,df");
+  // What it cannot do.
+  CHECK(run_nwreg({"fit", data("mcycle.csv"), data("cars.csv"), "--curve", curve}).err ==
+        "nwreg: error: --curve: one training file's criteria; a batch writes a summary row per file\n");
+  CHECK(run_nwreg({"fit", data("mcycle.csv"), "--score", "dot", "--curve", curve}).err ==
+        "nwreg: error: --curve: the criteria over bandwidths; not with --score dot\n");
+  CHECK(run_nwreg({"fit", data("mcycle.csv"), "--plot", (s / "c.png").string()}).err ==
+        "nwreg: error: --plot: writes SVG; give a file name ending in .svg (or - for stdout), got \"" +
+            (s / "c.png").string() + "\"\n");
+}

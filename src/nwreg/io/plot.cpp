@@ -276,6 +276,103 @@ void write_fit_svg(std::ostream& out, const FitPlot& p) {
   out << "</svg>\n";
 }
 
+void write_curve_svg(std::ostream& out, const CurvePlot& p) {
+  constexpr double cap = 3;  // ratios above it are drawn at it
+  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+  // Each curve relative to its minimum.
+  std::vector<std::vector<std::optional<double>>> ratio(p.values.size());
+  std::vector<std::optional<std::size_t>> at_min(p.values.size());
+  double top_ratio = 1;
+  for (std::size_t c = 0; c < p.values.size(); ++c) {
+    const auto& v = p.values[c];
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] && (!at_min[c] || *v[i] < *v[*at_min[c]])) at_min[c] = i;
+    ratio[c].resize(v.size());
+    if (!at_min[c]) continue;
+    const double m = *v[*at_min[c]];
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i]) continue;
+      const double r = c < p.logarithmic.size() && p.logarithmic[c] ? std::exp(std::min(*v[i] - m, 50.0))
+                       : m > 0                                    ? *v[i] / m
+                                                                  : (*v[i] > 0 ? cap : 1.0);
+      ratio[c][i] = std::min(r, cap);
+      top_ratio = std::max(top_ratio, *ratio[c][i]);
+    }
+  }
+  double xlo = INFINITY, xhi = -INFINITY;
+  for (double x : p.x)
+    if (x > 0 && std::isfinite(x)) xlo = std::min(xlo, std::log10(x)), xhi = std::max(xhi, std::log10(x));
+  if (p.chosen && *p.chosen > 0 && std::isfinite(*p.chosen))  // a learned h can lie off the grid
+    xlo = std::min(xlo, std::log10(*p.chosen)), xhi = std::max(xhi, std::log10(*p.chosen));
+  if (!(xhi >= xlo)) xlo = -1, xhi = 1;
+  double ylo = 1, yhi = std::max(top_ratio, 1.05);
+  pad(xlo, xhi);
+  pad(ylo, yhi);
+  const Scale sx{xlo, xhi, left, width - right}, sy{ylo, yhi, height - bottom, top};
+  header(out, width, height);
+  const double x0 = left, x1 = width - right, y0 = height - bottom, y1 = top;
+  out << "<g stroke=\"#333\" fill=\"none\"><rect x=\"" << num(x0) << "\" y=\"" << num(y1) << "\" width=\""
+      << num(x1 - x0) << "\" height=\"" << num(y0 - y1) << "\"/></g>\n";
+  // x: decades, with 2 and 5 between them when the axis spans few.
+  std::vector<double> ticks;
+  const bool fine = xhi - xlo < 2.5;
+  for (double e = std::floor(xlo); e <= std::ceil(xhi); ++e)
+    for (double f : fine ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+      const double t = e + std::log10(f);
+      if (t >= xlo && t <= xhi) ticks.push_back(t);
+    }
+  out << "<g class=\"x-ticks\" text-anchor=\"middle\">\n";
+  for (double t : ticks) {
+    char label[32];
+    std::snprintf(label, sizeof label, "%g", std::pow(10.0, t));
+    out << "<line x1=\"" << num(sx(t)) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(sx(t)) << "\" y2=\"" << num(y0 + 5)
+        << "\" stroke=\"#333\"/><text x=\"" << num(sx(t)) << "\" y=\"" << num(y0 + 20) << "\">" << label << "</text>\n";
+  }
+  const Ticks ty = nice_ticks(sy.lo, sy.hi);
+  out << "</g>\n<g class=\"y-ticks\" text-anchor=\"end\">\n";
+  for (std::size_t i = 0; i < ty.at.size(); ++i)
+    out << "<line x1=\"" << num(x0 - 5) << "\" y1=\"" << num(sy(ty.at[i])) << "\" x2=\"" << num(x0) << "\" y2=\""
+        << num(sy(ty.at[i])) << "\" stroke=\"#333\"/><text x=\"" << num(x0 - 8) << "\" y=\"" << num(sy(ty.at[i]) + 4)
+        << "\">" << escape(ty.label[i]) << "</text>\n";
+  out << "</g>\n";
+  if (p.chosen && *p.chosen > 0)
+    out << "<line class=\"chosen\" x1=\"" << num(sx(std::log10(*p.chosen))) << "\" y1=\"" << num(y1) << "\" x2=\""
+        << num(sx(std::log10(*p.chosen))) << "\" y2=\"" << num(y0) << "\" stroke=\"#555\" stroke-dasharray=\"5,4\"/>\n";
+  for (std::size_t c = 0; c < ratio.size(); ++c) {
+    const char* colour_c = colours[c % 4];
+    // A polyline per run of defined points.
+    bool open = false;
+    for (std::size_t i = 0; i < ratio[c].size() && i < p.x.size(); ++i) {
+      if (!ratio[c][i] || !(p.x[i] > 0)) {
+        if (open) out << "\"/>\n";
+        open = false;
+        continue;
+      }
+      if (!open)
+        out << "<polyline class=\"curve\" fill=\"none\" stroke=\"" << colour_c << "\" stroke-width=\"2\" points=\"";
+      open = true;
+      out << num(sx(std::log10(p.x[i]))) << ',' << num(sy(*ratio[c][i])) << ' ';
+    }
+    if (open) out << "\"/>\n";
+    if (at_min[c])
+      out << "<circle class=\"minimum\" cx=\"" << num(sx(std::log10(p.x[*at_min[c]]))) << "\" cy=\"" << num(sy(1))
+          << "\" r=\"4\" fill=\"" << colour_c << "\"/>\n";
+  }
+  // The legend's box, top right, over the curves.
+  out << "<rect class=\"legend-box\" x=\"" << num(x1 - 200) << "\" y=\"" << num(y1 + 6) << "\" width=\"194\" height=\""
+      << num(8 + 18 * static_cast<double>(ratio.size())) << "\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n";
+  for (std::size_t c = 0; c < ratio.size(); ++c)
+    out << "<text class=\"legend\" x=\"" << num(x1 - 10) << "\" y=\"" << num(y1 + 20 + 18 * static_cast<double>(c))
+        << "\" text-anchor=\"end\" fill=\"" << colours[c % 4] << "\">" << escape(c < p.names.size() ? p.names[c] : "")
+        << "</text>\n";
+  out << "<text class=\"x-title\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(height - 15)
+      << "\" text-anchor=\"middle\" font-size=\"15\">" << escape(p.x_name) << " (log scale)</text>\n"
+      << "<text class=\"y-title\" transform=\"translate(20," << num((y0 + y1) / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"15\">criterion / its minimum</text>\n"
+      << "<text class=\"title\" x=\"" << num(width / 2) << "\" y=\"28\" text-anchor=\"middle\" font-size=\"16\">"
+      << escape(p.title) << "</text>\n</svg>\n";
+}
+
 Heatmap::Heatmap(const std::vector<double>& query_x, const std::vector<double>& key_x, std::size_t max_bins)
     : m_(query_x.size()), n_(key_x.size()) {
   rb_ = std::max<std::size_t>(1, std::min(m_, max_bins));

@@ -3,6 +3,7 @@
 /// attention-weight matrix as a heat map (as the d2l textbook shows it).
 
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,6 +23,21 @@ struct FitPlot {
 /// Writes an 800 x 500 SVG: points (at most 20000 drawn, evenly thinned, said in the picture),
 /// the curve, the band if any, axes with ticks (dates and times for a time x), the title.
 void write_fit_svg(std::ostream& out, const FitPlot& plot);
+
+/// What the criterion plot (fit --plot) shows: curves over a grid of bandwidths (or K, F), each
+/// relative to its own minimum, so that LOO, GCV (squared errors) and AICc (a logarithm) share
+/// an axis: v / min v, or exp(v - min v) for a logarithmic one.
+struct CurvePlot {
+  std::vector<double> x;                                   //!< the grid, > 0, drawn on a log axis
+  std::vector<std::string> names;                          //!< each curve's legend entry
+  std::vector<std::vector<std::optional<double>>> values;  //!< per curve, per x; absent where undefined
+  std::vector<bool> logarithmic;                           //!< per curve
+  std::optional<double> chosen;                            //!< the chosen x: a dashed line
+  std::string x_name, title;
+};
+
+/// Writes an 800 x 500 SVG of the curves (ratios above 3 drawn at 3), each minimum marked.
+void write_curve_svg(std::ostream& out, const CurvePlot& plot);
 
 struct HeatmapStyle {
   std::string x_name;      //!< the x column, for the axis titles

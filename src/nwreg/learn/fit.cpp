@@ -291,6 +291,51 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
   m.robust = plan.robust;
 }
 
+// The criteria over the grid the bandwidth is chosen on (FitPlan::curve): for a bandwidth, the
+// scan's common scales (h_k = c sd_k, a categorical column's lambda following c as in the scan);
+// for a nearest-neighbour policy, its K (or F) grid at the model's scales. Each point is one
+// leave-one-out pass (with the model's leave-out) and one in-sample pass, over every row.
+std::vector<CurvePoint> criterion_curve(const Dataset& data, const Model& m, EngineOptions engine) {
+  engine.progress = nullptr;
+  const double n = static_cast<double>(data.n);
+  auto point = [&](const std::vector<double>& h, const EngineOptions& e, double parameter) {
+    CurvePoint c{h, parameter, {}, {}, {}, {}};
+    const Attention a(data, h, e);
+    const LooResult loo = a.loo(false);
+    if (!loo.out_of_reach && std::isfinite(loo.mse)) c.loo = loo.mse;
+    const InSample fit = a.insample(false);
+    c.df = fit.trace;
+    for (auto [criterion, value] : {std::pair{Criterion::gcv, &c.gcv}, std::pair{Criterion::aicc, &c.aicc}}) {
+      const double v = criterion_value(criterion, fit, n, false).mse;
+      if (std::isfinite(v)) *value = v;
+    }
+    return c;
+  };
+  std::vector<CurvePoint> out;
+  if (m.neighbour_policy) {
+    const std::size_t left = std::min(2 * engine.leave_out, data.n - 1);
+    const bool span = m.neighbour_policy.kind == Neighbours::span;
+    for (const NeighbourBandwidth& g :
+         neighbour_grid(m.neighbour_policy.kind, span ? data.n : data.n - left,
+                        kernel::make_design(data.d, method_degree(engine.method, engine.degree)).p)) {
+      EngineOptions e = engine;
+      e.neighbour_policy = g;
+      out.push_back(point(m.bandwidth, e, span ? g.F : static_cast<double>(g.K)));
+    }
+    return out;
+  }
+  const auto stats = x_column_stats(data, "the criterion curve");
+  for (double c : scan_scales(data)) {
+    std::vector<double> h;
+    for (std::size_t k = 0; k < data.d; ++k)
+      h.push_back(is_categorical(data.kind(k))
+                      ? lambda_max(engine.categorical, data.kind(k), data.levels.at(k).size()) * c / (1 + c)
+                      : c * stats[k].sd);
+    out.push_back(point(h, engine, 0));
+  }
+  return out;
+}
+
 // y as the learner sees it, when its values are far from 1: times 2^-k, k the binary exponent
 // of the largest |y|, so that no squared residual over- or underflows (y times 1e300 or 1e-300).
 // Exact (a power of two), and every choice is scale-free: h, K, the metric and a score's
@@ -324,6 +369,10 @@ struct YScale {
     };
     back(m.loo_mse, Criterion::loo);
     back(m.criterion_value, c);
+    for (CurvePoint& p : m.curve)  // (a point beyond a double's range is left out)
+      for (auto [v, as] : {std::pair{&p.loo, Criterion::loo}, std::pair{&p.gcv, Criterion::gcv},
+                           std::pair{&p.aicc, Criterion::aicc}})
+        if (*v && !std::isfinite(**v = value(**v, as))) v->reset();
     for (Epoch& e : m.history) e.loss = value(e.loss, c);
     if (lost || std::any_of(m.history.begin(), m.history.end(), [](const Epoch& e) { return !std::isfinite(e.loss); })) {
       m.history.clear();
@@ -384,6 +433,12 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
   choose(m, learned, data, plan, engine, events);
   if (plan.robust > 0) robust_fit(m, learned, data, plan, engine, events);
   if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine, plan.fit.criterion);
+  if (plan.curve) {
+    if (!m.score.distance() || m.metric.rank)
+      throw UsageError(std::string("--curve: the criteria over bandwidths; not with ") +
+                       (m.metric.rank ? "--metric full" : "--score " + to_string(m.score.score)));
+    m.curve = criterion_curve(data, m, engine);
+  }
   if (learned) {
     FitOptions used = plan.fit;
     used.engine = engine;  // with the leave-out leave_out_auto chose

@@ -37,6 +37,9 @@ struct FitPlan {
   std::size_t hidden = 8;      //!< additive: units
   bool bias = true;            //!< additive: b inside the tanh
   std::uint64_t seed = 0;      //!< additive: the random start's seed
+  /// Model::curve: LOO, GCV, AICc and df over the grid the bandwidth is chosen on (the scan's
+  /// common scales, or K or F of a nearest-neighbour policy), whatever chose it.
+  bool curve = false;
 };
 
 /// What fit_model reports as it goes; each may be empty.

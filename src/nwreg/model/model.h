@@ -22,6 +22,15 @@ inline constexpr int model_format_version = 1;
 inline constexpr std::size_t max_model_bytes = std::size_t{64} << 20;
 inline constexpr int max_model_depth = 32;
 
+/// A point of the criterion curve (fit --curve): the criteria at one bandwidth of the grid the
+/// bandwidth is chosen on. Each is absent where undefined there (a row with no other key in
+/// reach; n - tr(H) too small).
+struct CurvePoint {
+  std::vector<double> bandwidth;        //!< per x column (lambda for a categorical one)
+  double parameter = 0;                 //!< a nearest-neighbour policy's K, or F for span; else 0
+  std::optional<double> loo, gcv, aicc, df;
+};
+
 struct Model {
   ScoreParameters score;                //!< --score: gaussian (the kernels and bandwidths) or another, with its parameters
   Kernel kernel = Kernel::gaussian;
@@ -48,6 +57,7 @@ struct Model {
   std::optional<double> neighbours;     //!< mean effective number of neighbours, 1 / sum a^2
   std::optional<double> df;             //!< degrees of freedom tr(H) (reported for the scores other than gaussian)
   std::vector<Epoch> history;           //!< loss per epoch when learned
+  std::vector<CurvePoint> curve;        //!< FitPlan::curve: the criteria over the grid (not in the model file)
   std::string stop_reason;              //!< why learning stopped, when learned
   std::optional<Criterion> criterion;   //!< what learning minimised, when learned
   std::optional<double> criterion_value;  //!< its value at `bandwidth`, over every row
