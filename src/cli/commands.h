@@ -49,6 +49,8 @@ struct PredictCommand {
   bool derivative = false;       //!< --derivative: add the slope d_<x> per continuous x column (and d_<x>_se)
   std::string slope_unit;        //!< --slope-unit: a time column's slope per this span (empty: per second)
   double level = 0.95;           //!< --level of the band
+  std::string interval = "auto"; //!< --interval: rbc, plain, or auto (rbc where it exists)
+  bool simultaneous = false;     //!< --simultaneous: a band over every query at once (tube formula)
 };
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
 void run_predict(const PredictCommand& cmd);

@@ -225,13 +225,50 @@ struct Block {
   std::optional<Band> band;
   std::optional<Fitted::Slopes> slopes;  // --derivative: m x d
 };
+// How --se's band is made: its multiplier (the pointwise z, or the simultaneous critical value)
+// and the fit it is centred on (--interval rbc: the bias-corrected one), or none.
+struct BandSetup {
+  double level = 0.95;
+  std::optional<double> critical;  // --simultaneous
+  std::optional<Fitted> corrected;
+};
+
+// The band's setup for a model: rbc where the model has a bias-corrected fit (and --interval
+// auto or rbc), and with --simultaneous the tube formula's critical value over the m queries
+// q (every query of the run, so that shards share it), said on stderr.
+void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, const Model& model,
+              const EngineOptions& engine, const Fitted& fitted, const double* q, std::size_t m) {
+  band.level = cmd.level;
+  const bool asked = cmd.interval != "auto";
+  const Interval interval = asked ? parse_interval(cmd.interval) : Interval::rbc;
+  if (interval == Interval::rbc) {
+    if (const auto corrected = bias_corrected(model)) {
+      band.corrected.emplace(data, *corrected, engine);
+    } else if (asked) {
+      throw UsageError("--interval rbc: " +
+                       (model.score.distance() ? std::string("degree ") + std::to_string(model.degree) +
+                                                     "'s bias correction needs degree 4, beyond nwreg's local polynomials"
+                                               : "--score " + to_string(model.score.score) + " has no local polynomial to correct its bias") +
+                       "; give --interval plain");
+    }
+  }
+  if (!cmd.simultaneous) return;
+  const Simultaneous s = fitted.simultaneous(q, m, cmd.level, band.corrected ? &*band.corrected : nullptr);
+  band.critical = s.critical;
+  std::cerr << "nwreg: simultaneous " << format_double(cmd.level) << " band over " << m << " queries: critical value "
+            << format_g3(s.critical) << " (pointwise " << format_g3(band_quantile(cmd.level, s.nu)) << "; tube formula, kappa0 "
+            << format_g3(s.kappa0) << (s.nu < 1e7 ? ", t with " + format_g3(s.nu) + " df" : std::string()) << ")\n";
+}
+
 // The answers to m queries, the first of them query number first + 1 of the user's: an error
 // names a query by that number.
 Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t first, const LooDetail* loo,
-             double level, bool derivative) try {
+             const BandSetup& band, bool derivative) try {
   Block b;
   b.pred.resize(m);
-  if (loo) b.band = fitted.predict_band(q, m, level, *loo, b.pred.data());
+  if (loo)
+    b.band = fitted.predict_band(q, m, band.level, *loo, b.pred.data(), band.corrected ? &*band.corrected : nullptr,
+                                 band.critical);
   else fitted.predict(q, m, b.pred.data());
   if (derivative) b.slopes = fitted.slopes(q, m, loo);
   return b;
@@ -280,7 +317,11 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   one.progress = nullptr;
   const Fitted fitted(data, model, one);
   std::optional<LooDetail> loo;
-  if (cmd.se) loo = Fitted(data, model, engine).loo_residuals();
+  BandSetup band;
+  if (cmd.se) {
+    loo = Fitted(data, model, engine).loo_residuals();
+    set_band(band, cmd, data, model, one, fitted, nullptr, 0);  // (--simultaneous is refused for a stream)
+  }
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
@@ -292,7 +333,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
       Block b;
       try {
-        b = answer(fitted, row.x.data(), 1, 0, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
+        b = answer(fitted, row.x.data(), 1, 0, loo ? &*loo : nullptr, band, cmd.derivative);
       } catch (const QueryError& e) {  // named by its line in the stream
         throw InputError(reader.source(), reader.line(), "", "the query" + e.detail());
       }
@@ -355,6 +396,14 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                 "Add pointwise standard errors and a confidence band: columns se, lower, upper (see "
                 "docs/methods.md, \"Standard errors\")");
   sub->add_option("--level", cmd.level, "Confidence level of the --se band")->capture_default_str();
+  sub->add_option("--interval", cmd.interval,
+                  "The --se band: rbc (robust bias correction: centred on the local polynomial of degree "
+                  "max(p + 1, 2) at the same bandwidth, with its standard error), plain (prediction -+ z se, "
+                  "ignoring bias), or auto (rbc where it exists: not for other scores or degree 3)")
+      ->capture_default_str();
+  sub->add_flag("--simultaneous", cmd.simultaneous,
+                "Make the --se band cover the whole curve over the queries at --level at once (one x column; the "
+                "tube formula's critical value, said on stderr)");
   sub->add_flag("--derivative", cmd.derivative,
                 "Add the slope df/dx of each continuous x column (d_<x>; per second for time, or per "
                 "--slope-unit), with --se its standard error (d_<x>_se): NW's analytic derivative, local "
@@ -375,6 +424,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
       o->excludes(model);
   for (auto [option, needs] : {std::pair{"--heatmap-scale", "--heatmap"}, {"--weights-layout", "--weights"},
                                {"--max-weights", "--weights"}, {"--level", "--se"},
+                               {"--interval", "--se"}, {"--simultaneous", "--se"},
                                {"--slope-unit", "--derivative"}})
     sub->get_option(option)->needs(sub->get_option(needs));
   sub->footer(R"(Without --grid, --grid-n or --query, predicts at the training x (fitted values).
@@ -421,6 +471,9 @@ PredictSetup check_predict(const PredictCommand& cmd) {
       (!format_def(s.format).shardable || (!cmd.weights.empty() && !format_def(s.weights_format).shardable)))
     throw UsageError("--shard: JSON output cannot be joined from pieces; use csv or jsonl");
   s.streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() && cmd.heatmap.empty();
+  if (cmd.simultaneous && s.streaming)
+    throw UsageError("--simultaneous: a band over every query needs them all first; not with --query - (give a file)");
+  if (cmd.interval != "auto") parse_interval(cmd.interval);
   s.plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
   if (cmd.model.empty()) check_plan_columns(s.plan, cmd.engine, cmd.input);
@@ -596,9 +649,12 @@ void run_predict(const PredictCommand& given) {
   const Model model = choose_model();
   const Fitted fitted(data, model, engine);
   std::optional<LooDetail> loo;
+  BandSetup band;
   if (cmd.se) {
     task = "leave-one-out residuals";
     loo = fitted.loo_residuals();
+    task = cmd.simultaneous ? "the simultaneous band" : "predicting";
+    set_band(band, cmd, data, model, engine, fitted, rows.x.data(), rows.x.size() / data.d);
     task = "predicting";
   }
   const PredictionWriter::Columns columns =
@@ -615,7 +671,7 @@ void run_predict(const PredictCommand& given) {
       for (std::size_t size = 256; blocks_done < m; size = std::min<std::size_t>(size * 2, 65536)) {
         const std::size_t count = std::min(size, m - blocks_done);
         write_block(w, rows, data.d, first + blocks_done,
-                    answer(fitted, q + blocks_done * data.d, count, first + blocks_done, loo ? &*loo : nullptr, cmd.level,
+                    answer(fitted, q + blocks_done * data.d, count, first + blocks_done, loo ? &*loo : nullptr, band,
                            cmd.derivative),
                     slope_cols);
         w.flush();
@@ -626,7 +682,7 @@ void run_predict(const PredictCommand& given) {
     out.commit();
     return;
   }
-  const Block all = answer(fitted, q, m, first, loo ? &*loo : nullptr, cmd.level, cmd.derivative);
+  const Block all = answer(fitted, q, m, first, loo ? &*loo : nullptr, band, cmd.derivative);
   const Answers answers{cmd, setup, data, rows, model, fitted, columns, slope_cols, all, q, m, first, header};
   write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
 }

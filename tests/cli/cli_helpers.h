@@ -105,6 +105,15 @@ inline std::vector<std::string> lines(const std::string& text) {
   return v;
 }
 
+// The fields of a line of nwreg's output (no quoting in these outputs).
+inline std::vector<std::string> split(const std::string& line, char sep = ',') {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = line.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(line.substr(from, at - from));
+  out.push_back(line.substr(from));
+  return out;
+}
+
 // nwreg with stdin and stdout on pipes, for a conversation: write a line, read the answer, and
 // only then write the next (a reader that waited for the end of its input would hang).
 class Conversation {

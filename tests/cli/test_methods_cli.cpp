@@ -54,10 +54,11 @@ TEST_CASE("methods cli: a model file keeps kernel, method and statistics, predic
   CHECK(run_nwreg({"predict", data("mcycle.csv"), "--model", model, "--kernel", "gaussian"}).exit_code == 2);
 }
 
-TEST_CASE("methods cli: --se adds se, lower and upper, the band is f -+ z se, --plot draws it") {
+TEST_CASE("methods cli: --se adds se, lower and upper, the plain band is f -+ z se, --plot draws it") {
   Scratch s;
   const std::string svg = (s / "f.svg").string();
-  Result r = run_nwreg({"predict", data("mcycle.csv"), "--grid", "10:50:10", "--se", "--level", "0.9", "--plot", svg});
+  Result r = run_nwreg({"predict", data("mcycle.csv"), "--grid", "10:50:10", "--se", "--level", "0.9", "--interval", "plain",
+                        "--plot", svg});
   REQUIRE(r.exit_code == 0);
   const auto l = lines(r.out);
   REQUIRE(l.size() == 5);
@@ -71,7 +72,8 @@ TEST_CASE("methods cli: --se adds se, lower and upper, the band is f -+ z se, --
   }
   CHECK(slurp(svg).find("<polygon class=\"band\"") != std::string::npos);
   // The same columns in JSON Lines, and streamed from stdin.
-  Result j = run_nwreg({"predict", data("mcycle.csv"), "--query", "-", "--se", "--format", "jsonl"}, "times\n20\n");
+  Result j = run_nwreg({"predict", data("mcycle.csv"), "--query", "-", "--se", "--interval", "plain", "--format", "jsonl"},
+                       "times\n20\n");
   REQUIRE(j.exit_code == 0);
   const Json rec = Json::parse(j.out);
   CHECK(rec["times"] == 20);
@@ -329,4 +331,56 @@ TEST_CASE("methods cli: --levels on an ordered column of numbers keeps the numbe
   check_error(run_nwreg(listed), 2,
               "--levels: column \"o\" is ordered numbers, ordered by value (distances are their differences): list its "
               "levels ascending, or leave --levels out; \"0\" follows \"1\"");
+}
+
+TEST_CASE("methods cli: --se bands are robust bias-corrected by default, plain on asking, simultaneous on asking") {
+  // Issue 27: the plain band (prediction -+ z se) ignores bias and covered 0.91 of the time.
+  const std::vector<std::string> base = {"predict", data("mcycle.csv"), "-b", "2.5", "--grid", "10:40:10", "--se"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_nwreg(a);
+  };
+  const Result rbc = with({}), explicit_rbc = with({"--interval", "rbc"}), plain = with({"--interval", "plain"});
+  REQUIRE(rbc.exit_code == 0);
+  CHECK(rbc.out == explicit_rbc.out);
+  CHECK(rbc.err.empty());
+  const auto r = lines(rbc.out), p = lines(plain.out);
+  // The prediction and se are the estimate's; the rbc band is centred on the local quadratic
+  // at the same h (its prediction with --interval plain gives the centre's se with its own
+  // residuals, so only the centre is compared here).
+  const auto lq = lines(run_nwreg({"predict", data("mcycle.csv"), "-b", "2.5", "--grid", "10:40:10", "--method",
+                                   "local-polynomial", "--degree", "2"}).out);
+  for (std::size_t i = 1; i < r.size(); ++i) {
+    const auto a = split(r[i]), b = split(p[i]), c = split(lq[i]);
+    CHECK(a[1] == b[1]);
+    CHECK(a[2] == b[2]);
+    CHECK((std::stod(a[3]) + std::stod(a[4])) / 2 == doctest::Approx(std::stod(c[1])).epsilon(1e-12));
+    CHECK(std::stod(b[3]) == doctest::Approx(std::stod(b[1]) - 1.959963984540054 * std::stod(b[2])).epsilon(1e-12));
+  }
+  // Degree 3 has no correction: auto gives the plain band; rbc asked for is an error.
+  const std::vector<std::string> cubic = {"--method", "local-polynomial", "--degree", "3"};
+  std::vector<std::string> auto3 = cubic, plain3 = cubic;
+  plain3.insert(plain3.end(), {"--interval", "plain"});
+  CHECK(with(auto3).out == with(plain3).out);
+  std::vector<std::string> rbc3 = cubic;
+  rbc3.insert(rbc3.end(), {"--interval", "rbc"});
+  const Result refused = with(rbc3);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err == "nwreg: error: --interval rbc: degree 3's bias correction needs degree 4, beyond nwreg's local "
+                       "polynomials; give --interval plain\n");
+  // Simultaneous: wider by the tube formula's critical value, said on stderr.
+  const Result sim = with({"--simultaneous"});
+  REQUIRE(sim.exit_code == 0);
+  CHECK(sim.err.rfind("nwreg: simultaneous 0.95 band over 3 queries: critical value ", 0) == 0);
+  const auto s = lines(sim.out);
+  for (std::size_t i = 1; i < s.size(); ++i) {
+    const auto a = split(s[i]), b = split(r[i]);
+    CHECK(std::stod(a[4]) - std::stod(a[3]) > std::stod(b[4]) - std::stod(b[3]));
+    CHECK((std::stod(a[3]) + std::stod(a[4])) / 2 == doctest::Approx((std::stod(b[3]) + std::stod(b[4])) / 2).epsilon(1e-12));
+  }
+  CHECK(run_nwreg({"predict", data("mcycle.csv"), "-b", "2.5", "--query", "-", "--se", "--simultaneous"}, "times\n1\n").err ==
+        "nwreg: error: --simultaneous: a band over every query needs them all first; not with --query - (give a file)\n");
+  CHECK(run_nwreg({"predict", data("mcycle.csv"), "--grid-n", "3", "--simultaneous"}).err ==
+        "nwreg: error: --simultaneous requires --se (see nwreg predict --help)\n");
 }

@@ -127,16 +127,6 @@ TEST_CASE("selection cli: --bandwidth plugin is KernSmooth's dpill, carried to o
   CHECK(j["bandwidth_source"] == "learned");
 }
 
-namespace {
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::size_t from = 0;
-  for (std::size_t at; (at = line.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(line.substr(from, at - from));
-  out.push_back(line.substr(from));
-  return out;
-}
-}  // namespace
-
 TEST_CASE("selection cli: fit --curve writes LOO, GCV, AICc and df over the grid, each as fit -b reports it") {
   // Issue 27: no way to see the criterion as a function of h (locfit's gcvplot).
   Scratch s;

@@ -993,6 +993,8 @@ const std::vector<OptSpec>& options() {
                           {"18446744073709551615/18446744073709551615", 1}, {"1/2", 1}, {"2/2", 1}, {"a/b", 0.2},
                           {"1/0", 0.3}, {"", 0.2}})},
       {"--se", 1, 2, flag("--se")},
+      {"--interval", 0.6, 2, values("--interval", {{"rbc", 2}, {"plain", 1}, {"auto", 1}, {"bogus", 0.2}})},
+      {"--simultaneous", 0.6, 2, flag("--simultaneous")},
       {"--keep", 1, 2, values("--keep", {{"1", 1}, {"y", 1}, {"x,y", 1}, {"nope", 0.3}, {"", 0.2}})},
       {"--heatmap-scale", 0.5, 2, values("--heatmap-scale", {{"linear", 1}, {"log", 2}, {"bogus", 0.2}})},
       {"--level", 0.7, 2,
@@ -1019,6 +1021,8 @@ const std::vector<Companion>& companions() {
       {"--seed", "", 0.6, {"--score", "--model"}, values("--score", {{"additive", 1}})},
       {"--heatmap", "", 0.3, {"--shard"}, values("--shard", shards)},
       {"--weights", "", 0.15, {"--shard"}, values("--shard", shards)},
+      {"--simultaneous", "", 0.8, {"--se"}, flag("--se")},
+      {"--interval", "", 0.8, {"--se"}, flag("--se")},
   };
   return v;
 }
@@ -1037,7 +1041,7 @@ const std::set<std::string> kQuerySources = {"--grid", "--grid-n", "--query"};
 //   save-load  fit -o MODEL, then predict --model MODEL: the same bytes;
 //   degree-0   --method local-polynomial --degree 0 against --method nw (1e-9);
 //   slopes     NW's --derivative against central differences of predictions at x +- 1e-5.
-const std::set<std::string> kPredictOnly = {"--se", "--grid", "--derivative", "--level"};
+const std::set<std::string> kPredictOnly = {"--se", "--grid", "--derivative", "--level", "--interval", "--simultaneous"};
 
 Cmd property_case(Rng& r) {
   Cmd c;
@@ -1067,7 +1071,11 @@ Cmd property_case(Rng& r) {
   } else if (b != "learn") {
     c.groups.push_back({"-b", b});
   }
-  if (r.chance(0.4)) c.groups.push_back({"--se"});
+  if (r.chance(0.4)) {
+    c.groups.push_back({"--se"});
+    if (r.chance(0.3)) c.groups.push_back({"--interval", "plain"});
+    if (r.chance(0.3) && c.property != "y-scale") c.groups.push_back({"--simultaneous"});
+  }
   if (c.property == "slopes") c.groups.push_back({"--derivative"});
   c.groups.push_back({"--grid", "0.25:5.75:0.5"});
   return c;
@@ -1592,7 +1600,10 @@ class Worker {
       for (int s = 0; s < 2; ++s) {
         Cmd at = cmd;
         at.groups.erase(std::remove_if(at.groups.begin(), at.groups.end(),
-                                       [](const auto& g) { return g[0] == "--derivative" || g[0] == "--se"; }),
+                                       [](const auto& g) {
+                                         return g[0] == "--derivative" || g[0] == "--se" || g[0] == "--interval" ||
+                                                g[0] == "--simultaneous";
+                                       }),
                         at.groups.end());
         const double o = s ? eps : -eps;
         at = replaced(at, "0.25:5.75:0.5", exact(0.25 + o) + ":" + exact(5.75 + o) + ":0.5");

@@ -393,3 +393,105 @@ TEST_CASE("standard errors: the normal quantile, the formula by hand, and its co
   CHECK(rate >= 0.88);
   CHECK(rate <= 0.98);
 }
+
+TEST_CASE("robust bias correction: the band is the degree max(p + 1, 2) fit's at the same bandwidth, with its se") {
+  Model m;
+  m.bandwidth = {3};
+  for (auto [method, degree, want] : {std::tuple{Method::nw, std::size_t{2}, std::size_t{2}},
+                                      std::tuple{Method::local_linear, std::size_t{2}, std::size_t{2}},
+                                      std::tuple{Method::local_polynomial, std::size_t{2}, std::size_t{3}}}) {
+    m.method = method;
+    m.degree = degree;
+    const auto c = bias_corrected(m);
+    REQUIRE(c);
+    CHECK(c->method == Method::local_polynomial);
+    CHECK(c->degree == want);
+    CHECK(c->bandwidth == m.bandwidth);
+  }
+  m.method = Method::local_polynomial;
+  m.degree = 3;
+  CHECK(!bias_corrected(m));  // degree 4 is beyond nwreg
+  m.method = Method::nw;
+  m.score.score = Score::dot;
+  CHECK(!bias_corrected(m));  // no local polynomial to correct a score with
+
+  // The band: centred on the corrected fit, its se from the same residuals, the multiplier
+  // Student's t with 1 / sum a_i^2 degrees of freedom (NW's weights at q); se stays the plain one.
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
+  Model nw;
+  nw.bandwidth = {2.5};
+  const Fitted plain(mcycle, nw, {}), corrected(mcycle, *bias_corrected(nw), {});
+  const LooDetail loo = plain.loo_residuals();
+  const std::vector<double> q = {5, 15, 20.5, 33, 50};
+  std::vector<double> f(q.size()), fc(q.size()), f0(q.size());
+  const Band rbc = plain.predict_band(q.data(), q.size(), 0.9, loo, f.data(), &corrected, std::nullopt);
+  const Band centre = corrected.predict_band(q.data(), q.size(), 0.9, loo, fc.data());
+  const Band flat = plain.predict_band(q.data(), q.size(), 0.9, loo, f0.data());
+  const Band fixed = plain.predict_band(q.data(), q.size(), 0.9, loo, f.data(), &corrected, 2.5);
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    CAPTURE(q[j]);
+    long double s1 = 0, s2 = 0;
+    for (double x : mcycle.x) {
+      const long double e = std::exp(-0.5L * std::pow((x - q[j]) / 2.5L, 2));
+      s1 += e, s2 += e * e;
+    }
+    const double nu = static_cast<double>(s1 * s1 / s2), t = band_quantile(0.9, nu);
+    CHECK(t > band_quantile(0.9));
+    CHECK(f[j] == f0[j]);
+    CHECK(rbc.se[j] == flat.se[j]);
+    CHECK(rbc.lower[j] == doctest::Approx(fc[j] - t * centre.se[j]).epsilon(1e-10));
+    CHECK(rbc.upper[j] == doctest::Approx(fc[j] + t * centre.se[j]).epsilon(1e-10));
+    CHECK(fixed.lower[j] == doctest::Approx(fc[j] - 2.5 * centre.se[j]).epsilon(1e-13));
+  }
+  // Student's t by its known values (R's qt), and the normal beyond.
+  CHECK(band_quantile(0.95, 1) == doctest::Approx(12.706204736174707).epsilon(1e-10));
+  CHECK(band_quantile(0.95, 5) == doctest::Approx(2.5705818356363146).epsilon(1e-10));
+  CHECK(band_quantile(0.9, 2.5) == doctest::Approx(2.5582186141359453).epsilon(1e-10));
+  CHECK(band_quantile(0.95, 1e8) == band_quantile(0.95));
+  CHECK(student_upper(2, 1) == doctest::Approx(0.5 - std::atan(2.0) / M_PI).epsilon(1e-12));
+}
+
+TEST_CASE("simultaneous bands: the tube formula's kappa0 and critical value against a brute force") {
+  // Gaussian NW on mcycle at h = 2: the weight vectors a(q) by hand, kappa0 the sum of the
+  // angles between neighbouring normalised ones, c from 2 (1 - Phi(c)) + kappa0/pi e^(-c^2/2)
+  // = 1 - level by bisection.
+  const Dataset d = testing::mcycle_or_boston("mcycle");
+  Model m;
+  m.bandwidth = {2};
+  const Fitted f(d, m, {});
+  std::vector<double> q;
+  for (double x = 3; x <= 57; x += 0.75) q.push_back(x);
+  std::vector<double> shuffled(q.rbegin(), q.rend());  // any order: sorted inside
+  const Simultaneous s = f.simultaneous(shuffled.data(), shuffled.size(), 0.95);
+  long double kappa = 0;
+  std::vector<long double> prev;
+  for (double x : q) {
+    std::vector<long double> t(d.n);
+    long double norm = 0;
+    for (std::size_t i = 0; i < d.n; ++i) {
+      t[i] = std::exp(-0.5L * std::pow((d.x[i] - x) / 2.0L, 2));
+      norm += t[i] * t[i];
+    }
+    for (auto& v : t) v /= std::sqrt(norm);
+    if (!prev.empty()) {
+      long double dot = 0;
+      for (std::size_t i = 0; i < d.n; ++i) dot += t[i] * prev[i];
+      kappa += std::acos(std::min(1.0L, dot));
+    }
+    prev = t;
+  }
+  CHECK(s.kappa0 == doctest::Approx(static_cast<double>(kappa)).epsilon(1e-6));
+  double lo = 1.96, hi = 10;
+  for (int i = 0; i < 200; ++i) {
+    const double c = (lo + hi) / 2;
+    (std::erfc(c / std::sqrt(2.0)) + s.kappa0 / M_PI * std::exp(-c * c / 2) > 0.05 ? lo : hi) = c;
+  }
+  CHECK(s.critical == doctest::Approx(hi).epsilon(1e-10));
+  CHECK(s.critical > band_quantile(0.95));
+  // One query: no path, the pointwise value.
+  CHECK(f.simultaneous(q.data(), 1, 0.95).critical == doctest::Approx(band_quantile(0.95)).epsilon(1e-10));
+  const Dataset two = testing::mcycle_or_boston("boston");
+  Model b;
+  b.bandwidth = {2, 0.5};
+  CHECK_THROWS_AS(Fitted(two, b, {}).simultaneous(two.x.data(), 3, 0.95), UsageError);
+}

@@ -1,6 +1,8 @@
 #include "nwreg/engine/fitted.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/model/model.h"
@@ -61,6 +63,42 @@ double normal_quantile(double p) {
   return x - u / (1 + x * u / 2);
 }
 
+namespace {
+
+// The regularised incomplete beta function I_x(a, b) by its continued fraction (evaluated with
+// the modified Lentz method), on the side where it converges fast: I_x(a, b) = 1 - I_1-x(b, a).
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incomplete_beta(b, a, 1 - x);
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x)) / a;
+  constexpr double tiny = 1e-300;
+  double f = 1, c = 1, d = 0;
+  for (int i = 0; i <= 400; ++i) {
+    const int m = i / 2;
+    double numerator;
+    if (i == 0) numerator = 1;
+    else if (i % 2 == 0) numerator = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+    else numerator = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+    d = 1 + numerator * d;
+    d = 1 / (std::abs(d) < tiny ? tiny : d);
+    c = 1 + numerator / c;
+    c = std::abs(c) < tiny ? tiny : c;
+    const double step = c * d;
+    f *= step;
+    if (std::abs(1 - step) < 1e-15) break;
+  }
+  return front * (f - 1);
+}
+
+}  // namespace
+
+double student_upper(double t, double nu) {
+  if (!(nu < 1e7)) return 0.5 * std::erfc(t / std::sqrt(2.0));
+  const double tail = 0.5 * incomplete_beta(nu / 2, 0.5, nu / (nu + t * t));
+  return t >= 0 ? tail : 1 - tail;
+}
+
 void check_level(double level) {
   if (!(level > 0 && level < 1)) throw ParameterError("level", "must be > 0 and < 1, got " + format_double(level));
 }
@@ -83,6 +121,7 @@ Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
       map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, robust_ ? *robust_ : train)
                              : std::nullopt),
       d_(train.d),
+      n_(train.n),
       engine_(make_engine(robust_ ? *robust_ : train, model, engine, map_)) {}
 
 const double* Fitted::mapped(const double* q, std::size_t m, std::vector<double>& z) const {
@@ -118,27 +157,138 @@ std::vector<double> scaled_squares(const LooDetail& loo, int& k) {
 
 }  // namespace
 
-double band_quantile(double level) {
-  // From the upper tail, (1 - level) / 2, exact for level >= 1/2: 0.5 + level / 2 would round
-  // to 1 (an infinite quantile) for a level within 1e-16 of 1, and lose the tail's digits near it.
-  return level >= 0.5 ? -normal_quantile((1 - level) / 2) : normal_quantile(0.5 + level / 2);
+double band_quantile(double level, double nu) {
+  if (!(nu < 1e7)) {
+    // From the upper tail, (1 - level) / 2, exact for level >= 1/2: 0.5 + level / 2 would round
+    // to 1 (an infinite quantile) for a level within 1e-16 of 1, and lose the tail's digits near it.
+    return level >= 0.5 ? -normal_quantile((1 - level) / 2) : normal_quantile(0.5 + level / 2);
+  }
+  // t with P(T > t) = (1 - level) / 2, by bisection from the normal quantile (t's is larger).
+  const double upper = (1 - level) / 2;
+  double lo = band_quantile(level), hi = std::max(2 * lo, 1.0);
+  while (student_upper(hi, nu) > upper && hi < 1e150) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_upper(mid, nu) > upper ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 Band Fitted::predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const {
   check_level(level);
+  return predict_band(q, m, level, loo, out, nullptr, std::nullopt);
+}
+
+Band Fitted::predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out,
+                          const Fitted* centre, std::optional<double> critical) const {
   int k = 0;
   const std::vector<double> r2 = scaled_squares(loo, k);
   Band band;
   band.se.resize(m);
   std::vector<double> w2(m), sigma2(m), zq;
   engine_->predict_detail(mapped(q, m, zq), m, r2, out, w2.data(), sigma2.data());
-  const double z = band_quantile(level);
+  for (std::size_t j = 0; j < m; ++j) band.se[j] = std::ldexp(std::sqrt(sigma2[j] * w2[j]), k);
+  const double z = critical ? *critical : band_quantile(level);
+  if (!centre) {
+    for (std::size_t j = 0; j < m; ++j) {
+      band.lower.push_back(out[j] - z * band.se[j]);
+      band.upper.push_back(out[j] + z * band.se[j]);
+    }
+    return band;
+  }
+  // The bias-corrected estimate and its standard error (the same residuals: the same noise),
+  // the multiplier Student's t with the variance estimate's degrees of freedom, 1 / sum w_i^2
+  // of the estimate (Satterthwaite's for a kernel-weighted mean of squared residuals; NW's
+  // weights are sigma^2's own, a local polynomial's vary more: fewer, to the safe side).
+  std::vector<double> fc(m), w2c(m), zc;
+  const std::vector<double> nu = [&] {
+    std::vector<double> v(m);
+    for (std::size_t j = 0; j < m; ++j) v[j] = w2[j] > 0 ? 1 / w2[j] : 1e300;
+    return v;
+  }();
+  centre->engine_->predict_detail(centre->mapped(q, m, zc), m, r2, fc.data(), w2c.data(), sigma2.data());
   for (std::size_t j = 0; j < m; ++j) {
-    band.se[j] = std::ldexp(std::sqrt(sigma2[j] * w2[j]), k);
-    band.lower.push_back(out[j] - z * band.se[j]);
-    band.upper.push_back(out[j] + z * band.se[j]);
+    const double se = std::ldexp(std::sqrt(sigma2[j] * w2c[j]), k), t = critical ? *critical : band_quantile(level, nu[j]);
+    band.lower.push_back(fc[j] - t * se);
+    band.upper.push_back(fc[j] + t * se);
   }
   return band;
+}
+
+Interval parse_interval(const std::string& name) {
+  if (name == "plain") return Interval::plain;
+  if (name == "rbc") return Interval::rbc;
+  throw UsageError("--interval: unknown interval " + quote(name) + " (known: rbc, plain)");
+}
+
+std::string to_string(Interval interval) { return interval == Interval::rbc ? "rbc" : "plain"; }
+
+std::optional<Model> bias_corrected(const Model& model) {
+  if (!model.score.distance()) return std::nullopt;
+  const std::size_t p = method_degree(model.method, model.degree), degree = std::max<std::size_t>(p + 1, 2);
+  if (degree > max_degree) return std::nullopt;
+  Model c = model;
+  c.method = Method::local_polynomial;
+  c.degree = degree;
+  return c;
+}
+
+Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, const Fitted* centre) const {
+  check_level(level);
+  if (d_ != 1) throw UsageError("--simultaneous: a band over a curve, for one x column; got " + std::to_string(d_));
+  std::vector<double> sorted(q, q + m);
+  std::sort(sorted.begin(), sorted.end());
+  Simultaneous s;
+  double inverse_nu = 0;  // the mean over the queries of sum w_i^2 / (sum w_i)^2: nu their harmonic mean
+  // A pass over one fit's weight rows: kappa0 (with `path`), the angles between neighbouring unit
+  // weight vectors, 2 asin(|T_j - T_j+1| / 2) (accurate for small angles, where acos of their
+  // dot product is not); and (with `df`) the degrees of freedom.
+  auto pass = [&](const Fitted& f, bool path, bool df) {
+    std::vector<double> prev;
+    f.weights(sorted.data(), m, [&](std::size_t, const double* row) {
+      const std::size_t n = f.n_;
+      double top = 0, total = 0, squares = 0;
+      for (std::size_t i = 0; i < n; ++i) top = std::max(top, std::abs(row[i]));
+      if (top > 0)
+        for (std::size_t i = 0; i < n; ++i) total += row[i] / top, squares += (row[i] / top) * (row[i] / top);
+      if (df) inverse_nu += total != 0 ? squares / (total * total) / static_cast<double>(m) : 0.0;
+      if (!path) return;
+      std::vector<double> t(n, 0.0);
+      if (top > 0)
+        for (std::size_t i = 0; i < n; ++i) t[i] = row[i] / top / std::sqrt(squares);
+      if (!prev.empty()) {
+        double gap = 0;
+        for (std::size_t i = 0; i < n; ++i) gap += (t[i] - prev[i]) * (t[i] - prev[i]);
+        s.kappa0 += 2 * std::asin(std::min(1.0, std::sqrt(gap) / 2));
+      }
+      prev = std::move(t);
+    });
+  };
+  // The path is the band's own estimate's (the corrected one); the degrees of freedom are the
+  // noise variance's, whose kernel weights are this fit's (as the pointwise rbc band takes them).
+  if (centre) {
+    pass(*centre, true, false);
+    pass(*this, false, true);
+  } else {
+    pass(*this, true, false);
+  }
+  // 2 (1 - Phi(c)) + kappa0 / pi exp(-c^2 / 2) falls with c (with t: 2 P(T > c) + kappa0 / pi
+  // (1 + c^2 / nu)^(-nu / 2), Sun and Loader's form for an estimated variance): bisect between
+  // the pointwise quantile (where it is at least 1 - level) and a bound past it.
+  const double alpha = 1 - level;
+  s.nu = centre && inverse_nu > 0 ? 1 / inverse_nu : std::numeric_limits<double>::infinity();
+  auto miss = [&](double c) {
+    if (!(s.nu < 1e7)) return std::erfc(c / std::sqrt(2.0)) + s.kappa0 / M_PI * std::exp(-0.5 * c * c);
+    return 2 * student_upper(c, s.nu) + s.kappa0 / M_PI * std::exp(-0.5 * s.nu * std::log1p(c * c / s.nu));
+  };
+  double lo = band_quantile(level, s.nu), hi = std::max(40.0, 4 * lo);
+  while (miss(hi) > alpha && hi < 1e150) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (miss(mid) > alpha ? lo : hi) = mid;
+  }
+  s.critical = hi;
+  return s;
 }
 
 Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* loo) const {

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "nwreg/engine/attention.h"
@@ -22,11 +24,15 @@ struct Model;
 /// The standard normal quantile Phi^-1(p), 0 < p < 1, to full double precision.
 double normal_quantile(double p);
 
+/// Student's t with nu degrees of freedom (any nu > 0; normal past 1e7): the upper tail P(T > t).
+double student_upper(double t, double nu);
+
 /// Throws UsageError naming --level unless 0 < level < 1.
 void check_level(double level);
 
-/// z = Phi^-1((1 + level) / 2), the band's multiplier, finite and accurate for every level < 1.
-double band_quantile(double level);
+/// z = Phi^-1((1 + level) / 2), the band's multiplier, finite and accurate for every level < 1;
+/// with nu, Student's t quantile with nu degrees of freedom instead.
+double band_quantile(double level, double nu = std::numeric_limits<double>::infinity());
 
 /// Pointwise standard errors and a confidence band:
 ///   se(q)^2 = sigma^2(q) sum_i w_i(q)^2,  sigma^2(q) = sum_i a_i(q) r_i^2,
@@ -34,6 +40,34 @@ double band_quantile(double level);
 /// kernel weights (NW), r_i the leave-one-out residuals; band f -+ z se, z = Phi^-1((1 + level)/2).
 struct Band {
   std::vector<double> se, lower, upper;
+};
+
+/// How a band is made (--interval):
+///   plain  f -+ z se(f), the estimate's scatter alone: it ignores the smoothing bias;
+///   rbc    robust bias correction (Calonico, Cattaneo and Farrell 2018, JASA 113:767), the
+///          bias estimated by a local polynomial of degree q = max(p + 1, 2) at the same
+///          bandwidth (their rho = 1): then the corrected estimate is that fit's, and the band
+///          f_q -+ z se(f_q) carries the variance of the correction too.
+enum class Interval { plain, rbc };
+Interval parse_interval(const std::string& name);  //!< "plain", "rbc"; UsageError naming --interval
+std::string to_string(Interval interval);
+
+/// The model whose estimate a robust bias-corrected band is centred on: the same bandwidth
+/// (and kernel, policy, metric, robustness), method local polynomial of degree max(p + 1, 2).
+/// nullopt where there is none: a score other than gaussian, or degree 3 (4 is beyond nwreg).
+std::optional<Model> bias_corrected(const Model& model);
+
+/// The critical value of a simultaneous band over the queries of one x column, by the tube
+/// formula (Sun and Loader 1994, Ann. Statist. 22:1328; locfit's scb): with T(x) the estimate's
+/// weight vector normalised to length 1 and kappa0 the length of the path T traces as x runs
+/// over the queries in order (the sum of the angles between neighbours), c solves
+///   2 (1 - Phi(c)) + (kappa0 / pi) exp(-c^2 / 2) = 1 - level.
+/// It bounds the chance that the band misses the curve anywhere between the smallest and the
+/// largest query, so it holds at the queries themselves.
+struct Simultaneous {
+  double critical = 0;  //!< c (>= the pointwise quantile)
+  double kappa0 = 0;
+  double nu = 0;        //!< the t form's degrees of freedom (infinite: the normal form)
 };
 
 /// Leave-one-out R^2: 1 - LOO MSE / var(y), the variance (and mean) sample-weighted when there
@@ -61,6 +95,18 @@ class Fitted {
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()
   /// (or loo_detail()).
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
+  /// The same centred on `centre`'s estimate with its standard error where it is given
+  /// (Interval::rbc: the Fitted of bias_corrected(model) on the same data), the multiplier then
+  /// Student's t with 1 / sum w_i^2 degrees of freedom (the noise variance is estimated from
+  /// about that many residuals); `se` stays the standard error of `out`. `critical`, when
+  /// given, is the multiplier (a simultaneous band's).
+  Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out,
+                    const Fitted* centre, std::optional<double> critical) const;
+  /// The tube formula's critical value for a band over these m queries (one x column; any order,
+  /// ties allowed): of this fit's estimate, or with `centre` (rbc) of centre's, in the t form
+  /// with nu the harmonic mean over the queries of this fit's 1 / sum w_i^2. Throws UsageError
+  /// for several x columns.
+  Simultaneous simultaneous(const double* q, std::size_t m, double level, const Fitted* centre = nullptr) const;
   /// The slopes df/dq_k at m queries (m x d, row-major; Attention::slopes) and, with `loo`,
   /// their standard errors se_k(q)^2 = sigma^2(q) sum_i l_ik(q)^2 (sigma^2 as in Band). Throws
   /// UsageError for a model with a learned metric.
@@ -75,6 +121,7 @@ class Fitted {
   std::optional<Dataset> robust_;  // the training data with the model's robustness weights
   std::optional<MetricMap> map_;
   std::size_t d_;                        // x columns of the queries
+  std::size_t n_;                        // training rows (a weight row's length)
   std::unique_ptr<const Pooling> engine_;  // Attention, or ScoreAttention for a score other than gaussian
 };
 
