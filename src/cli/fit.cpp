@@ -223,8 +223,10 @@ bool run_fit(const FitCommand& cmd) {
   std::vector<FileUse> uses;
   for (const auto& f : files) uses.push_back({f, "the training data", false});
   if (!cmd.output.empty()) uses.push_back({cmd.output, "-o", true});
-  for (auto [path, option] : {std::pair{&cmd.curve, "--curve"}, std::pair{&cmd.plot, "--plot"}})
+  for (auto [path, option] : {std::pair{&cmd.curve, "--curve"}, std::pair{&cmd.plot, "--plot"}}) {
+    if (*path == "-") throw UsageError(std::string(option) + ": stdout carries fit's report; give a file name");
     if (!path->empty()) uses.push_back({*path, option, true});
+  }
   if (cmd.output != "-") uses.push_back({"-", "stdout", true});
   check_svg_name(cmd.plot, "--plot");
   check_distinct(uses);

@@ -255,7 +255,8 @@ void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, c
   if (!cmd.simultaneous) return;
   const Simultaneous s = fitted.simultaneous(q, m, cmd.level, band.corrected ? &*band.corrected : nullptr);
   band.critical = s.critical;
-  std::cerr << "nwreg: simultaneous " << format_double(cmd.level) << " band over " << m << " queries: critical value "
+  std::cerr << "nwreg: simultaneous " << format_double(cmd.level) << " band over " << m << (m == 1 ? " query" : " queries")
+            << ": critical value "
             << format_g3(s.critical) << " (pointwise " << format_g3(band_quantile(cmd.level, s.nu)) << "; tube formula, kappa0 "
             << format_g3(s.kappa0) << (s.nu < 1e7 ? ", t with " + format_g3(s.nu) + " df" : std::string()) << ")\n";
 }
@@ -473,7 +474,7 @@ PredictSetup check_predict(const PredictCommand& cmd) {
   s.streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() && cmd.heatmap.empty();
   if (cmd.simultaneous && s.streaming)
     throw UsageError("--simultaneous: a band over every query needs them all first; not with --query - (give a file)");
-  if (cmd.interval != "auto") parse_interval(cmd.interval);
+  if (cmd.interval != "auto") parse_interval(cmd.interval);  // (auto is the CLI's: rbc where it exists)
   s.plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
   if (cmd.model.empty()) check_plan_columns(s.plan, cmd.engine, cmd.input);

@@ -358,6 +358,12 @@ TEST_CASE("methods cli: --se bands are robust bias-corrected by default, plain o
     CHECK((std::stod(a[3]) + std::stod(a[4])) / 2 == doctest::Approx(std::stod(c[1])).epsilon(1e-12));
     CHECK(std::stod(b[3]) == doctest::Approx(std::stod(b[1]) - 1.959963984540054 * std::stod(b[2])).epsilon(1e-12));
   }
+  // A query far beyond the data, where the local quadratic's powers overflow: the band about the
+  // estimate, as NW still answers there.
+  const Result far = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--se"}, "times\n1e200\n");
+  REQUIRE(far.exit_code == 0);
+  const auto fl = split(lines(far.out)[1]);
+  CHECK((std::stod(fl[3]) + std::stod(fl[4])) / 2 == doctest::Approx(std::stod(fl[1])).epsilon(1e-12));
   // Degree 3 has no correction: auto gives the plain band; rbc asked for is an error.
   const std::vector<std::string> cubic = {"--method", "local-polynomial", "--degree", "3"};
   std::vector<std::string> auto3 = cubic, plain3 = cubic;

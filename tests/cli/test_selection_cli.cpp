@@ -163,6 +163,20 @@ TEST_CASE("selection cli: fit --curve writes LOO, GCV, AICc and df over the grid
   // Two columns: a bandwidth per column.
   REQUIRE(run_nwreg({"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.5", "--curve", curve}).exit_code == 0);
   CHECK(lines(slurp(curve))[0] == "h_lstat,h_rm,loo,gcv,aicc,df");
+  // After robustness iterations the curve is the reweighted rows' (it was the first pass's).
+  REQUIRE(run_nwreg({"fit", data("mcycle.csv"), "--robust", "2", "--curve", curve}).exit_code == 0);
+  CHECK(lines(slurp(curve))[5] != rows[5]);
+  // A criterion undefined at a given bandwidth is said to be so.
+  CHECK(lines(run_nwreg({"fit", "-", "-b", "0.1", "--criterion", "aicc"}, "x,y\n1,2\n2,3\n4,1\n").out).back() ==
+        "criterion: aicc none");
+  // y so small that its squared errors underflow: none, with the warning, not 0.
+  std::string tiny = "x,y\n";
+  for (int i = 0; i < 30; ++i) tiny += std::to_string(i) + "," + std::to_string((i * 7) % 5 + 1) + "e-300\n";
+  const Result t = run_nwreg({"fit", "-", "--curve", curve}, tiny);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("loo_mse: none\n") != std::string::npos);
+  CHECK(t.err.find("beyond a double's range") != std::string::npos);
+  CHECK(split(lines(slurp(curve))[3])[1].empty());
   // What it cannot do.
   CHECK(run_nwreg({"fit", data("mcycle.csv"), data("cars.csv"), "--curve", curve}).err ==
         "nwreg: error: --curve: one training file's criteria; a batch writes a summary row per file\n");

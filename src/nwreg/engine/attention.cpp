@@ -123,10 +123,14 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
 
 void Attention::check_loo_rows() const {
   if (ks_.rows < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(ks_.rows));
-  if (ks_.rows < 2 + 2 * options_.leave_out)
-    throw DataError("--leave-out " + std::to_string(options_.leave_out) + " leaves " + std::to_string(options_.leave_out) +
-                    " keys out on each side of each row: it needs at least " + std::to_string(2 + 2 * options_.leave_out) +
-                    " training rows, got " + std::to_string(ks_.rows));
+  check_leave_out(ks_.rows, options_.leave_out);
+}
+
+void check_leave_out(std::size_t rows, std::size_t leave_out) {
+  if (rows < 2 + 2 * leave_out)
+    throw DataError("--leave-out " + std::to_string(leave_out) + " leaves " + std::to_string(leave_out) +
+                    " keys out on each side of each row: it needs at least " + std::to_string(2 + 2 * leave_out) +
+                    " training rows, got " + std::to_string(rows));
 }
 
 double Attention::dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const {

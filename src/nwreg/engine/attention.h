@@ -132,6 +132,10 @@ struct LooDetail {
   double neighbours = 0;
 };
 
+/// Throws DataError unless `rows` leave a left-out row another key outside its block of
+/// `leave_out` keys on each side (rows >= 2 + 2 leave_out).
+void check_leave_out(std::size_t rows, std::size_t leave_out);
+
 class Attention : public Pooling {
  public:
   /// Prepares the keys: copies them (sorted when d = 1), so `train` need not outlive the engine.

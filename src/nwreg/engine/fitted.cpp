@@ -209,8 +209,11 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   centre->engine_->predict_detail(centre->mapped(q, m, zc), m, r2, fc.data(), w2c.data(), sigma2.data());
   for (std::size_t j = 0; j < m; ++j) {
     const double se = std::ldexp(std::sqrt(sigma2[j] * w2c[j]), k), t = critical ? *critical : band_quantile(level, nu[j]);
-    band.lower.push_back(fc[j] - t * se);
-    band.upper.push_back(fc[j] + t * se);
+    // A query so far beyond the data that the corrected fit's powers of (x - q) / h overflow
+    // (NW and local linear still answer there): the band about the estimate itself.
+    const bool finite = std::isfinite(fc[j] - t * se) && std::isfinite(fc[j] + t * se);
+    band.lower.push_back(finite ? fc[j] - t * se : out[j] - t * band.se[j]);
+    band.upper.push_back(finite ? fc[j] + t * se : out[j] + t * band.se[j]);
   }
   return band;
 }
@@ -218,7 +221,7 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
 Interval parse_interval(const std::string& name) {
   if (name == "plain") return Interval::plain;
   if (name == "rbc") return Interval::rbc;
-  throw UsageError("--interval: unknown interval " + quote(name) + " (known: rbc, plain)");
+  throw UsageError("--interval: unknown interval " + quote(name) + " (known: auto, rbc, plain)");
 }
 
 std::string to_string(Interval interval) { return interval == Interval::rbc ? "rbc" : "plain"; }

@@ -40,8 +40,7 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
   else
     m.criterion_value = m.loo_mse;
-  if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();
-  if (!m.criterion_value) m.criterion.reset();
+  if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();  // undefined there: "none"
 }
 
 // A score other than gaussian: its start, then (general, additive) its parameters learned.
@@ -155,8 +154,9 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
                                        data.x_kind.begin()]) +
                     " is categorical: give knn:K instead");
   if (data.n < 3) throw DataError(what + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
-  // A left-out row has n - 1 others, or n - 1 - 2L with --leave-out L.
+  // A left-out row has n - 1 others, or n - 1 - 2L with --leave-out L (the engine's rule).
   const std::size_t out = 2 * engine.leave_out, most = data.n - 1 - std::min(out, data.n - 1);
+  check_leave_out(data.n, engine.leave_out);
   if (!span && given.K > most)
     throw ParameterError("bandwidth", to_string(given) + " needs K between 1 and the training rows less one (" +
                                           std::to_string(most) + (out ? ", less the " + std::to_string(out) +
@@ -364,15 +364,19 @@ struct YScale {
     bool lost = false;
     auto back = [&](std::optional<double>& v, Criterion as) {
       if (!v) return;
+      const double before = *v;
       v = value(*v, as);
-      if (!std::isfinite(*v)) v.reset(), lost = true;
+      if (!std::isfinite(*v) || (*v == 0 && before != 0)) v.reset(), lost = true;  // over- or underflowed
     };
     back(m.loo_mse, Criterion::loo);
     back(m.criterion_value, c);
     for (CurvePoint& p : m.curve)  // (a point beyond a double's range is left out)
       for (auto [v, as] : {std::pair{&p.loo, Criterion::loo}, std::pair{&p.gcv, Criterion::gcv},
                            std::pair{&p.aicc, Criterion::aicc}})
-        if (*v && !std::isfinite(**v = value(**v, as))) v->reset();
+        if (*v) {
+          const double before = **v;
+          if (!std::isfinite(**v = value(before, as)) || (**v == 0 && before != 0)) v->reset();
+        }
     for (Epoch& e : m.history) e.loss = value(e.loss, c);
     if (lost || std::any_of(m.history.begin(), m.history.end(), [](const Epoch& e) { return !std::isfinite(e.loss); })) {
       m.history.clear();
@@ -437,7 +441,8 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
     if (!m.score.distance() || m.metric.rank)
       throw UsageError(std::string("--curve: the criteria over bandwidths; not with ") +
                        (m.metric.rank ? "--metric full" : "--score " + to_string(m.score.score)));
-    m.curve = criterion_curve(data, m, engine);
+    // (After robustness iterations, on the rows as the last fit weighed them.)
+    m.curve = criterion_curve(m.robustness.empty() ? data : reweighted(data, m.robustness), m, engine);
   }
   if (learned) {
     FitOptions used = plan.fit;

@@ -385,7 +385,8 @@ Model read_model(std::istream& in, const std::string& source) {
     m.n = j.at("n").get<std::size_t>();
     m.checksum = j.at("checksum").get<std::string>();
     m.bandwidth_source = j.value("bandwidth_source", "model");
-    if (j.contains("criterion")) m.criterion = parse_criterion(j.at("criterion").get<std::string>());
+    if (j.contains("criterion") && !j.at("criterion").is_null())
+      m.criterion = parse_criterion(j.at("criterion").get<std::string>());
     if (j.contains("warnings")) m.warnings = j.at("warnings").get<std::vector<std::string>>();
     for (auto [key, field] : {std::pair{"loo_mse", &m.loo_mse}, {"loo_r2", &m.loo_r2}, {"neighbours", &m.neighbours},
                               {"df", &m.df}, {"criterion_value", &m.criterion_value}})
