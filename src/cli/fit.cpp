@@ -147,7 +147,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
   OutputFile out("-", "stdout");
   bool all_ok = true;
   out.write([&](std::ostream& os) {
-    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,neighbours,warning,error\n");
+    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,neighbours,df,criterion,criterion_value,warning,error\n");
     for (std::size_t i = 0; i < files.size(); ++i) {
       const std::string& file = files[i];
       nlohmann::ordered_json rec;
@@ -182,20 +182,26 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         rec["loo_mse"] = value(m.loo_mse);
         rec["loo_r2"] = value(m.loo_r2);
         rec["neighbours"] = value(m.neighbours);
+        rec["df"] = value(m.df);
+        rec["criterion"] = m.criterion ? nlohmann::ordered_json(to_string(*m.criterion)) : nlohmann::ordered_json();
+        rec["criterion_value"] = value(m.criterion_value);
         rec["warnings"] = m.warnings;
         rec["error"] = nullptr;
         const std::string bandwidth = m.score.distance() ? join(m.bandwidth) + neighbours : "score:" + to_string(m.score.score);
         row = csv_field(file) + "," + std::to_string(data.n) + "," + bandwidth + "," + field(m.loo_mse) + "," +
-              field(m.loo_r2) + "," + field(m.neighbours) + "," + csv_field(warning) + ",\n";
+              field(m.loo_r2) + "," + field(m.neighbours) + "," + field(m.df) + "," +
+              (m.criterion ? to_string(*m.criterion) : std::string()) + "," + field(m.criterion_value) + "," +
+              csv_field(warning) + ",\n";
       } catch (const Error& e) {
         all_ok = false;
         std::string what = error_message(e);
         if (what.rfind(file, 0) != 0) what = file + ": " + what;
         std::cerr << "nwreg: error: " << what << '\n';
-        for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2", "neighbours"}) rec[k] = nullptr;
+        for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2", "neighbours", "df", "criterion", "criterion_value"})
+          rec[k] = nullptr;
         rec["warnings"] = nlohmann::ordered_json::array();
         rec["error"] = what;
-        row = csv_field(file) + ",,,,,,," + csv_field(what) + "\n";
+        row = csv_field(file) + ",,,,,,,,,," + csv_field(what) + "\n";
       }
       if (json) os << (i ? ",\n  " : "\n  ") << rec.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
       else os << row;

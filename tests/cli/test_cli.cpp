@@ -431,7 +431,7 @@ TEST_CASE("cli: fit --format csv summarises one file as a batch row") {
   const auto l1 = lines(one.out), l2 = lines(two.out);
   REQUIRE(l1.size() == 2);
   REQUIRE(l2.size() == 3);
-  CHECK(l1[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,warning,error");
+  CHECK(l1[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,df,criterion,criterion_value,warning,error");
   CHECK(l1[1] == l2[1]);
   CHECK(l1[1].rfind(data("mcycle.csv") + ",133,0.9138288953394792,595.936344121737,", 0) == 0);
 }

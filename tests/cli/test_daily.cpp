@@ -96,16 +96,16 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   CHECK(r.exit_code == 1);
   const auto l = lines(r.out);
   REQUIRE(l.size() == 6);
-  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,warning,error");
+  CHECK(l[0] == "file,n,bandwidth,loo_mse,loo_r2,neighbours,df,criterion,criterion_value,warning,error");
   // The same numbers as fitting mcycle alone; LOO R^2 = 1 - LOO MSE / var(y).
   Result alone = run_nwreg({"fit", data("mcycle.csv")});
   const auto al = lines(alone.out);
   CHECK(l[1] == data("mcycle.csv") + ",133," + al[0].substr(11) + "," + al[1].substr(9) + ",0.7428497928975213," +
-                    al[3].substr(12) + ",,");
-  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,,,\"" + (s / "flat.csv").string() +
+                    al[3].substr(12) + "," + al[4].substr(4) + ",loo," + al[1].substr(9) + ",,");
+  CHECK(l[2] == (s / "flat.csv").string() + ",,,,,,,,,,\"" + (s / "flat.csv").string() +
                     ": all values of x column \"\"x\"\" are equal: learning the bandwidth cannot work; give "
                     "--bandwidth H\"");
-  CHECK(l[3] == (s / "none.csv").string() + ",,,,,,," + (s / "none.csv").string() +
+  CHECK(l[3] == (s / "none.csv").string() + ",,,,,,,,,," + (s / "none.csv").string() +
                     ": cannot open: No such file or directory");
   CHECK(l[4].rfind((s / "b1.csv").string() + ",4,", 0) == 0);  // the glob, expanded in order
   CHECK(l[4].substr(l[4].size() - 2) == ",,");                    // no warning, no error
@@ -113,8 +113,12 @@ TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails
   const std::string warning = "the fit nearly interpolates (1.6 effective neighbours; h = 0.152 is below the typical "
                               "spacing of \"x\", 1): the curve steps from point to point. Try --criterion aicc, "
                               "--bandwidth plugin, --leave-out K for a series with correlated errors, or --min-neighbours 5";
-  CHECK(l[5] == (s / "b2.csv").string() + ",5,0.15163266492815836,10.6,0.6954022988505747,1.6," +
-                    nwreg::csv_field(warning) + ",");
+  const std::string head = (s / "b2.csv").string() + ",5,0.15163266492815836,10.6,0.6954022988505747,1.6,",
+                    tail = ",loo,10.6," + nwreg::csv_field(warning) + ",";
+  REQUIRE(l[5].size() > head.size() + tail.size());
+  CHECK(l[5].rfind(head, 0) == 0);  // then df, about 5: each point nearly alone
+  CHECK(std::stod(l[5].substr(head.size())) == doctest::Approx(5).epsilon(1e-6));
+  CHECK(l[5].substr(l[5].size() - tail.size()) == tail);
   CHECK(r.err == "nwreg: error: " + (s / "flat.csv").string() +
                      ": all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth "
                      "H\nnwreg: error: " + (s / "none.csv").string() + ": cannot open: No such file or directory\n" +
