@@ -376,8 +376,8 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", (s / "days.csv").string(), "--model",
         file("off2.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["d"],"y_column":"y",)"
                           R"("n":3,"checksum":"c","bandwidth":[86400],"x_offsets":["+01:00"]})")},
-       "", 1, (s / "off2.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 must be an offset such as "
-       "\"+01:00\" for a time column, or null"},
+       "", 1, (s / "off2.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 is for column \"d\", which "
+       "holds no time stamps: null"},
       {{"fit", syn, mc, "--plot", (s / "c.svg").string()}, "", 2,
        "--plot: one training file's criteria; a batch writes a summary row per file"},
       {{"fit", syn, "--score", "general", "--curve", (s / "c.csv").string()}, "", 2,
@@ -393,6 +393,11 @@ TEST_CASE("errors: the catalogue, one input each") {
        "--interval rbc: degree 3's bias correction needs degree 4, beyond nwreg's local polynomials; give --interval plain"},
       {{"predict", syn, "--query", "-", "--se", "--simultaneous"}, "x\n1\n", 2,
        "--simultaneous: a band over every query needs them all first; not with --query - (give a file)"},
+      {{"predict", (s / "days.csv").string(), "--model",
+        file("off3.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["d"],"y_column":"y",)"
+                          R"("n":3,"checksum":"c","bandwidth":[86400],"x_kinds":["date"],"x_offsets":[60]})")},
+       "", 1, (s / "off3.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 must be an offset such as "
+       "\"+01:00\", got 60"},
       {{"fit", syn, "--curve", "-"}, "", 2, "--curve: stdout carries fit's report; give a file name"},
       {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,

@@ -274,7 +274,7 @@ TEST_CASE("time: one offset throughout is kept in the output; mixed zones are wr
   const Result bad = run_nwreg({"predict", (s / "cet.csv").string(), "--model", (s / "bad.json").string()});
   CHECK(bad.exit_code == 1);
   CHECK(bad.err == "nwreg: error: " + (s / "bad.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 "
-                   "must be an offset such as \"+01:00\" for a time column, or null\n");
+                   "must be an offset such as \"+01:00\", got \"+25:00\"\n");
 }
 
 TEST_CASE("time: date-times without a zone are read as UTC, and stderr says so once") {

@@ -214,10 +214,13 @@ void read_columns(const Json& j, Model& m, const std::string& source) {
         m.x_offsets.emplace_back();
         continue;
       }
+      if (!is_time(column_kind(m, k)))
+        throw bad("\"x_offsets\": entry " + std::to_string(k + 1) + " is for column " + quote(m.x_columns[k]) +
+                  ", which holds no time stamps: null");
       const auto o = list[k].is_string() ? parse_utc_offset(list[k].get<std::string>()) : std::nullopt;
-      if (!o || !is_time(column_kind(m, k)))
-        throw bad("\"x_offsets\": entry " + std::to_string(k + 1) + " must be an offset such as \"+01:00\" for a time "
-                  "column, or null");
+      if (!o)
+        throw bad("\"x_offsets\": entry " + std::to_string(k + 1) + " must be an offset such as \"+01:00\", got " +
+                  escape_excerpt(list[k].dump(), 40));
       m.x_offsets.push_back(o);
     }
   }
