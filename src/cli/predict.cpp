@@ -253,6 +253,11 @@ void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, c
     }
   }
   if (!cmd.simultaneous) return;
+  // The tube formula walks every query's weights over every key (twice under rbc).
+  constexpr double most = 1e10;
+  if (static_cast<double>(m) * static_cast<double>(data.n) > most)
+    throw UsageError("--simultaneous: the band walks each query's weights over every training row, " + std::to_string(m) +
+                     " x " + std::to_string(data.n) + " > 1e10; give fewer queries (a grid of a few hundred is enough)");
   const Simultaneous s = fitted.simultaneous(q, m, cmd.level, band.corrected ? &*band.corrected : nullptr);
   band.critical = s.critical;
   std::cerr << "nwreg: simultaneous " << format_double(cmd.level) << " band over " << m << (m == 1 ? " query" : " queries")

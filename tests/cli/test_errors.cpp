@@ -27,6 +27,8 @@ struct Entry {
 // Messages from the core that no command line can reach, and why.
 const std::map<std::string, std::string> exempt = {
     {"--grid-n: at most ", "--grid-n's own range check (CLI11) answers first"},
+    {"--simultaneous: the band walks each query's weights over every training row, ",
+     "--simultaneous past 1e10 query x row pairs: a test would hold 1e8 queries and 100 rows (gigabytes)"},
     {"is gzip-compressed: a stream read line by line must be plain text (gunzip it first)",
      "predict --query - looks at the first byte and inflates a gzip stream whole; the reader's own guard"},
     {" training rows", "4e9 rows do not fit in this machine's memory"},
