@@ -401,6 +401,9 @@ TEST_CASE("errors: the catalogue, one input each") {
        "", 1, (s / "off3.json").string() + ": not a usable nwreg model: \"x_offsets\": entry 1 must be an offset such as "
        "\"+01:00\", got 60"},
       {{"fit", syn, "--curve", "-"}, "", 2, "--curve: stdout carries fit's report; give a file name"},
+      {{"fit", "-", "--criterion", "aicc"}, "x,y\n1,2\n2,3\n4,1\n", 1,
+       "aicc is undefined at every bandwidth: it needs n - tr(H) - 2 > 0, and tr(H) >= 1, which 3 training rows "
+       "cannot leave; give --criterion loo or --bandwidth H"},
       {{"predict", syn, "--level", "0.9"}, "", 2, "--level requires --se (see nwreg predict --help)"},
       {{"fit", syn, "-b", "adaptive:x"}, "", 2,
        "--bandwidth: adaptive:K takes a whole number of neighbours K >= 1, or auto; got \"adaptive:x\""},

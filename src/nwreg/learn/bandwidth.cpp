@@ -499,7 +499,11 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       throw DataError("no bandwidth up to 4 times the x range averages " + format_double(options.min_neighbours) +
                       " effective neighbours (--min-neighbours); the most there can be is n - 1 = " +
                       std::to_string(data.n - 1));
-    if (start.empty())  // cannot happen for a scan that reaches four times the range
+    if (start.empty() && uses_in_sample(options.criterion))  // tiny data: AICc needs n - tr(H) - 2 > 0, tr >= 1
+      throw DataError(to_string(options.criterion) + " is undefined at every bandwidth: it needs n - tr(H)" +
+                      (options.criterion == Criterion::aicc ? " - 2" : "") + " > 0, and tr(H) >= 1, which " +
+                      std::to_string(data.n) + " training rows cannot leave; give --criterion loo or --bandwidth H");
+    if (start.empty())  // cannot happen for LOO: a scan that reaches four times the range reaches every row
       throw DataError("no bandwidth of the scan reaches every training row");
     // With several columns the common scale is only a start: the LOO error can have several
     // basins once the columns go their own ways (Boston, local linear). Descend also from a
