@@ -55,4 +55,14 @@ struct PredictCommand {
 CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
 void run_predict(const PredictCommand& cmd);
 
+struct TestCommand {
+  InputOptions input;
+  BandwidthOptions bandwidth;
+  EngineCliOptions engine;
+  std::string null = "constant";  //!< --null: constant (no effect) or linear
+  std::string format = "text";    //!< --format: text or json
+};
+CLI::App* setup_test(CLI::App& app, TestCommand& cmd);
+void run_test(const TestCommand& cmd);
+
 }  // namespace nwreg::cli

@@ -164,11 +164,13 @@ int main(int argc, char** argv) {
              "Exit codes: 0 ok, 1 data or runtime error, 2 usage error.");
   nwreg::cli::FitCommand fit;
   nwreg::cli::PredictCommand predict;
+  nwreg::cli::TestCommand test;
   CLI::App* fit_app = nwreg::cli::setup_fit(app, fit);
   CLI::App* predict_app = nwreg::cli::setup_predict(app, predict);
+  CLI::App* test_app = nwreg::cli::setup_test(app, test);
   std::string help_topic;
   CLI::App* help_app = app.add_subcommand("help", "Show the help of nwreg, or of one command: nwreg help fit");
-  help_app->add_option("COMMAND", help_topic, "fit or predict");
+  help_app->add_option("COMMAND", help_topic, "fit, predict or test");
   // Hidden: the man page and shell completions, made from these definitions at build time.
   std::string generate_kind;
   CLI::App* generate_app = app.add_subcommand("generate", "Write the man page or a shell completion script");
@@ -185,11 +187,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Point at the help of the command whose options were being read.
-    const char* where = fit_app->parsed() ? "nwreg fit --help" : predict_app->parsed() ? "nwreg predict --help"
-                                                                                        : "nwreg --help";
+    const CLI::App* parsed = &app;
+    for (const CLI::App* sub : {fit_app, predict_app, test_app})
+      if (sub->parsed()) parsed = sub;
+    const std::string where = parsed == &app ? "nwreg --help" : "nwreg " + parsed->get_name() + " --help";
     // CLI11 echoes the value as given: escaped and cut short here, one line.
-    const CLI::App& parsed = fit_app->parsed() ? *fit_app : predict_app->parsed() ? *predict_app : app;
-    return fail(exit_usage, nwreg::escape_excerpt(e.what(), 300) + suggestion(parsed, e.what()) + " (see " + where + ")");
+    return fail(exit_usage, nwreg::escape_excerpt(e.what(), 300) + suggestion(*parsed, e.what()) + " (see " + where + ")");
   }
 
   try {
@@ -199,7 +202,8 @@ int main(int argc, char** argv) {
       if (help_topic.empty()) std::cout << formatter->make_help(&app, "nwreg", CLI::AppFormatMode::Normal);
       else if (help_topic == "fit") std::cout << fit_app->help("nwreg");
       else if (help_topic == "predict") std::cout << predict_app->help("nwreg");
-      else throw nwreg::UsageError("help: unknown command " + nwreg::quote(help_topic) + " (known: fit, predict)");
+      else if (help_topic == "test") std::cout << test_app->help("nwreg");
+      else throw nwreg::UsageError("help: unknown command " + nwreg::quote(help_topic) + " (known: fit, predict, test)");
       std::cout.flush();
       return std::cout ? 0 : fail(exit_data, "cannot write the help to standard output");
     }
@@ -208,12 +212,14 @@ int main(int argc, char** argv) {
       std::cout.flush();
       return std::cout ? 0 : fail(exit_data, "cannot write to standard output");
     }
-    for (const CLI::App* sub : {fit_app, predict_app})
+    for (const CLI::App* sub : {fit_app, predict_app, test_app})
       if (sub->parsed()) refuse_empty_values(*sub);
     if (fit_app->parsed() && fit.trains.empty()) fit.trains = {default_train()};
     if (predict_app->parsed() && predict.input.train.empty()) predict.input.train = default_train();
+    if (test_app->parsed() && test.input.train.empty()) test.input.train = default_train();
     if (fit_app->parsed() && !nwreg::cli::run_fit(fit)) return exit_data;
     if (predict_app->parsed()) nwreg::cli::run_predict(predict);
+    if (test_app->parsed()) nwreg::cli::run_test(test);
   } catch (const nwreg::OutputError& e) {
     if (e.broken_pipe()) {
       // The reader went away (| head): end quietly, as if by SIGPIPE, like other filters.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nwreg/base/distributions.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/engine/metric_map.h"
@@ -20,12 +21,6 @@
 namespace nwreg {
 
 struct Model;
-
-/// The standard normal quantile Phi^-1(p), 0 < p < 1, to full double precision.
-double normal_quantile(double p);
-
-/// Student's t with nu degrees of freedom (any nu > 0; normal past 1e7): the upper tail P(T > t).
-double student_upper(double t, double nu);
 
 /// Throws UsageError naming --level unless 0 < level < 1.
 void check_level(double level);
