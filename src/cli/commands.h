@@ -60,6 +60,7 @@ struct TestCommand {
   BandwidthOptions bandwidth;
   EngineCliOptions engine;
   std::string null = "constant";  //!< --null: constant (no effect) or linear
+  std::string permutations = "auto";  //!< --permutations B, 0 (chi-square), or auto
   std::string format = "text";    //!< --format: text or json
 };
 CLI::App* setup_test(CLI::App& app, TestCommand& cmd);

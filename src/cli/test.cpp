@@ -10,6 +10,10 @@
 
 namespace nwreg::cli {
 
+namespace {
+constexpr std::size_t default_permutations = 199;
+}
+
 CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
   CLI::App* sub = app.add_subcommand(
       "test", "Test whether x has any effect on y (--null constant) or whether a line is enough (--null linear)");
@@ -19,8 +23,15 @@ CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
                   "The null model the smooth is tested against: constant (no effect of x) or linear (y = b0 + b.x; "
                   "an unordered categorical column enters as its levels' effects)")
       ->capture_default_str();
+  sub->add_option("--permutations", cmd.permutations,
+                  "B: the p-value from up to B data sets made under the null (residuals permuted), the bandwidth "
+                  "chosen afresh on each as on the data (it stops once 10 reach the data's F); 0: from the chi-square "
+                  "approximation at the bandwidth, as if fixed in advance; auto: " +
+                      std::to_string(default_permutations) + " where the bandwidth depends on y (learned, plug-in), else 0")
+      ->capture_default_str();
   sub->add_option("--format", cmd.format, "Report on stdout: text or json")->capture_default_str();
   add_bandwidth_options(*sub, cmd.bandwidth);
+  sub->get_option("--seed")->description("The permutations' seed (and --score additive's random start)");
   add_method_options(*sub, cmd.engine);
   add_performance_options(*sub, cmd.engine);
   sub->footer(R"(The statistic is F = (RSS0 - RSS1) / RSS1: the null model's residual sum of squares
@@ -36,6 +47,21 @@ Examples:
 }
 
 namespace {
+
+// --permutations: auto (nullopt), or B >= 0.
+std::optional<std::size_t> parse_permutations(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  std::size_t used = 0;
+  unsigned long long b = 0;
+  try {
+    b = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || text[0] == '-' || b > 1000000)
+    throw UsageError("--permutations: expected auto or a whole number from 0 to 1000000, got " + quote(text));
+  return static_cast<std::size_t>(b);
+}
 
 // The bandwidth as fit reports it, with a neighbour policy's K or span.
 std::string bandwidth_text(const Model& m) {
@@ -53,7 +79,10 @@ void run_test(const TestCommand& cmd) {
   const NullModel null = parse_null_model(cmd.null);
   if (cmd.bandwidth.robust)
     throw UsageError("--robust: the test needs a smooth linear in y, and robustness weights depend on y");
-  const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
+  const std::optional<std::size_t> asked = parse_permutations(cmd.permutations);
+  BandwidthOptions bandwidth = cmd.bandwidth;  // --seed seeds the permutations here, whatever the score
+  if (bandwidth.seed_given && cmd.engine.score != "additive") bandwidth.seed_given = false;
+  const BandwidthPlan plan = plan_bandwidth(bandwidth, cmd.engine);
   check_input_options(cmd.input);
   check_plan_columns(plan, cmd.engine, cmd.input);
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
@@ -64,14 +93,29 @@ void run_test(const TestCommand& cmd) {
   const EngineOptions engine = cmd.engine.options(pool);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
   const Model m = choose_bandwidth(data, plan, engine, false, std::cerr, &*progress);
+  // A bandwidth that depends on x alone (given, a rule of thumb on x) is fixed in advance.
+  const bool depends_on_y = m.bandwidth_source != "fixed" && m.bandwidth_source != "silverman" &&
+                            m.bandwidth_source != "scott";
+  TestOptions options;
+  options.null = null;
+  options.permutations = asked.value_or(depends_on_y ? default_permutations : 0);
+  options.seed = cmd.bandwidth.seed;
+  options.relearn = &plan;
+  options.on_permutation = [&](std::size_t done, std::size_t total) {
+    progress->bar("permutations", done, total);
+  };
+  const TestResult r = test_null_model(data, m, options, engine);
   progress.reset();
-  const TestResult r = test_null_model(data, m, null, engine);
   for (const auto& w : r.warnings) std::cerr << "nwreg: warning: " << w << '\n';
 
   const std::string test = null == NullModel::constant ? "no effect" : "linearity";
   // Where the form is skewed to the left the matched chi-square overstates p (see significance.h).
   const std::string approximation = std::string("shifted chi-square matched on three cumulants") +
                                     (r.skew_negative ? "; conservative here (the exact p-value is smaller)" : "");
+  const std::string calibration =
+      r.permutations ? "permutation (" + std::to_string(r.permutations) + " data sets under the null, " +
+                           (depends_on_y ? "the bandwidth chosen afresh on each)" : "the same bandwidth)")
+                     : "chi-square at a fixed bandwidth";
   OutputFile out("-", "stdout");
   out.write([&](std::ostream& os) {
     if (cmd.format == "json") {
@@ -80,6 +124,10 @@ void run_test(const TestCommand& cmd) {
       j["null"] = to_string(null);
       j["statistic"] = r.statistic;
       j["p_value"] = r.p_value;
+      j["calibration"] = calibration;
+      j["permutations"] = r.permutations;
+      j["p_value_fixed_bandwidth"] =
+          r.p_fixed_bandwidth ? nlohmann::ordered_json(*r.p_fixed_bandwidth) : nlohmann::ordered_json();
       j["rss_null"] = r.rss_null;
       j["rss_smooth"] = r.rss_smooth;
       j["df"] = r.df_smooth;
@@ -97,8 +145,10 @@ void run_test(const TestCommand& cmd) {
       j["method"] = to_string(m.method);
       if (m.method == Method::local_polynomial) j["degree"] = m.degree;
       j["source"] = m.bandwidth_source;
-      j["approximation"] = approximation;
-      j["chi_square"] = {{"df", r.chi_df}, {"scale", r.chi_scale}, {"shift", r.chi_shift}};
+      if (r.p_fixed_bandwidth) {
+        j["approximation"] = approximation;
+        j["chi_square"] = {{"df", r.chi_df}, {"scale", r.chi_scale}, {"shift", r.chi_shift}};
+      }
       j["warnings"] = r.warnings;
       os << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
       return;
@@ -107,6 +157,10 @@ void run_test(const TestCommand& cmd) {
        << "null: " << to_string(null) << '\n'
        << "statistic: " << format_double(r.statistic) << '\n'
        << "p_value: " << format_double(r.p_value) << '\n'
+       << "calibration: " << calibration << '\n';
+    if (r.permutations && r.p_fixed_bandwidth)
+      os << "p_value_fixed_bandwidth: " << format_double(*r.p_fixed_bandwidth) << '\n';
+    os
        << "rss_null: " << format_double(r.rss_null) << '\n'
        << "rss_smooth: " << format_double(r.rss_smooth) << '\n'
        << "df: " << format_double(r.df_smooth) << '\n'
@@ -116,7 +170,8 @@ void run_test(const TestCommand& cmd) {
     os << "method: " << to_string(m.method) << '\n';
     if (m.method == Method::local_polynomial) os << "degree: " << m.degree << '\n';
     os << "source: " << m.bandwidth_source << '\n'
-       << "approximation: " << approximation << '\n';
+       ;
+    if (r.p_fixed_bandwidth) os << "approximation: " << approximation << '\n';
   });
   out.commit();
 }

@@ -20,6 +20,13 @@ namespace {
 
 double relative(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
+// The chi-square calibration (no permutations) against `null`.
+TestOptions null_only(NullModel null) {
+  TestOptions o;
+  o.null = null;
+  return o;
+}
+
 Model fixed(double h, Method method) {
   Model m;
   m.bandwidth = {h};
@@ -65,7 +72,7 @@ TEST_CASE("test: p-values equal R sm.regression's (no effect, linear; NW and loc
     CAPTURE(g.at("method")[r]);
     const Dataset d = golden_set(g.at("set")[r], g.at("file")[r], g.at("x")[r], g.at("y")[r]);
     const Model m = fixed(std::stod(g.at("h")[r]), parse_method(g.at("method")[r]));
-    const TestResult t = test_null_model(d, m, parse_null_model(g.at("null")[r]), EngineOptions(0, nullptr));
+    const TestResult t = test_null_model(d, m, null_only(parse_null_model(g.at("null")[r])), EngineOptions(0, nullptr));
     // Far in the tail p moves with the last digits of the cumulants (their terms cancel): 1e-2
     // of p there (ties200: 5.9e-15); 1e-8 elsewhere (sm's raw time stamps cost it 1e-9).
     const double want = std::stod(g.at("p")[r]);
@@ -149,7 +156,7 @@ TEST_CASE("test: sample weights as precisions, against the matrices written out"
       CAPTURE(to_string(method));
       CAPTURE(linear);
       const Model m = fixed(1.3, method);
-      const TestResult t = test_null_model(d, m, linear ? NullModel::linear : NullModel::constant, EngineOptions(0, nullptr));
+      const TestResult t = test_null_model(d, m, null_only(linear ? NullModel::linear : NullModel::constant), EngineOptions(0, nullptr));
       const Brute b = brute_force(d, m, linear);
       CHECK(relative(t.statistic, b.statistic) < 1e-11);
       CHECK(relative(t.p_value, b.p) < 1e-9);
@@ -162,20 +169,20 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
   const Dataset cars = testing::bundled("cars.csv", "speed", "dist");
   const Model m = fixed(3, Method::local_linear);
   const EngineOptions one(0, nullptr);
-  const TestResult base = test_null_model(cars, m, NullModel::linear, one);
+  const TestResult base = test_null_model(cars, m, null_only(NullModel::linear), one);
   REQUIRE(base.p_value > 0.01);
   REQUIRE(base.p_value < 0.9);
 
   Dataset scaled = cars;
   for (double& v : scaled.y) v = v * 0x1p400 + 3e122;
-  const TestResult s = test_null_model(scaled, m, NullModel::linear, one);
+  const TestResult s = test_null_model(scaled, m, null_only(NullModel::linear), one);
   CHECK(relative(s.statistic, base.statistic) < 1e-9);
   CHECK(relative(s.p_value, base.p_value) < 1e-9);
   CHECK(relative(s.rss_null, std::ldexp(base.rss_null, 800)) < 1e-9);
 
   Dataset equal = cars;
   equal.weight.assign(cars.n, 3.0);
-  const TestResult e = test_null_model(equal, m, NullModel::linear, one);
+  const TestResult e = test_null_model(equal, m, null_only(NullModel::linear), one);
   CHECK(relative(e.p_value, base.p_value) < 1e-12);
   CHECK(relative(e.rss_null, 3 * base.rss_null) < 1e-12);
 
@@ -184,12 +191,12 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
   extra.x.push_back(12.5), extra.y.push_back(1e6), extra.n += 1;
   extra.weight.assign(extra.n, 1.0);
   extra.weight.back() = 0;
-  const TestResult z = test_null_model(extra, m, NullModel::linear, one);
+  const TestResult z = test_null_model(extra, m, null_only(NullModel::linear), one);
   CHECK(z.rows == cars.n);
   CHECK(relative(z.p_value, base.p_value) < 1e-12);
 
   ThreadPool pool(2);
-  const TestResult p = test_null_model(cars, m, NullModel::linear, EngineOptions(0, &pool));
+  const TestResult p = test_null_model(cars, m, null_only(NullModel::linear), EngineOptions(0, &pool));
   CHECK(p.p_value == base.p_value);
   CHECK(p.statistic == base.statistic);
 }
@@ -200,30 +207,30 @@ TEST_CASE("test: what it refuses, and a smooth that is the null fit") {
   // h far below the spacing of x: the smooth interpolates the distinct x (ties keep some noise).
   std::vector<double> x, y;
   for (int i = 0; i < 30; ++i) x.push_back(i), y.push_back(std::sin(1.7 * i));
-  CHECK_THROWS_WITH_AS(test_null_model(testing::make_dataset(x, y), fixed(0.01, Method::nw), NullModel::constant, one),
+  CHECK_THROWS_WITH_AS(test_null_model(testing::make_dataset(x, y), fixed(0.01, Method::nw), null_only(NullModel::constant), one),
                        doctest::Contains("the smooth interpolates the data"), DataError);
   Model robust = fixed(3, Method::nw);
   robust.robustness.assign(cars.n, 1.0);
-  CHECK_THROWS_WITH_AS(test_null_model(cars, robust, NullModel::constant, one),
+  CHECK_THROWS_WITH_AS(test_null_model(cars, robust, null_only(NullModel::constant), one),
                        doctest::Contains("robustness weights depend on y"), UsageError);
   x.assign(test_max_rows + 1, 0.0), y.assign(test_max_rows + 1, 0.0);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i), y[i] = std::sin(0.1 * i);
-  CHECK_THROWS_WITH_AS(test_null_model(testing::make_dataset(x, y), fixed(3, Method::nw), NullModel::constant, one),
+  CHECK_THROWS_WITH_AS(test_null_model(testing::make_dataset(x, y), fixed(3, Method::nw), null_only(NullModel::constant), one),
                        doctest::Contains("at most 5000 rows, got 5001"), DataError);
   CHECK_THROWS_WITH_AS(test_null_model(testing::make_dataset({1, 2, 3}, {1, 5, 2}), fixed(3, Method::nw),
-                                       NullModel::linear, one),
+                                       null_only(NullModel::linear), one),
                        doctest::Contains("at least 4 rows"), DataError);
   // NW with h a million times the range is the mean: nothing beyond the constant null.
-  const TestResult flat = test_null_model(cars, fixed(1e8, Method::nw), NullModel::constant, one);
+  const TestResult flat = test_null_model(cars, fixed(1e8, Method::nw), null_only(NullModel::constant), one);
   CHECK(flat.p_value == 1);
   CHECK(flat.statistic == 0);
   REQUIRE(flat.warnings.size() == 1);
   CHECK(flat.warnings[0].find("the smooth is the null model's own fit") != std::string::npos);
   // Local linear at a huge h is the line: against the linear null, the same.
-  CHECK(test_null_model(cars, fixed(1e8, Method::local_linear), NullModel::linear, one).p_value == 1);
+  CHECK(test_null_model(cars, fixed(1e8, Method::local_linear), null_only(NullModel::linear), one).p_value == 1);
   // Constant y: nothing to test.
   const TestResult c = test_null_model(testing::make_dataset({1, 2, 3, 4, 5}, {2, 2, 2, 2, 2}),
-                                       fixed(1, Method::nw), NullModel::constant, one);
+                                       fixed(1, Method::nw), null_only(NullModel::constant), one);
   CHECK(c.p_value == 1);
   CHECK(c.warnings.size() == 1);
 }

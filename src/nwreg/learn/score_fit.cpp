@@ -4,29 +4,24 @@
 #include <limits>
 
 #include "nwreg/base/errors.h"
+#include "nwreg/base/random.h"
 #include "nwreg/engine/score_attention.h"
 
 namespace nwreg {
 namespace {
 
-// SplitMix64 (Steele, Lea and Flood 2014) and normal deviates by Box-Muller: the same stream
-// on every platform, unlike std::normal_distribution.
+// Normal deviates by Box-Muller from SplitMix64: the same stream on every platform, unlike
+// std::normal_distribution.
 class Normal {
  public:
-  explicit Normal(std::uint64_t seed) : state_(seed) {}
+  explicit Normal(std::uint64_t seed) : random_(seed) {}
   double operator()() {
-    const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53, u2 = static_cast<double>(next() >> 11) * 0x1p-53;
+    const double u1 = random_.uniform(true), u2 = random_.uniform();
     return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
   }
 
  private:
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t state_;
+  SplitMix64 random_;
 };
 
 // The coordinates learning runs in: x' = (x - c) / s per column, s the column's standard

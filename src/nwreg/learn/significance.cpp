@@ -9,6 +9,7 @@
 #include "nwreg/base/distributions.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/base/random.h"
 #include "nwreg/base/simd.h"
 #include "nwreg/base/thread_pool.h"
 #include "nwreg/engine/fitted.h"
@@ -48,11 +49,9 @@ NWREG_CLONES double dot(const double* a, const double* b, std::size_t n) {
 
 // Runs fn(i) for every row i, on the pool's threads where there is one.
 void each_row(ThreadPool* pool, std::size_t m, const std::function<void(std::size_t)>& fn) {
-  auto chunk = [&](std::size_t begin, std::size_t end) {
+  parallel_for(pool, m, 8, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) fn(i);
-  };
-  if (pool) pool->parallel_for(m, 8, chunk);
-  else chunk(0, m);
+  });
 }
 
 // The null model's design, its columns made orthonormal in the weighted inner product:
@@ -112,33 +111,57 @@ void project_off(const std::vector<std::vector<double>>& basis, std::vector<doub
   }
 }
 
-}  // namespace
-
-TestResult test_null_model(const Dataset& data, const Model& model, NullModel null, const EngineOptions& engine) {
-  if (!model.robustness.empty())
-    throw UsageError("the test needs a smooth linear in y; robustness weights depend on y (leave out --robust)");
-  TestResult result;
-  result.null = null;
+// The rows taking part (a positive weight), sqrt(w) of each, and the null model's basis.
+struct Setup {
+  const Dataset& data;
   std::vector<std::size_t> rows;
-  for (std::size_t i = 0; i < data.n; ++i)
-    if (data.weight.empty() || data.weight[i] > 0) rows.push_back(i);
-  const std::size_t m = rows.size();
-  result.rows = m;
-  if (m > test_max_rows)
-    throw DataError("the test forms n x n matrices (memory and time grow as n^2 and n^3): at most " +
-                    std::to_string(test_max_rows) + " rows, got " + std::to_string(m) +
-                    "; test a random subset of the rows");
-  std::vector<double> root_w(m, 1.0);
-  if (!data.weight.empty())
-    for (std::size_t r = 0; r < m; ++r) root_w[r] = std::sqrt(data.weight[rows[r]]);
-  const auto basis = null_basis(data, rows, root_w, null);
-  const std::size_t p = basis.size();
-  result.null_terms = p;
-  if (m < p + 2)
-    throw DataError("the test needs at least " + std::to_string(p + 2) + " rows with a positive weight for a " +
-                    to_string(null) + " null model, got " + std::to_string(m));
+  std::vector<double> root_w;
+  std::vector<std::vector<double>> basis;
+};
 
-  // L~ = D^1/2 L D^-1/2 over the rows taking part (a weight-0 key has weight 0 in every row).
+// F at `model`'s smooth for targets y (data.n long; rows outside setup.rows unused):
+// e~ = P D^1/2 y, s = D^1/2 L e, RSS0 = |e~|^2, RSS1 = |e~ - s|^2, RSS0 - RSS1 = sum 2 e~ s - s^2
+// (formed directly, nothing cancelling), in units of a power of two about the largest residual
+// so that no square over- or underflows. Returns F; the sums through rss0 and rss1.
+double statistic(const Setup& setup, const std::vector<double>& y, const Model& model, const EngineOptions& engine,
+                 double* rss0_out = nullptr, double* rss1_out = nullptr) {
+  const Dataset& data = setup.data;
+  const std::size_t m = setup.rows.size();
+  std::vector<double> e(m);
+  for (std::size_t r = 0; r < m; ++r) e[r] = setup.root_w[r] * y[setup.rows[r]];
+  project_off(setup.basis, e);
+  double top = 0;
+  for (double v : e) top = std::max(top, std::abs(v));
+  const int shift = top > 0 ? std::ilogb(top) : 0;
+  for (double& v : e) v = std::ldexp(v, -shift);
+  // The residuals as the smooth's targets (e = D^-1/2 e~; a weight-0 row's target counts for nothing).
+  Dataset residuals = data;
+  std::fill(residuals.y.begin(), residuals.y.end(), 0.0);
+  for (std::size_t r = 0; r < m; ++r) residuals.y[setup.rows[r]] = e[r] / setup.root_w[r];
+  std::vector<double> q(m * data.d), smooth(m);
+  for (std::size_t r = 0; r < m; ++r) std::copy_n(data.row(setup.rows[r]), data.d, q.begin() + r * data.d);
+  Fitted(residuals, model, engine).predict(q.data(), m, smooth.data());
+  double rss0 = 0, rss1 = 0, gain = 0;
+  for (std::size_t r = 0; r < m; ++r) {
+    const double s = setup.root_w[r] * smooth[r];
+    rss0 += e[r] * e[r];
+    rss1 += (e[r] - s) * (e[r] - s);
+    gain += 2 * e[r] * s - s * s;
+  }
+  if (rss0_out) *rss0_out = std::ldexp(rss0, 2 * shift);
+  if (rss1_out) *rss1_out = std::ldexp(rss1, 2 * shift);
+  if (rss0 == 0) return 0;
+  return rss1 > 1e-28 * rss0 ? gain / rss1 : std::numeric_limits<double>::infinity();
+}
+
+// The chi-square calibration at the model's bandwidth: E = P (L~ + L~' - L~'L~) P with
+// L~ = D^1/2 L D^-1/2, tr(E^k) for k = 1..3, the cumulants of Q, and the matched chi-square.
+void chi_square(const Setup& setup, const Model& model, const EngineOptions& engine, TestResult& result) {
+  const Dataset& data = setup.data;
+  const auto& rows = setup.rows;
+  const auto& root_w = setup.root_w;
+  const auto& basis = setup.basis;
+  const std::size_t m = rows.size(), p = basis.size();
   Square lt(m);
   {
     const Fitted fitted(data, model, engine);
@@ -152,50 +175,14 @@ TestResult test_null_model(const Dataset& data, const Model& model, NullModel nu
         if (slot[i] < m) out[slot[i]] = root_w[r] * w[i] / root_w[slot[i]];
     });
   }
-  for (std::size_t r = 0; r < m; ++r) result.df_smooth += lt.row(r)[r];
-
-  // The null model's residuals e~ = D^1/2 e = P D^1/2 y (P = I - U U') and the smooth's.
-  std::vector<double> e(m);
-  for (std::size_t r = 0; r < m; ++r) e[r] = root_w[r] * data.y[rows[r]];
-  project_off(basis, e);
-  // In units of a power of two about the largest residual, so that no square over- or
-  // underflows (F and its p-value do not depend on y's units; the sums are scaled back).
-  double top = 0;
-  for (double v : e) top = std::max(top, std::abs(v));
-  const int shift = top > 0 ? std::ilogb(top) : 0;
-  for (double& v : e) v = std::ldexp(v, -shift);
-  std::vector<double> le(m);
-  each_row(engine.pool, m, [&](std::size_t r) { le[r] = dot(lt.row(r), e.data(), m); });
-  double rss0 = 0, rss1 = 0, gain = 0;  // gain = RSS0 - RSS1 = e~' (L~ + L~' - L~'L~) e~, formed directly
-  for (std::size_t r = 0; r < m; ++r) {
-    rss0 += e[r] * e[r];
-    rss1 += (e[r] - le[r]) * (e[r] - le[r]);
-    gain += 2 * e[r] * le[r] - le[r] * le[r];
-  }
-  result.rss_null = std::ldexp(rss0, 2 * shift);
-  result.rss_smooth = std::ldexp(rss1, 2 * shift);
-  if (rss0 == 0) {
-    result.warnings.push_back("y has no variation about the " + to_string(null) + " null model's fit: nothing to test");
-    return result;
-  }
-  if (!(rss1 > 1e-28 * rss0))
-    throw DataError("the smooth interpolates the data (residual sum of squares 0 at this bandwidth): no noise "
-                    "left to test against; give a larger bandwidth");
-  const double t = gain / rss1;
-  result.statistic = t;
-
-  // F = L~ + L~' - L~'L~ (so that I - F = (I - L~)'(I - L~) with nothing cancelling against I),
-  // then E = P F P. tr(E^k), k = 1..3, give the cumulants.
+  // F = L~ + L~' - L~'L~ (so that I - F = (I - L~)'(I - L~) with nothing cancelling against I).
   Square f(m);
   {
     Square lt_t(m);
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t j = 0; j < m; ++j) lt_t.row(j)[i] = lt.row(i)[j];
     each_row(engine.pool, m, [&](std::size_t i) {
-      for (std::size_t j = i; j < m; ++j) {
-        const double v = lt.row(i)[j] + lt.row(j)[i] - dot(lt_t.row(i), lt_t.row(j), m);
-        f.row(i)[j] = v;
-      }
+      for (std::size_t j = i; j < m; ++j) f.row(i)[j] = lt.row(i)[j] + lt.row(j)[i] - dot(lt_t.row(i), lt_t.row(j), m);
     });
   }
   for (std::size_t i = 0; i < m; ++i)
@@ -238,20 +225,18 @@ TestResult test_null_model(const Dataset& data, const Model& model, NullModel nu
   }
   result.extra_df = tr1;
   if (!(tr1 > 1e-9)) {
-    result.warnings.push_back("at this bandwidth the smooth is the null model's own fit (" + format_g3(tr1) +
-                              " degrees of freedom beyond it): nothing to test; give a smaller bandwidth");
-    result.statistic = 0;
-    return result;
+    result.p_fixed_bandwidth = 1;
+    return;
   }
   // Q = e'(P - c (P - E)) e with c = 1 + t: M = -t P + c E, and P E = E P = E.
-  const double s = static_cast<double>(m - p), c = 1 + t;
+  const double t = result.statistic, s = static_cast<double>(m - p), c = 1 + t;
   const double m1 = -t * s + c * tr1;
   const double m2 = t * t * s - 2 * t * c * tr1 + c * c * tr2;
   const double m3 = -t * t * t * s + 3 * t * t * c * tr1 - 3 * t * c * c * tr2 + c * c * c * tr3;
   const double k1 = m1, k2 = 2 * m2, k3 = 8 * m3;
   if (!(k2 > 0)) {
-    result.p_value = k1 > 0 ? 0 : 1;
-    return result;
+    result.p_fixed_bandwidth = k1 > 0 ? 0 : 1;
+    return;
   }
   // a chi^2_b + shift with a = |k3| / (4 k2), b = 8 k2^3 / k3^2, as sm.regression takes it. Where
   // k3 < 0 (a large F: the form is skewed to the left) this errs on the safe side: the p-value
@@ -259,14 +244,125 @@ TestResult test_null_model(const Dataset& data, const Model& model, NullModel nu
   const double a = std::abs(k3) / (4 * k2), b = 8 * k2 * k2 * k2 / (k3 * k3);
   if (!(b < 1e12)) {  // no skew to match: the normal with the same mean and variance
     result.chi_df = std::numeric_limits<double>::infinity();
-    result.p_value = 0.5 * std::erfc(-k1 / std::sqrt(2 * k2));
-    return result;
+    result.p_fixed_bandwidth = 0.5 * std::erfc(-k1 / std::sqrt(2 * k2));
+    return;
   }
   result.chi_df = b;
   result.chi_scale = a;
-  result.skew_negative = k3 < 0;
   result.chi_shift = k1 - a * b;
-  result.p_value = chi_square_upper(-result.chi_shift / a, b);  // P(shift + a X > 0), X ~ chi^2_b
+  result.skew_negative = k3 < 0;
+  result.p_fixed_bandwidth = chi_square_upper(-result.chi_shift / a, b);  // P(shift + a X > 0), X ~ chi^2_b
+}
+
+// The permutation calibration: data sets y* = y - e + D^-1/2 (D^1/2 e)_pi, each fitted as
+// `relearn` says and its F* computed, in order, until the `stop_after`-th F* >= F or B of them
+// (Besag and Clifford 1991: p = stop_after / l after l data sets, else (1 + #) / (B + 1); valid
+// either way). They run in batches on the pool's threads, each with its own stream (seeds
+// drawn in order from `seed`) and read in order: the result does not depend on the threads.
+void permutations(const Setup& setup, const TestOptions& options, const EngineOptions& engine, TestResult& result) {
+  const Dataset& data = setup.data;
+  const std::size_t m = setup.rows.size(), B = options.permutations;
+  // The null's residuals scaled by sqrt(w) (each then exchangeable) and its fitted values.
+  std::vector<double> e(m), fitted(data.y);
+  for (std::size_t r = 0; r < m; ++r) e[r] = setup.root_w[r] * data.y[setup.rows[r]];
+  project_off(setup.basis, e);
+  for (std::size_t r = 0; r < m; ++r) fitted[setup.rows[r]] -= e[r] / setup.root_w[r];
+  SplitMix64 seeds(options.seed);
+  std::vector<std::uint64_t> seed(B);
+  for (auto& s : seed) s = seeds.next();
+  FitPlan plan = *options.relearn;
+  plan.loo_statistics = false;
+  plan.curve = false;
+  plan.fit.on_scan = nullptr;
+  EngineOptions single = engine;
+  single.pool = nullptr;
+  const std::size_t batch = 4 * (engine.pool ? std::max<std::size_t>(1, engine.pool->size()) : 1);
+  std::vector<double> star(batch);
+  std::size_t done = 0;
+  while (done < B) {
+    const std::size_t count = std::min(batch, B - done);
+    parallel_for(engine.pool, count, 1, [&](std::size_t begin, std::size_t end) {
+      std::vector<std::size_t> order(m);
+      for (std::size_t k = begin; k < end; ++k) {
+        SplitMix64 random(seed[done + k]);
+        for (std::size_t r = 0; r < m; ++r) order[r] = r;
+        for (std::size_t r = m; r > 1; --r) std::swap(order[r - 1], order[random.below(r)]);  // Fisher-Yates
+        Dataset permuted = data;
+        for (std::size_t r = 0; r < m; ++r)
+          permuted.y[setup.rows[r]] = fitted[setup.rows[r]] + e[order[r]] / setup.root_w[r];
+        const Model refit = fit_model(permuted, plan, single);
+        star[k] = statistic(setup, permuted.y, refit, single);
+      }
+    });
+    for (std::size_t k = 0; k < count; ++k) {
+      ++done;
+      if (star[k] >= result.statistic && ++result.exceed == options.stop_after) {
+        result.permutations = done;
+        result.p_value = static_cast<double>(result.exceed) / static_cast<double>(done);
+        return;
+      }
+    }
+    if (options.on_permutation) options.on_permutation(done, B);
+  }
+  result.permutations = B;
+  result.p_value = static_cast<double>(1 + result.exceed) / static_cast<double>(B + 1);
+}
+
+}  // namespace
+
+TestResult test_null_model(const Dataset& data, const Model& model, const TestOptions& options,
+                           const EngineOptions& engine) {
+  if (!model.robustness.empty())
+    throw UsageError("the test needs a smooth linear in y; robustness weights depend on y (leave out --robust)");
+  if (options.permutations && !options.relearn)
+    throw UsageError("the permutation calibration needs the plan the bandwidth was chosen by");
+  TestResult result;
+  result.null = options.null;
+  Setup setup{data, {}, {}, {}};
+  for (std::size_t i = 0; i < data.n; ++i)
+    if (data.weight.empty() || data.weight[i] > 0) setup.rows.push_back(i);
+  const std::size_t m = setup.rows.size();
+  result.rows = m;
+  const bool matrices = m <= test_max_rows;
+  if (!matrices && !options.permutations)
+    throw DataError("the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most " +
+                    std::to_string(test_max_rows) + " rows, got " + std::to_string(m) +
+                    "; use the permutation calibration, or test a random subset of the rows");
+  setup.root_w.assign(m, 1.0);
+  if (!data.weight.empty())
+    for (std::size_t r = 0; r < m; ++r) setup.root_w[r] = std::sqrt(data.weight[setup.rows[r]]);
+  setup.basis = null_basis(data, setup.rows, setup.root_w, options.null);
+  const std::size_t p = setup.basis.size();
+  result.null_terms = p;
+  if (m < p + 2)
+    throw DataError("the test needs at least " + std::to_string(p + 2) + " rows with a positive weight for a " +
+                    to_string(options.null) + " null model, got " + std::to_string(m));
+  {
+    // The smooth's degrees of freedom, tr(L), from each row's own weight.
+    const Fitted fitted(data, model, engine);
+    for (std::size_t r = 0; r < m; ++r)
+      fitted.weights(data.row(setup.rows[r]), 1, [&](std::size_t, const double* w) { result.df_smooth += w[setup.rows[r]]; });
+  }
+  result.statistic = statistic(setup, data.y, model, engine, &result.rss_null, &result.rss_smooth);
+  if (result.rss_null == 0) {
+    result.warnings.push_back("y has no variation about the " + to_string(options.null) +
+                              " null model's fit: nothing to test");
+    result.statistic = 0;
+    return result;
+  }
+  if (!std::isfinite(result.statistic))
+    throw DataError("the smooth interpolates the data (residual sum of squares 0 at this bandwidth): no noise "
+                    "left to test against; give a larger bandwidth");
+  if (matrices) chi_square(setup, model, engine, result);
+  if (matrices && !(result.extra_df > 1e-9)) {
+    result.warnings.push_back("at this bandwidth the smooth is the null model's own fit (" + format_g3(result.extra_df) +
+                              " degrees of freedom beyond it): nothing to test; give a smaller bandwidth");
+    result.statistic = 0;
+    result.p_value = 1;
+    return result;
+  }
+  if (options.permutations) permutations(setup, options, engine, result);
+  else result.p_value = *result.p_fixed_bandwidth;
   return result;
 }
 

@@ -17,13 +17,28 @@
 /// turns negative). The smooth is the residuals', so any smoother works against either
 /// null: local constant (NW) against "linear" asks whether a smooth finds structure the line
 /// leaves in its residuals.
+///
+/// That p-value holds for a bandwidth fixed in advance. A bandwidth learned from the same y
+/// (LOO, AICc, GCV, the plug-in) is chosen where the smooth fits best, F included: at the
+/// learned bandwidth its size is 9-13% at the 5% level (bench/test_power.py). The permutation
+/// calibration repeats the whole procedure, learning included, on up to B data sets made under
+/// the null, y* = fitted null + the null's residuals permuted (scaled by sqrt(w) so that each
+/// is exchangeable), and p = (1 + #{F* >= F}) / (B + 1); it stops early once F* >= F has
+/// happened `stop_after` times, with p = stop_after / (data sets made) (Besag and Clifford 1991,
+/// Biometrika 78:301: as valid, and a large p costs a few dozen fits, not B). Under the
+/// constant null with equal weights that is an exact permutation test; under the linear one it
+/// permutes residuals, which are nearly exchangeable.
 
 #include <cstddef>
+#include <functional>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "nwreg/data/dataset.h"
 #include "nwreg/engine/options.h"
+#include "nwreg/learn/fit.h"
 #include "nwreg/model/model.h"
 
 namespace nwreg {
@@ -32,16 +47,34 @@ enum class NullModel { constant, linear };
 NullModel parse_null_model(const std::string& name);  //!< "constant", "linear"; UsageError naming --null
 std::string to_string(NullModel null);
 
-/// The most rows (with a positive sample weight) the test takes: it forms m x m matrices
-/// (three of them: 600 MB at 5,000) and two products of them (m^3 each).
+/// The most rows (with a positive sample weight) the chi-square calibration takes: it forms
+/// m x m matrices (three of them: 600 MB at 5,000) and two products of them (m^3 each). The
+/// permutation calibration has no such bound: each data set costs a fit and a smooth.
 inline constexpr std::size_t test_max_rows = 5000;
+
+struct TestOptions {
+  NullModel null = NullModel::constant;
+  /// B > 0: the permutation calibration with B data sets, the bandwidth chosen afresh on each
+  /// by `relearn`; 0: the chi-square calibration at the model's bandwidth.
+  std::size_t permutations = 0;
+  std::size_t stop_after = 10;    //!< stop once this many F* >= F (0: never)
+  std::uint64_t seed = 0;         //!< the permutations' SplitMix64 stream
+  const FitPlan* relearn = nullptr;  //!< how the bandwidth was chosen (required with permutations)
+  /// The permutations done so far, after each batch.
+  std::function<void(std::size_t done, std::size_t total)> on_permutation;
+};
 
 struct TestResult {
   NullModel null = NullModel::constant;
   std::size_t rows = 0;         //!< rows with a positive weight (the others take no part)
   std::size_t null_terms = 0;   //!< the null model's coefficients
   double statistic = 0;         //!< F = (RSS0 - RSS1) / RSS1
-  double p_value = 1;
+  double p_value = 1;           //!< by the calibration asked
+  std::size_t permutations = 0; //!< data sets the permutation calibration made (<= B); 0: none
+  std::size_t exceed = 0;       //!< #{F* >= F} among them
+  /// The chi-square p-value at the model's bandwidth, as if fixed in advance: p_value itself
+  /// without permutations; beside them where there are at most test_max_rows rows.
+  std::optional<double> p_fixed_bandwidth;
   double rss_null = 0;          //!< RSS0
   double rss_smooth = 0;        //!< RSS1
   double df_smooth = 0;         //!< tr(L): the smooth's degrees of freedom
@@ -52,10 +85,11 @@ struct TestResult {
   std::vector<std::string> warnings;
 };
 
-/// The test of `null` against the smooth of `model` (a bandwidth chosen as fit chooses it) on
-/// `data`. Throws DataError for more than test_max_rows rows, too few rows for the null, or a
-/// smooth that interpolates (RSS1 = 0); UsageError for a model with robustness weights (the
-/// smooth must be linear in y).
-TestResult test_null_model(const Dataset& data, const Model& model, NullModel null, const EngineOptions& engine);
+/// The test of the null against the smooth of `model` (its bandwidth chosen on `data` as
+/// options.relearn says) on `data`. Throws DataError for more than test_max_rows rows without
+/// permutations, too few rows for the null, or a smooth that interpolates (RSS1 = 0);
+/// UsageError for a model with robustness weights (the smooth must be linear in y).
+TestResult test_null_model(const Dataset& data, const Model& model, const TestOptions& options,
+                           const EngineOptions& engine);
 
 }  // namespace nwreg
