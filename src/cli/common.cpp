@@ -34,7 +34,7 @@ std::string option_name(const std::string& parameter) {
       {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
       {"levels", "--levels"},       {"categorical_kernel", "--categorical-kernel"},
       {"categorical", "--categorical"}, {"derivative", "--derivative"}, {"degree", "--degree"},
-      {"score", "--score"}};
+      {"score", "--score"},     {"null", "--null"}};
   for (const auto& [p, option] : names)
     if (parameter == p) return option;
   return parameter;  // one the table lacks: its own name rather than a wrong option

@@ -53,8 +53,10 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
     for (const FormatDef& f : format_table) out.emplace_back(f.name);
     return out;
   }
+  if (option == "format" && sub.get_name() == "test") return {"text", "json"};
   static const std::map<std::string, std::vector<std::string>> fixed = {
       {"format", {"text", "json", "csv"}},
+      {"null", {"constant", "linear"}},
       {"out-of-reach", {"error", "nearest"}},
       {"categorical-kernel", {"aitchison-aitken", "li-racine"}},
       {"categorical-fit", {"weights", "line"}},

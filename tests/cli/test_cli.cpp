@@ -43,7 +43,7 @@ TEST_CASE("cli: usage errors exit 2 with one line, pointing at the command's hel
               "The following argument was not expected: --frob (see nwreg fit --help)");
   check_error(run_nwreg({"predict", data("synthetic.csv"), "--grid", "0:1:0.5", "--grid-n", "5"}), 2,
               "--grid excludes --grid-n (see nwreg predict --help)");
-  check_error(run_nwreg({"help", "plot"}), 2, "help: unknown command \"plot\" (known: fit, predict)");
+  check_error(run_nwreg({"help", "plot"}), 2, "help: unknown command \"plot\" (known: fit, predict, test)");
 }
 
 TEST_CASE("cli: nwreg help [COMMAND] prints what --help prints") {

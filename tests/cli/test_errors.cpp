@@ -27,6 +27,9 @@ struct Entry {
 // Messages from the core that no command line can reach, and why.
 const std::map<std::string, std::string> exempt = {
     {"--grid-n: at most ", "--grid-n's own range check (CLI11) answers first"},
+    {"the test needs a smooth linear in y; robustness weights depend on y (leave out --robust)",
+     "the CLI refuses --robust first, naming it"},
+    {"the permutation calibration needs the plan the bandwidth was chosen by", "the CLI always gives the plan"},
     {"--simultaneous: the band walks each query's weights over every training row, ",
      "--simultaneous past 1e10 query x row pairs: a test would hold 1e8 queries and 100 rows (gigabytes)"},
     {"is gzip-compressed: a stream read line by line must be plain text (gunzip it first)",
@@ -100,13 +103,29 @@ TEST_CASE("errors: the catalogue, one input each") {
       // command line, CLI11
       {{}, "", 2, "A subcommand is required (see nwreg --help)"},
       {{"fit"}, "", 1, "<stdin>: the file is empty"},  // TRAIN left out: stdin (a terminal: test_cli.cpp)
-      {{"help", "plot"}, "", 2, "help: unknown command \"plot\" (known: fit, predict)"},
+      {{"help", "plot"}, "", 2, "help: unknown command \"plot\" (known: fit, predict, test)"},
       {{"generate", "html"}, "", 2, "generate: unknown kind \"html\" (known: man, bash, zsh, fish)"},
       {{"fit", syn, "--frob"}, "", 2, "The following argument was not expected: --frob (see nwreg fit --help)"},
       {{"predict", syn, "--grid", "0:1:1", "--grid-n", "3"}, "", 2,
        "--grid excludes --grid-n (see nwreg predict --help)"},
       {{"predict", syn, "--grid-n", "0"}, "", 2,
        "--grid-n: Value 0 not in range 1 to 100000000 (see nwreg predict --help)"},
+      // nwreg test
+      {{"test", syn, "--null", "quadratic"}, "", 2, "--null: unknown null model \"quadratic\" (known: constant, linear)"},
+      {{"test", syn, "--robust", "2"}, "", 2,
+       "--robust: the test needs a smooth linear in y, and robustness weights depend on y"},
+      {{"test", syn, "--permutations", "-3"}, "", 2,
+       "--permutations: expected auto or a whole number from 0 to 1000000, got \"-3\""},
+      {{"test", file("three.csv", "x,y\n1,2\n2,5\n3,4\n"), "--null", "linear", "-b", "1"}, "", 1,
+       "the test needs at least 4 rows with a positive weight for a linear null model, got 3"},
+      {{"test", syn, "-b", "0.0001"}, "", 1,
+       "the smooth interpolates the data (residual sum of squares 0 at this bandwidth): no noise left to test "
+       "against; give a larger bandwidth"},
+      {{"test", file("rows5001.csv", plugin_rows(5001, [](int i) { return 0.001 * i; }, [](int i) { return std::sin(0.01 * i); })),
+        "-b", "1"},
+       "", 1,
+       "the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most 5000 rows, "
+       "got 5001; use the permutation calibration, or test a random subset of the rows"},
       // kernels, methods, metric, sample weights, missing values, standard errors
       {{"fit", syn, "--kernel", "box"}, "", 2,
        "--kernel: unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)"},

@@ -71,7 +71,7 @@ TEST_CASE("generate: bash completes commands, options and the registries' values
   CHECK(complete_in_bash(s, "nwreg fit --kernel ''") == "gaussian\nlaplace\nepanechnikov\ntricube\nuniform\n");
   CHECK(complete_in_bash(s, "nwreg fit --criterion ''") == "loo\naicc\ngcv\n");
   CHECK(complete_in_bash(s, "nwreg predict --format j") == "json\njsonl\n");
-  CHECK(complete_in_bash(s, "nwreg help ''") == "fit\npredict\n");
+  CHECK(complete_in_bash(s, "nwreg help ''") == "fit\npredict\ntest\n");
   CHECK(complete_in_bash(s, "nwreg fit -b k") == "knn:auto\n");
 }
 
