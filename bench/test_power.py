@@ -7,10 +7,10 @@ sets a cell (seed 20261126). Departures: for the constant null a sine a sin(2 pi
 0.6; for the linear null a quadratic 1 + 2x + b (x - 1/2)^2 with b = 2, 4 (b = 4 with n = 200 is
 clear, b = 2 with n = 50 hard for every test).
 
-nwreg: `nwreg test FILE --null N --method M --permutations 99` with its default (learned, LOO)
-bandwidth, M in {nw, local-linear}: the permutation calibration, the bandwidth relearned on each
-permuted data set (99 rather than the default 199 to halve the bench's time; the test's size is
-exact for any B). sm: sm.regression(x, y, model = "no effect" | "linear"), its defaults (local
+nwreg, M in {nw, local-linear}: `nwreg test FILE --null N --method M` with its default bandwidth
+(df:6, as sm's, and the chi-square p-value), and `... -b auto --permutations 99` at the learned
+(LOO) bandwidth, calibrated by permutations with the bandwidth relearned on each permuted data
+set (99 rather than the default 199 to halve the bench's time; the size is exact for any B). sm: sm.regression(x, y, model = "no effect" | "linear"), its defaults (local
 linear, h with 6 approximate degrees of freedom, h.select's "df" method), run once in R over every
 data set. Each prints the share of data sets with p < 0.05: under the null that is the size (5% is
 nominal), under a departure the power.
@@ -37,11 +37,13 @@ NULLS = {
 }
 SIZES = [50, 200]
 METHODS = ["nw", "local-linear"]
+VARIANTS = [(m, False) for m in METHODS] + [(m, True) for m in METHODS]
 
 
-def nwreg_p(nwreg, path, null, method):
+def nwreg_p(nwreg, path, null, method, learned):
+    extra = ["-b", "auto", "--permutations", "99"] if learned else []
     out = subprocess.run([nwreg, "test", path, "--null", null, "--method", method, "--threads", "1", "-q",
-                          "--permutations", "99", "--format", "json"], capture_output=True, text=True)
+                          "--format", "json"] + extra, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"nwreg test failed on {path}: {out.stderr.strip()}")
     return json.loads(out.stdout)["p_value"]
@@ -101,14 +103,15 @@ def main():
                 for job, p in zip(jobs, fh.read().split()):
                     sm_p[job.split(" ")[0]] = float(p)
         print(f"\n## `nwreg test`: share of data sets with p < 0.05 ({reps} a cell, seed 20261126)\n")
-        head = "| null | truth | n | " + " | ".join(f"nwreg {m}" for m in METHODS) + (" | sm.regression |" if have_r else " |")
+        head = ("| null | truth | n | " + " | ".join(f"nwreg {m}" + (" learned h" if learned else "") for m, learned in VARIANTS) +
+                (" | sm.regression |" if have_r else " |"))
         print(head)
         print("|" + "---|" * (head.count("|") - 1))
         for cell in rows:
             rates = []
-            for m in METHODS:
+            for m, learned in VARIANTS:
                 with ThreadPoolExecutor(max_workers=2) as pool:
-                    ps = list(pool.map(lambda p: nwreg_p(a.nwreg, p, cell["null"], m), cell["files"]))
+                    ps = list(pool.map(lambda p: nwreg_p(a.nwreg, p, cell["null"], m, learned), cell["files"]))
                 rates.append(sum(p < 0.05 for p in ps) / reps)
             if have_r:
                 rates.append(sum(sm_p[p] < 0.05 for p in cell["files"]) / reps)

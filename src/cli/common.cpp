@@ -170,7 +170,8 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.option_defaults()->group("Bandwidth");
   app.add_option("-b,--bandwidth", o.bandwidth,
                  std::string("H (fixed, > 0; a time span such as 90s, 15min, 6h, 3d or 2w for a column of dates or times), "
-                             "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column), ") +
+                             "auto (learn it), silverman or scott (rules of thumb), plugin (direct plug-in, one x column), "
+                             "df:K (the bandwidth whose fit has K degrees of freedom, tr(H) = K), ") +
                      neighbour_help() + ", K or F a number or auto, then optionally :H,H the columns' scales (span:0.5:1,1 "
                      "is loess's normalize = FALSE); default auto. A categorical column's entry is its lambda");
   app.add_option("--robust", o.robust,

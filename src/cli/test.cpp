@@ -12,6 +12,7 @@ namespace nwreg::cli {
 
 namespace {
 constexpr std::size_t default_permutations = 199;
+constexpr std::size_t default_df = 6;  //!< per x column, as sm.regression (6 for one, 12 for two)
 }
 
 CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
@@ -32,17 +33,23 @@ CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
   sub->add_option("--format", cmd.format, "Report on stdout: text or json")->capture_default_str();
   add_bandwidth_options(*sub, cmd.bandwidth);
   sub->get_option("--seed")->description("The permutations' seed (and --score additive's random start)");
+  CLI::Option* b = sub->get_option("--bandwidth");
+  b->description(b->get_description() + ". For test the default is df:6 per x column (sm.regression's), auto only with "
+                                        "categorical columns");
   add_method_options(*sub, cmd.engine);
   add_performance_options(*sub, cmd.engine);
   sub->footer(R"(The statistic is F = (RSS0 - RSS1) / RSS1: the null model's residual sum of squares
-against the smooth's of those residuals, at the bandwidth fit would choose (or -b). Its p-value
-assumes normal errors and the bandwidth fixed; see docs/methods.md, "Tests".
+against the smooth's of those residuals. At a bandwidth fixed by x alone (the default df:6, as
+R's sm.regression; -b H) its p-value is the chi-square approximation for normal errors; at a
+learned one (-b auto) it comes from permutations, the bandwidth learned afresh on each. See
+docs/methods.md, "Tests".
 Exit status 0 whatever the p-value; 1 and 2 for errors, as for fit.
 
 Examples:
   nwreg test data/mcycle.csv                     does x have any effect?
-  nwreg test data/mcycle.csv --null linear --method local-linear
-  nwreg test data/cars.csv --null linear -b 5 --format json | jq .p_value)");
+  nwreg test data/cars.csv --null linear         is a line enough?
+  nwreg test data/cars.csv -b auto --method nw   at the learned bandwidth (permutations)
+  nwreg test data/cars.csv --format json | jq .p_value)");
   return sub;
 }
 
@@ -82,6 +89,12 @@ void run_test(const TestCommand& cmd) {
   const std::optional<std::size_t> asked = parse_permutations(cmd.permutations);
   BandwidthOptions bandwidth = cmd.bandwidth;  // --seed seeds the permutations here, whatever the score
   if (bandwidth.seed_given && cmd.engine.score != "additive") bandwidth.seed_given = false;
+  // The default bandwidth is sm.regression's: 6 degrees of freedom a continuous x column, fixed
+  // by x alone, so that the chi-square p-value holds; categorical columns have no such scale
+  // and learn theirs (calibrated by permutations).
+  if (bandwidth.bandwidth.empty() && cmd.engine.score == "gaussian" && cmd.input.categorical.empty() &&
+      cmd.input.ordered.empty())
+    bandwidth.bandwidth = "df:" + std::to_string(default_df * x_column_count(cmd.input));
   const BandwidthPlan plan = plan_bandwidth(bandwidth, cmd.engine);
   check_input_options(cmd.input);
   check_plan_columns(plan, cmd.engine, cmd.input);
@@ -93,9 +106,9 @@ void run_test(const TestCommand& cmd) {
   const EngineOptions engine = cmd.engine.options(pool);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
   const Model m = choose_bandwidth(data, plan, engine, false, std::cerr, &*progress);
-  // A bandwidth that depends on x alone (given, a rule of thumb on x) is fixed in advance.
+  // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K) is fixed in advance.
   const bool depends_on_y = m.bandwidth_source != "fixed" && m.bandwidth_source != "silverman" &&
-                            m.bandwidth_source != "scott";
+                            m.bandwidth_source != "scott" && m.bandwidth_source != "df";
   TestOptions options;
   options.null = null;
   options.permutations = asked.value_or(depends_on_y ? default_permutations : 0);

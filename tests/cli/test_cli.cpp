@@ -315,7 +315,7 @@ TEST_CASE("cli: bad option values, one line each, exit 2") {
   check_error(run_nwreg({"fit", f, "-y", "9"}), 2, "-y: column 9 does not exist: " + f + " has 2 columns");
   check_error(run_nwreg({"fit", f, "-b", "0"}), 2, "--bandwidth: must be > 0, got 0");
   check_error(run_nwreg({"fit", f, "-b", "-3"}), 2, "--bandwidth: must be > 0, got -3");
-  check_error(run_nwreg({"fit", f, "-b", "abc"}), 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, knn:K, adaptive:K or span:F, got \"abc\"");
+  check_error(run_nwreg({"fit", f, "-b", "abc"}), 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, df:K, knn:K, adaptive:K or span:F, got \"abc\"");
   check_error(run_nwreg({"fit", f, "-b", "nan"}), 2, "--bandwidth: \"nan\" is not a finite number");
   check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "0:1:0"}), 2, "--grid: STEP must not be 0");
   check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "0:1:-1"}), 2, "--grid: STEP -1 does not lead from 0 towards 1: no points");

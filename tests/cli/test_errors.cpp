@@ -110,7 +110,16 @@ TEST_CASE("errors: the catalogue, one input each") {
        "--grid excludes --grid-n (see nwreg predict --help)"},
       {{"predict", syn, "--grid-n", "0"}, "", 2,
        "--grid-n: Value 0 not in range 1 to 100000000 (see nwreg predict --help)"},
-      // nwreg test
+      // nwreg test, and df:K
+      {{"fit", syn, "-b", "df:0.5"}, "", 2,
+       "--bandwidth: df:K takes the degrees of freedom K >= 1 of the fit (tr(H)), got \"df:0.5\""},
+      {{"fit", data("cars.csv"), "-b", "df:20"}, "", 1,
+       "--bandwidth df:20: the fit's degrees of freedom run from 1 (a bandwidth of 4 times the x range) to 19 (a "
+       "quarter of the smallest gap between x values) here"},
+      {{"fit", file("cat.csv", "x,g,y\n1,a,2\n2,b,3\n3,a,5\n"), "-x", "x,g", "-y", "y", "--categorical", "g", "-b", "df:2"},
+       "", 2,
+       "--bandwidth df:K: scales the continuous columns' bandwidths; a categorical column's lambda is not a scale "
+       "(give --bandwidth H or auto)"},
       {{"test", syn, "--null", "quadratic"}, "", 2, "--null: unknown null model \"quadratic\" (known: constant, linear)"},
       {{"test", syn, "--robust", "2"}, "", 2,
        "--robust: the test needs a smooth linear in y, and robustness weights depend on y"},
@@ -490,7 +499,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       // bandwidth and learning options
       {{"fit", syn, "-b", "0"}, "", 2, "--bandwidth: must be > 0, got 0"},
       {{"fit", syn, "--init", "knn:5"}, "", 2, "--init: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"knn:5\""},
-      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, knn:K, adaptive:K or span:F, got \"fast\""},
+      {{"fit", syn, "-b", "fast"}, "", 2, "--bandwidth: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott, plugin, df:K, knn:K, adaptive:K or span:F, got \"fast\""},
       {{"fit", syn, "-b", "inf"}, "", 2, "--bandwidth: \"inf\" is not a finite number"},
       {{"fit", syn, "-b", "1e-320"}, "", 2,
        "--bandwidth: 1e-320 is outside the usable range (5.562684646268003e-309 to 1.7976931348623157e+308)"},

@@ -37,7 +37,7 @@ TEST_CASE("test cli: a fixed bandwidth gets sm.regression's chi-square p-value, 
 
 TEST_CASE("test cli: a learned bandwidth is calibrated by permutations, the same for any threads") {
   const std::vector<std::string> base = {"test", data("birthwt.csv"), "-x", "age", "-y", "bwt", "--format", "json",
-                                         "--seed", "7"};
+                                         "--seed", "7", "-b", "auto"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = base;
     a.insert(a.end(), extra.begin(), extra.end());
@@ -61,6 +61,23 @@ TEST_CASE("test cli: a learned bandwidth is calibrated by permutations, the same
   const Json z = Json::parse(zero.out);
   CHECK(z["permutations"] == 0);
   CHECK(z["p_value"] == t["p_value_fixed_bandwidth"]);
+}
+
+TEST_CASE("test cli: the default bandwidth is sm.regression's, 6 degrees of freedom") {
+  // R: sm.regression(cars$speed, cars$dist, model = "no effect")$p = 0.0001882299 at h.select's
+  // h = 1.840623 (optimise's tolerance; nwreg solves tr(H) = 6 to 1e-12: h = 1.8405893).
+  Result r = run_nwreg({"test", data("cars.csv"), "--method", "local-linear", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const Json t = Json::parse(r.out);
+  CHECK(t["source"] == "df");
+  CHECK(t["df"].get<double>() == doctest::Approx(6).epsilon(1e-9));
+  CHECK(t["bandwidth"][0].get<double>() == doctest::Approx(1.840623386).epsilon(1e-4));
+  CHECK(t["p_value"].get<double>() == doctest::Approx(0.0001882299).epsilon(1e-4));
+  CHECK(t["calibration"] == "chi-square at a fixed bandwidth");
+  // Two columns: 12, as sm's default for two.
+  r = run_nwreg({"test", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--format", "json", "--null", "linear"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(Json::parse(r.out)["df"].get<double>() == doctest::Approx(12).epsilon(1e-9));
 }
 
 TEST_CASE("test cli: refusals") {

@@ -12,6 +12,7 @@
 #include "nwreg/base/errors.h"
 #include "nwreg/base/thread_pool.h"
 #include "nwreg/engine/fitted.h"
+#include "nwreg/learn/fit.h"
 #include "nwreg/learn/significance.h"
 
 using namespace nwreg;
@@ -233,4 +234,36 @@ TEST_CASE("test: what it refuses, and a smooth that is the null fit") {
                                        fixed(1, Method::nw), null_only(NullModel::constant), one);
   CHECK(c.p_value == 1);
   CHECK(c.warnings.size() == 1);
+}
+
+TEST_CASE("df:K: the bandwidth whose fit has K degrees of freedom") {
+  const Dataset cars = testing::bundled("cars.csv", "speed", "dist");
+  for (Method method : {Method::nw, Method::local_linear})
+    for (double k : {2.5, 6.0, 12.0}) {
+      CAPTURE(to_string(method));
+      CAPTURE(k);
+      FitPlan plan;
+      plan.kind = BandwidthSpec::Kind::df;
+      plan.fixed = {k};
+      EngineOptions engine(0, nullptr);
+      engine.method = method;
+      const Model m = fit_model(cars, plan, engine);
+      CHECK(m.bandwidth_source == "df");
+      CHECK(Attention(cars, m.bandwidth, engine).insample(false).trace == doctest::Approx(k).epsilon(1e-10));
+      REQUIRE(m.df);
+      CHECK(*m.df == doctest::Approx(k).epsilon(1e-10));
+    }
+  // Two columns share one scale c: h_k = c sd_k.
+  CsvReader r(testing::source_path("data/boston.csv"), CsvOptions{});
+  ColumnChoice c;
+  c.x = {"lstat", "rm"};
+  c.y = "medv";
+  const Dataset boston = read_dataset(r, c);
+  FitPlan plan;
+  plan.kind = BandwidthSpec::Kind::df;
+  plan.fixed = {12};
+  const Model m = fit_model(boston, plan, EngineOptions(0, nullptr));
+  const auto sl = column_stats(boston, 0), sr = column_stats(boston, 1);
+  CHECK(m.bandwidth[0] / sl.sd == doctest::Approx(m.bandwidth[1] / sr.sd).epsilon(1e-12));
+  CHECK(*m.df == doctest::Approx(12).epsilon(1e-10));
 }

@@ -10,6 +10,7 @@
 #include "nwreg/base/numbers.h"
 #include "nwreg/learn/plugin.h"
 #include "nwreg/learn/robust.h"
+#include "nwreg/learn/rules.h"
 #include "nwreg/learn/score_fit.h"
 
 namespace nwreg {
@@ -140,6 +141,35 @@ std::vector<NeighbourBandwidth> neighbour_grid(Neighbours kind, std::size_t n, s
 // continuous column alone: x itself; span over several: loess's trimmed standard deviations;
 // else the learned bandwidths, lambdas included), then K (or F), given or the one of a grid that
 // minimises the criterion.
+// df:K: the common scale c (h_k = c sd_k, as the scan's grid) whose fit has tr(H) = K, by
+// bisection in log c between the scan's ends (tr(H) falls as c grows: n at a bandwidth below
+// the gaps, towards 1 for NW and p + 1 terms for a local polynomial at a wide one).
+std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOptions& engine) {
+  for (std::size_t j = 0; j < data.d; ++j)
+    if (is_categorical(data.kind(j)))
+      throw UsageError("--bandwidth df:K: scales the continuous columns' bandwidths; a categorical column's lambda "
+                       "is not a scale (give --bandwidth H or auto)");
+  const auto stats = x_column_stats(data, "--bandwidth df:K");
+  const std::vector<double> grid = scan_scales(data);
+  auto bandwidth = [&](double c) {
+    std::vector<double> h(data.d);
+    for (std::size_t j = 0; j < data.d; ++j) h[j] = c * stats[j].sd;
+    return h;
+  };
+  auto trace = [&](double log_c) { return Attention(data, bandwidth(std::exp(log_c)), engine).insample(false).trace; };
+  double lo = std::log(grid.front()), hi = std::log(grid.back());
+  const double most = trace(lo), least = trace(hi);
+  if (!(k <= most && k >= least))
+    throw DataError("--bandwidth df:" + format_g3(k) + ": the fit's degrees of freedom run from " + format_g3(least) +
+                    " (a bandwidth of 4 times the x range) to " + format_g3(most) +
+                    " (a quarter of the smallest gap between x values) here");
+  for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (trace(mid) > k ? lo : hi) = mid;
+  }
+  return bandwidth(std::exp(0.5 * (lo + hi)));
+}
+
 void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
   std::size_t continuous = 0;
   for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
@@ -252,6 +282,10 @@ void choose(Model& m, std::optional<FitResult>& learned, const Dataset& data, co
       break;
     case Kind::knn:
       choose_knn(m, data, plan, engine, events);
+      break;
+    case Kind::df:
+      m.bandwidth = df_bandwidth(data, plan.fixed.at(0), engine);
+      m.bandwidth_source = "df";
       break;
     case Kind::fixed:
       m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;

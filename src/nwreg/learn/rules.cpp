@@ -43,6 +43,14 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
   else if (text == "scott") spec.kind = BandwidthSpec::Kind::scott;
   else if (text == "plugin") spec.kind = BandwidthSpec::Kind::plugin;
   if (spec.kind != BandwidthSpec::Kind::learn) return spec;
+  if (neighbours && text.rfind("df:", 0) == 0) {
+    const auto k = parse_double(std::string_view(text).substr(3));
+    if (!k || !(*k >= 1) || *k > 1e9)
+      throw UsageError(option + ": df:K takes the degrees of freedom K >= 1 of the fit (tr(H)), got " + quote(text));
+    spec.kind = BandwidthSpec::Kind::df;
+    spec.values = {*k};
+    return spec;
+  }
   for (const NeighbourDef& n : neighbour_table) {
     if (!neighbours || text.rfind(std::string(n.name) + ":", 0) != 0) continue;
     spec.kind = BandwidthSpec::Kind::knn;
@@ -85,7 +93,8 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
     if (!v) {
       if (why == ParseFailure::not_a_number)
         throw UsageError(option + ": expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott" +
-                         (neighbours ? ", plugin, " + neighbour_forms() : std::string(" or plugin")) + ", got " + quote(text));
+                         (neighbours ? ", plugin, df:K, " + neighbour_forms() : std::string(" or plugin")) + ", got " +
+                         quote(text));
       throw UsageError(option + ": " + describe(why, part));
     }
     check_bandwidth({*v}, 1, option);

@@ -12,13 +12,15 @@ namespace nwreg {
 
 /// A --bandwidth (or --init) value as given on the command line.
 struct BandwidthSpec {
-  enum class Kind { learn, fixed, silverman, scott, plugin, knn } kind = Kind::learn;
-  std::vector<double> values;  //!< Kind::fixed: one bandwidth, or one per x column; Kind::knn: the given scales
+  enum class Kind { learn, fixed, silverman, scott, plugin, knn, df } kind = Kind::learn;
+  /// Kind::fixed: one bandwidth, or one per x column; Kind::knn: the given scales; Kind::df: K
+  std::vector<double> values;
   NeighbourBandwidth neighbour_policy;  //!< Kind::knn: the policy and K or F (0: auto)
   std::vector<bool> timed;     //!< per value: given as a time span (6h), in seconds
 };
 
-/// Parses "auto" (or ""), "silverman", "scott", "plugin", "NAME:K" for a nearest-neighbour
+/// Parses "auto" (or ""), "silverman", "scott", "plugin", "df:K" (the bandwidth whose fit has K
+/// degrees of freedom, tr(H) = K), "NAME:K" for a nearest-neighbour
 /// policy (knn:K, adaptive:K, span:F; K, F or auto; "NAME:K:H,H" gives the columns' scales), or bandwidths > 0 separated by commas,
 /// each a number or a time span with a unit (90s, 15min, 6h, 3d, 2w; see parse_duration), kept
 /// in seconds. Throws UsageError that starts with `option`.
