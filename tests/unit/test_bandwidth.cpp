@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "helpers.h"
@@ -207,4 +208,32 @@ TEST_CASE("a loss history keeps every epoch up to max_history, then an evenly th
   std::vector<nwreg::Epoch> short_run;
   for (int e = 0; e < 10; ++e) nwreg::record_epoch(short_run, {e, {1.0}, 0.0, {}});
   CHECK(short_run.size() == 10);
+}
+
+TEST_CASE("local linear's learned h keeps the curve from swinging where the data are sparse") {
+  // 150 keys on [0, 1] and four beyond a gap, on [2, 3]: the LOO error alone is best at a
+  // bandwidth the dense part likes, at which the line through the sparse keys swings across the
+  // gap. The learned h is held where sum_i l_i(q)^2 <= 1 over the whole x range.
+  std::vector<double> x, y;
+  for (int i = 0; i < 150; ++i) {
+    x.push_back(i / 150.0);
+    y.push_back(std::sin(6.0 * x.back()) + 0.3 * std::sin(97.0 * i));
+  }
+  for (double v : {2.0, 2.3, 2.8, 3.0}) x.push_back(v), y.push_back(std::cos(3 * v) + 0.3 * std::sin(41 * v));
+  const Dataset d = testing::make_dataset(x, y);
+  FitOptions o;
+  o.engine.method = Method::local_linear;
+  const FitResult r = fit_bandwidth(d, o);
+  EngineOptions e;
+  e.method = Method::local_linear;
+  std::vector<double> q, out(301), w2(301);
+  for (int j = 0; j <= 300; ++j) q.push_back(3.0 * j / 300);
+  Attention(d, r.bandwidth, e).predict_detail(q.data(), q.size(), {}, out.data(), w2.data(), nullptr);
+  CHECK(*std::max_element(w2.begin(), w2.end()) <= 1.01);  // checked at 101 points of the range, here 301
+  // Somewhat below it, the sum exceeds 1 somewhere in the range: the floor is what held it.
+  Attention(d, {0.8 * r.bandwidth[0]}, e).predict_detail(q.data(), q.size(), {}, out.data(), w2.data(), nullptr);
+  CHECK(*std::max_element(w2.begin(), w2.end()) > 1);
+  // NW's weights never sum their squares above 1: no floor, a smaller h.
+  FitOptions nw;
+  CHECK(fit_bandwidth(d, nw).bandwidth[0] < r.bandwidth[0]);
 }

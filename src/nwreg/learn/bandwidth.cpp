@@ -29,6 +29,43 @@ std::vector<double> scaled(const std::vector<ColumnStats>& stats, double c) {
   return h;
 }
 
+// A local polynomial in one x column: the smallest bandwidth above which the fit's variance
+// nowhere in the x range exceeds one observation's, max_q sum_i l_i(q)^2 <= 1 over 101 points
+// spread over [min x, max x] (l the equivalent weights; NW's are <= 1 everywhere). Below it the
+// curve swings where the data are sparse: a line through the two or three keys that carry the
+// weight, extrapolated across a gap or the thin end of a skewed design. The sum falls as h
+// grows except far below the spacing (where the fit is the nearest key's y again), so the grid
+// is searched from its widest end for the first bandwidth that fails, then refined between
+// grid points. 0 where every bandwidth of the grid passes.
+double stable_floor(const Dataset& data, const EngineOptions& engine, const std::vector<double>& grid, double sd) {
+  double lo = data.x[0], hi = data.x[0];
+  for (double v : data.x) lo = std::min(lo, v), hi = std::max(hi, v);
+  std::vector<double> q(101);
+  for (std::size_t j = 0; j < q.size(); ++j) q[j] = lo + (hi - lo) * static_cast<double>(j) / 100;
+  EngineOptions e = engine;
+  e.out_of_reach = OutOfReach::error;
+  e.leave_out = 0;
+  std::vector<double> out(q.size()), w2(q.size());
+  auto fails = [&](double c) {
+    try {
+      Attention(data, {c * sd}, e).predict_detail(q.data(), q.size(), {}, out.data(), w2.data(), nullptr);
+    } catch (const DataError&) {  // a point of the range no key reaches
+      return true;
+    }
+    return !(*std::max_element(w2.begin(), w2.end()) <= 1);
+  };
+  std::size_t k = grid.size();
+  while (k > 0 && !fails(grid[k - 1])) --k;
+  if (k == grid.size()) return grid.back() * sd;  // even the widest fails: hold it there
+  if (k == 0) return 0;
+  double bad = std::log(grid[k - 1]), good = std::log(grid[k]);
+  for (int i = 0; i < 20; ++i) {
+    const double mid = 0.5 * (bad + good);
+    (fails(std::exp(mid)) ? bad : good) = mid;
+  }
+  return std::exp(good) * sd;
+}
+
 // The objective (LOO or another criterion) over a fixed set of rows (all by default), in log h.
 class Objective {
  public:
@@ -39,7 +76,13 @@ class Objective {
     // Leave-block-out below the spacing of x: each row's estimate is the nearest key beyond its
     // block, which says nothing about the fit at that bandwidth (it interpolates).
     if (options.engine.leave_out > 0 && data.d == 1) min_h_ = typical_spacing(data, 0);
+    if (method_degree(options.engine.method, options.engine.degree) > 0 && data.d == 1 && !is_categorical(data.kind(0))) {
+      const auto stats = x_column_stats(data, "learning the bandwidth");
+      stable_h = stable_floor(data, options.engine, scan_scales(data), stats[0].sd);
+      min_h_ = std::max(min_h_, stable_h);
+    }
   }
+  double stable_h = 0;  //!< the local fit's floor (stable_floor), 0 where none applies
 
   /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
   void use_rows(std::size_t count) {
@@ -442,6 +485,10 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   if (fit.scan_widest)
     out.push_back("the criterion kept falling towards the widest bandwidth tried (4 times the x range): no "
                   "structure found, the fit is close to a constant");
+  if (fit.stable_floor > 0 && !fit.bandwidth.empty() && fit.bandwidth[0] <= fit.stable_floor * 1.05)
+    out.push_back("the bandwidth is held at h = " + (is_time(data.kind(0)) ? format_duration : g3)(fit.stable_floor) +
+                  ": below it the local fit would swing where the data are sparse (its variance somewhere in the x "
+                  "range above one observation's); the criterion alone would go lower");
   return out;
 }
 
@@ -528,6 +575,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   }
   res.descent_rows = obj.rows();
   res.scan_widest = scan_widest;
+  res.stable_floor = obj.stable_h;
   if (obj.rows() < data.n) {  // the value reported is over every row
     obj.use_rows(0);
     const LooResult full = obj.at(res.bandwidth, false);

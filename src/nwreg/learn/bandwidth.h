@@ -69,6 +69,9 @@ struct FitResult {
   int scan_evaluations = 0;    //!< of which the scan's
   std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
   bool scan_widest = false;    //!< the scan's best point was its widest bandwidth (4 x the range)
+  /// A local polynomial in one column: the smallest bandwidth at which the fit's variance
+  /// nowhere in the x range exceeds one observation's (0: none); the search stays above it.
+  double stable_floor = 0;
 };
 
 /// Checks epochs, lr and tol. Throws UsageError naming the option (--epochs, --lr, --tol).

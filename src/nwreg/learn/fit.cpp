@@ -95,6 +95,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   learned.bandwidth = r.bandwidth;
   learned.stop_reason = r.stop_reason;
   learned.scan_widest = r.scan_widest;
+  learned.stable_floor = r.stable_floor;
   m.bandwidth = r.bandwidth;
   m.bandwidth_source = "learned";
   if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
