@@ -117,6 +117,12 @@ struct Setup {
   std::vector<std::size_t> rows;
   std::vector<double> root_w;
   std::vector<std::vector<double>> basis;
+  /// The rows' x as queries (m x d).
+  std::vector<double> queries() const {
+    std::vector<double> q(rows.size() * data.d);
+    for (std::size_t r = 0; r < rows.size(); ++r) std::copy_n(data.row(rows[r]), data.d, q.begin() + r * data.d);
+    return q;
+  }
 };
 
 // F at `model`'s smooth for targets y (data.n long; rows outside setup.rows unused):
@@ -138,9 +144,8 @@ double statistic(const Setup& setup, const std::vector<double>& y, const Model& 
   Dataset residuals = data;
   std::fill(residuals.y.begin(), residuals.y.end(), 0.0);
   for (std::size_t r = 0; r < m; ++r) residuals.y[setup.rows[r]] = e[r] / setup.root_w[r];
-  std::vector<double> q(m * data.d), smooth(m);
-  for (std::size_t r = 0; r < m; ++r) std::copy_n(data.row(setup.rows[r]), data.d, q.begin() + r * data.d);
-  Fitted(residuals, model, engine).predict(q.data(), m, smooth.data());
+  std::vector<double> smooth(m);
+  Fitted(residuals, model, engine).predict(setup.queries().data(), m, smooth.data());
   double rss0 = 0, rss1 = 0, gain = 0;
   for (std::size_t r = 0; r < m; ++r) {
     const double s = setup.root_w[r] * smooth[r];
@@ -165,8 +170,7 @@ void chi_square(const Setup& setup, const Model& model, const EngineOptions& eng
   Square lt(m);
   {
     const Fitted fitted(data, model, engine);
-    std::vector<double> q(m * data.d);
-    for (std::size_t r = 0; r < m; ++r) std::copy_n(data.row(rows[r]), data.d, q.begin() + r * data.d);
+    const std::vector<double> q = setup.queries();
     std::vector<std::size_t> slot(data.n, m);
     for (std::size_t r = 0; r < m; ++r) slot[rows[r]] = r;
     fitted.weights(q.data(), m, [&](std::size_t r, const double* w) {
