@@ -105,7 +105,16 @@ void run_test(const TestCommand& cmd) {
   report_threads(pool, std::cerr);
   const EngineOptions engine = cmd.engine.options(pool);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
-  const Model m = choose_bandwidth(data, plan, engine, false, std::cerr, &*progress);
+  const bool default_df = bandwidth.bandwidth != cmd.bandwidth.bandwidth;
+  const Model m = [&] {
+    try {
+      return choose_bandwidth(data, plan, engine, false, std::cerr, &*progress);
+    } catch (const DataError& e) {
+      const std::string what = e.what();
+      if (!default_df || what.rfind("--bandwidth df:", 0) != 0) throw;
+      throw DataError(what + " (test's default bandwidth; give -b H, or -b df:K with a K in that range)");
+    }
+  }();
   // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K) is fixed in advance.
   const bool depends_on_y = m.bandwidth_source != "fixed" && m.bandwidth_source != "silverman" &&
                             m.bandwidth_source != "scott" && m.bandwidth_source != "df";
@@ -119,6 +128,14 @@ void run_test(const TestCommand& cmd) {
   };
   const TestResult r = test_null_model(data, m, options, engine);
   progress.reset();
+  if (depends_on_y && !options.permutations)
+    std::cerr << "nwreg: warning: the bandwidth was " << m.bandwidth_source
+              << " from y: the chi-square p-value treats it as fixed in advance and comes out too small (use "
+                 "--permutations B)\n";
+  if (options.permutations && options.permutations < 19)
+    std::cerr << "nwreg: warning: with " << options.permutations << " permutation"
+              << (options.permutations == 1 ? "" : "s") << " the p-value cannot fall below "
+              << format_g3(1.0 / static_cast<double>(options.permutations + 1)) << "\n";
   for (const auto& w : r.warnings) std::cerr << "nwreg: warning: " << w << '\n';
 
   const std::string test = null == NullModel::constant ? "no effect" : "linearity";
@@ -177,14 +194,15 @@ void run_test(const TestCommand& cmd) {
        << "rss_null: " << format_double(r.rss_null) << '\n'
        << "rss_smooth: " << format_double(r.rss_smooth) << '\n'
        << "df: " << format_double(r.df_smooth) << '\n'
-       << "n: " << data.n << '\n'
-       << "bandwidth: " << bandwidth_text(m) << '\n';
+       << "n: " << data.n << '\n';
+    if (r.rows != data.n) os << "rows: " << r.rows << " (with a positive sample weight)\n";
+    os << "bandwidth: " << bandwidth_text(m) << '\n';
     if (m.score.distance()) os << "kernel: " << to_string(m.kernel) << '\n';
     os << "method: " << to_string(m.method) << '\n';
     if (m.method == Method::local_polynomial) os << "degree: " << m.degree << '\n';
     os << "source: " << m.bandwidth_source << '\n'
        ;
-    if (r.p_fixed_bandwidth) os << "approximation: " << approximation << '\n';
+    if (r.p_fixed_bandwidth && !r.permutations) os << "approximation: " << approximation << '\n';
   });
   out.commit();
 }

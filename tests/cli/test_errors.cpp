@@ -114,8 +114,12 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", syn, "-b", "df:0.5"}, "", 2,
        "--bandwidth: df:K takes the degrees of freedom K >= 1 of the fit (tr(H)), got \"df:0.5\""},
       {{"fit", data("cars.csv"), "-b", "df:20"}, "", 1,
-       "--bandwidth df:20: the fit's degrees of freedom run from 1 (a bandwidth of 4 times the x range) to 19 (a "
-       "quarter of the smallest gap between x values) here"},
+       "--bandwidth df:20: the fit's degrees of freedom run from 1.0038832070260095 (a bandwidth of 4 times the x "
+       "range) to 18.986645153444517 (a quarter of the smallest gap between x values) here"},
+      {{"test", file("three_x.csv", "x,y\n1,2\n2,3\n1,4\n")}, "", 1,
+       "--bandwidth df:6: the fit's degrees of freedom run from 1.01388813539706 (a bandwidth of 4 times the x range) "
+       "to 1.9991618213982099 (a quarter of the smallest gap between x values) here (test's default bandwidth; give "
+       "-b H, or -b df:K with a K in that range)"},
       {{"fit", file("cat.csv", "x,g,y\n1,a,2\n2,b,3\n3,a,5\n"), "-x", "x,g", "-y", "y", "--categorical", "g", "-b", "df:2"},
        "", 2,
        "--bandwidth df:K: scales the continuous columns' bandwidths; a categorical column's lambda is not a scale "
@@ -134,7 +138,7 @@ TEST_CASE("errors: the catalogue, one input each") {
         "-b", "1"},
        "", 1,
        "the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most 5000 rows, "
-       "got 5001; use the permutation calibration, or test a random subset of the rows"},
+       "got 5001; use the permutation calibration (--permutations B), or test a random subset of the rows"},
       // kernels, methods, metric, sample weights, missing values, standard errors
       {{"fit", syn, "--kernel", "box"}, "", 2,
        "--kernel: unknown kernel \"box\" (known: gaussian, laplace, epanechnikov, tricube, uniform)"},

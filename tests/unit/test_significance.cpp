@@ -180,6 +180,15 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
   CHECK(relative(s.statistic, base.statistic) < 1e-9);
   CHECK(relative(s.p_value, base.p_value) < 1e-9);
   CHECK(relative(s.rss_null, std::ldexp(base.rss_null, 800)) < 1e-9);
+  // Far beyond a double's range for the squares: F and p hold, the sums are said to be out of range.
+  for (int e : {-1000, 900}) {
+    Dataset far = cars;
+    for (double& v : far.y) v = std::ldexp(v, e);
+    const TestResult t = test_null_model(far, m, null_only(NullModel::linear), one);
+    CHECK(relative(t.p_value, base.p_value) < 1e-9);
+    REQUIRE(t.warnings.size() == 1);
+    CHECK(t.warnings[0].find("beyond a double's range") != std::string::npos);
+  }
 
   Dataset equal = cars;
   equal.weight.assign(cars.n, 3.0);
@@ -229,11 +238,14 @@ TEST_CASE("test: what it refuses, and a smooth that is the null fit") {
   CHECK(flat.warnings[0].find("the smooth is the null model's own fit") != std::string::npos);
   // Local linear at a huge h is the line: against the linear null, the same.
   CHECK(test_null_model(cars, fixed(1e8, Method::local_linear), null_only(NullModel::linear), one).p_value == 1);
-  // Constant y: nothing to test.
-  const TestResult c = test_null_model(testing::make_dataset({1, 2, 3, 4, 5}, {2, 2, 2, 2, 2}),
-                                       fixed(1, Method::nw), null_only(NullModel::constant), one);
-  CHECK(c.p_value == 1);
-  CHECK(c.warnings.size() == 1);
+  // Constant y (and one whose residuals are rounding noise about 0.1): nothing to test.
+  for (double level : {2.0, 0.1}) {
+    const TestResult c = test_null_model(testing::make_dataset({1, 2, 3, 4, 5}, {level, level, level, level, level}),
+                                         fixed(1, Method::nw), null_only(NullModel::constant), one);
+    CHECK(c.p_value == 1);
+    REQUIRE(c.warnings.size() == 1);
+    CHECK(c.warnings[0] == "y has no variation about the constant null model's fit: nothing to test");
+  }
 }
 
 TEST_CASE("df:K: the bandwidth whose fit has K degrees of freedom") {

@@ -161,8 +161,8 @@ std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOpti
   double lo = std::log(grid.front()), hi = std::log(grid.back());
   const double most = trace(lo), least = trace(hi);
   if (!(k <= most && k >= least))
-    throw DataError("--bandwidth df:" + format_g3(k) + ": the fit's degrees of freedom run from " + format_g3(least) +
-                    " (a bandwidth of 4 times the x range) to " + format_g3(most) +
+    throw DataError("--bandwidth df:" + format_double(k) + ": the fit's degrees of freedom run from " +
+                    format_double(least) + " (a bandwidth of 4 times the x range) to " + format_double(most) +
                     " (a quarter of the smallest gap between x values) here");
   for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
     const double mid = 0.5 * (lo + hi);

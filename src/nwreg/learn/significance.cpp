@@ -128,17 +128,31 @@ struct Setup {
 // F at `model`'s smooth for targets y (data.n long; rows outside setup.rows unused):
 // e~ = P D^1/2 y, s = D^1/2 L e, RSS0 = |e~|^2, RSS1 = |e~ - s|^2, RSS0 - RSS1 = sum 2 e~ s - s^2
 // (formed directly, nothing cancelling), in units of a power of two about the largest residual
-// so that no square over- or underflows. Returns F; the sums through rss0 and rss1.
-double statistic(const Setup& setup, const std::vector<double>& y, const Model& model, const EngineOptions& engine,
-                 double* rss0_out = nullptr, double* rss1_out = nullptr) {
+// so that no square over- or underflows; RSS0 and RSS1 are scaled back (they may not fit in a
+// double where F does). `flat`: the residuals are rounding noise about y's magnitude (y is the
+// null model's fit), F is then 0; F is infinite where RSS1 vanishes against RSS0.
+struct Statistic {
+  double f = 0, rss0 = 0, rss1 = 0;
+  bool flat = false;
+};
+Statistic statistic(const Setup& setup, const std::vector<double>& y, const Model& model, const EngineOptions& engine) {
   const Dataset& data = setup.data;
   const std::size_t m = setup.rows.size();
   std::vector<double> e(m);
-  for (std::size_t r = 0; r < m; ++r) e[r] = setup.root_w[r] * y[setup.rows[r]];
+  double ytop = 0;
+  for (std::size_t r = 0; r < m; ++r) {
+    e[r] = setup.root_w[r] * y[setup.rows[r]];
+    ytop = std::max(ytop, std::abs(e[r]));
+  }
   project_off(setup.basis, e);
   double top = 0;
   for (double v : e) top = std::max(top, std::abs(v));
-  const int shift = top > 0 ? std::ilogb(top) : 0;
+  Statistic out;
+  if (!(top > 1e-13 * ytop)) {
+    out.flat = true;
+    return out;
+  }
+  const int shift = std::ilogb(top);
   for (double& v : e) v = std::ldexp(v, -shift);
   // The residuals as the smooth's targets (e = D^-1/2 e~; a weight-0 row's target counts for nothing).
   Dataset residuals = data;
@@ -153,10 +167,10 @@ double statistic(const Setup& setup, const std::vector<double>& y, const Model& 
     rss1 += (e[r] - s) * (e[r] - s);
     gain += 2 * e[r] * s - s * s;
   }
-  if (rss0_out) *rss0_out = std::ldexp(rss0, 2 * shift);
-  if (rss1_out) *rss1_out = std::ldexp(rss1, 2 * shift);
-  if (rss0 == 0) return 0;
-  return rss1 > 1e-28 * rss0 ? gain / rss1 : std::numeric_limits<double>::infinity();
+  out.rss0 = std::ldexp(rss0, 2 * shift);
+  out.rss1 = std::ldexp(rss1, 2 * shift);
+  out.f = rss1 > 1e-28 * rss0 ? gain / rss1 : std::numeric_limits<double>::infinity();
+  return out;
 }
 
 // The chi-square calibration at the model's bandwidth: E = P (L~ + L~' - L~'L~) P with
@@ -295,7 +309,7 @@ void permutations(const Setup& setup, const TestOptions& options, const EngineOp
         for (std::size_t r = 0; r < m; ++r)
           permuted.y[setup.rows[r]] = fitted[setup.rows[r]] + e[order[r]] / setup.root_w[r];
         const Model refit = fit_model(permuted, plan, single);
-        star[k] = statistic(setup, permuted.y, refit, single);
+        star[k] = statistic(setup, permuted.y, refit, single).f;
       }
     });
     for (std::size_t k = 0; k < count; ++k) {
@@ -331,7 +345,7 @@ TestResult test_null_model(const Dataset& data, const Model& model, const TestOp
   if (!matrices && !options.permutations)
     throw DataError("the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most " +
                     std::to_string(test_max_rows) + " rows, got " + std::to_string(m) +
-                    "; use the permutation calibration, or test a random subset of the rows");
+                    "; use the permutation calibration (--permutations B), or test a random subset of the rows");
   setup.root_w.assign(m, 1.0);
   if (!data.weight.empty())
     for (std::size_t r = 0; r < m; ++r) setup.root_w[r] = std::sqrt(data.weight[setup.rows[r]]);
@@ -347,20 +361,28 @@ TestResult test_null_model(const Dataset& data, const Model& model, const TestOp
     for (std::size_t r = 0; r < m; ++r)
       fitted.weights(data.row(setup.rows[r]), 1, [&](std::size_t, const double* w) { result.df_smooth += w[setup.rows[r]]; });
   }
-  result.statistic = statistic(setup, data.y, model, engine, &result.rss_null, &result.rss_smooth);
-  if (result.rss_null == 0) {
+  const Statistic observed = statistic(setup, data.y, model, engine);
+  if (observed.flat) {
     result.warnings.push_back("y has no variation about the " + to_string(options.null) +
                               " null model's fit: nothing to test");
-    result.statistic = 0;
     return result;
   }
+  result.statistic = observed.f;
+  result.rss_null = observed.rss0;
+  result.rss_smooth = observed.rss1;
+  if (std::isfinite(result.statistic) && (!std::isfinite(result.rss_null) || result.rss_smooth == 0))
+    result.warnings.push_back("rss_null and rss_smooth lie beyond a double's range at y's scale (reported as " +
+                              format_g3(result.rss_null) + " and " + format_g3(result.rss_smooth) +
+                              "); F and its p-value are computed in scaled units and hold");
   if (!std::isfinite(result.statistic))
     throw DataError("the smooth interpolates the data (residual sum of squares 0 at this bandwidth): no noise "
                     "left to test against; give a larger bandwidth");
   if (matrices) chi_square(setup, model, engine, result);
   if (matrices && !(result.extra_df > 1e-9)) {
-    result.warnings.push_back("at this bandwidth the smooth is the null model's own fit (" + format_g3(result.extra_df) +
-                              " degrees of freedom beyond it): nothing to test; give a smaller bandwidth");
+    result.warnings.push_back("at this bandwidth the smooth is the null model's own fit (it adds " +
+                              format_g3(std::max(0.0, result.extra_df)) +
+                              " degrees of freedom to it): nothing to test (a smaller bandwidth may add some, unless x "
+                              "has nothing the null model does not already fit)");
     result.statistic = 0;
     result.p_value = 1;
     return result;
