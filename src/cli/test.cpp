@@ -129,8 +129,8 @@ void run_test(const TestCommand& cmd) {
   const TestResult r = test_null_model(data, m, options, engine);
   progress.reset();
   if (depends_on_y && !options.permutations)
-    std::cerr << "nwreg: warning: the bandwidth was " << m.bandwidth_source
-              << " from y: the chi-square p-value treats it as fixed in advance and comes out too small (use "
+    std::cerr << "nwreg: warning: the bandwidth (" << m.bandwidth_source
+              << ") depends on y: the chi-square p-value treats it as fixed in advance and comes out too small (use "
                  "--permutations B)\n";
   if (options.permutations && options.permutations < 19)
     std::cerr << "nwreg: warning: with " << options.permutations << " permutation"
