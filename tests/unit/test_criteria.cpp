@@ -12,6 +12,9 @@
 
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
+#include "nwreg/engine/fitted.h"
+#include "nwreg/learn/criteria.h"
+#include "nwreg/model/model.h"
 #include "nwreg/learn/bandwidth.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/learn/plugin.h"
@@ -476,4 +479,48 @@ TEST_CASE("criteria: where the fit nearly interpolates, RSS and n - tr(H) are su
   // locfit's GCV there (deg 0, the same Gaussian weights) is 0.2435; it was 0.
   const InSample at = Attention(d, {0.118}, engine(Kernel::gaussian, Method::nw)).insample(false);
   CHECK(criterion_value(Criterion::gcv, at, static_cast<double>(d.n), false).mse == doctest::Approx(0.2435).epsilon(1e-3));
+}
+
+TEST_CASE("golden: se, plain and rbc bands, the simultaneous critical value, df, GCV and AICc on real data") {
+  // tests/golden/make_golden_bands.py: the definitions written out in numpy over every key.
+  const auto g = testing::read_golden("tests/golden/bands.csv");
+  REQUIRE(g.at("set").size() == 28);
+  std::size_t r = 0;
+  while (r < g.at("set").size()) {
+    std::size_t end = r;
+    while (end < g.at("set").size() && g.at("set")[end] == g.at("set")[r] && g.at("method")[end] == g.at("method")[r]) ++end;
+    CAPTURE(g.at("set")[r]);
+    CAPTURE(g.at("method")[r]);
+    const Dataset d = testing::bundled(g.at("set")[r] + ".csv", g.at("x")[r], g.at("y")[r]);
+    Model m;
+    m.bandwidth = {std::stod(g.at("h")[r])};
+    m.method = parse_method(g.at("method")[r]);
+    const EngineOptions engine(0, nullptr);
+    const Fitted fit(d, m, engine), centre(d, *bias_corrected(m), engine);
+    std::vector<double> q;
+    for (std::size_t i = r; i < end; ++i) q.push_back(std::stod(g.at("q")[i]));
+    const LooDetail loo = fit.loo_residuals();
+    std::vector<double> f(q.size()), f2(q.size());
+    const Band plain = fit.predict_band(q.data(), q.size(), 0.95, loo, f.data());
+    const Band rbc = fit.predict_band(q.data(), q.size(), 0.95, loo, f2.data(), &centre, std::nullopt);
+    auto near = [](double a, const std::string& b, double tol) { return std::abs(a - std::stod(b)) <= tol * std::abs(std::stod(b)); };
+    for (std::size_t i = r; i < end; ++i) {
+      const std::size_t j = i - r;
+      CAPTURE(q[j]);
+      CHECK(near(f[j], g.at("prediction")[i], 1e-12));
+      CHECK(near(plain.se[j], g.at("se")[i], 1e-10));
+      CHECK(near(plain.lower[j], g.at("plain_lower")[i], 1e-10));
+      CHECK(near(plain.upper[j], g.at("plain_upper")[i], 1e-10));
+      CHECK(near(rbc.lower[j], g.at("rbc_lower")[i], 1e-10));
+      CHECK(near(rbc.upper[j], g.at("rbc_upper")[i], 1e-10));
+    }
+    const Simultaneous s = fit.simultaneous(q.data(), q.size(), 0.95, &centre);
+    CHECK(near(s.kappa0, g.at("kappa0")[r], 1e-10));
+    CHECK(near(s.critical, g.at("critical")[r], 1e-9));
+    const InSample in = fit.insample();
+    CHECK(near(in.trace, g.at("df")[r], 1e-12));
+    CHECK(near(criterion_value(Criterion::gcv, in, static_cast<double>(d.n), false).mse, g.at("gcv")[r], 1e-10));
+    CHECK(near(criterion_value(Criterion::aicc, in, static_cast<double>(d.n), false).mse, g.at("aicc")[r], 1e-10));
+    r = end;
+  }
 }
