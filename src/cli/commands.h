@@ -56,14 +56,16 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd);
 void run_predict(const PredictCommand& cmd);
 
 struct TestCommand {
+  std::vector<std::string> trains;  //!< TRAIN...: one file (or -), or several / globs for a batch
   InputOptions input;
   BandwidthOptions bandwidth;
   EngineCliOptions engine;
   std::string null = "constant";  //!< --null: constant (no effect) or linear
   std::string permutations = "auto";  //!< --permutations B, 0 (chi-square), or auto
-  std::string format = "text";    //!< --format: text or json
+  std::string format = "text";    //!< --format: text or json; a batch: csv or json
 };
 CLI::App* setup_test(CLI::App& app, TestCommand& cmd);
-void run_test(const TestCommand& cmd);
+/// Returns false when some files of a batch failed (each reported on stderr and its row).
+bool run_test(const TestCommand& cmd);
 
 }  // namespace nwreg::cli

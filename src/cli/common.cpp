@@ -1,5 +1,8 @@
 #include "cli/common.h"
 
+#include <glob.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -17,6 +20,25 @@ std::string join(const double* first, const double* last) {
   std::string s;
   for (const double* p = first; p != last; ++p) s += (p == first ? "" : " ") + format_double(*p);
   return s;
+}
+
+std::vector<std::string> expand(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const auto& a : args) {
+    struct stat st;
+    glob_t g{};
+    if (is_glob(a) && ::stat(a.c_str(), &st) != 0 && ::glob(a.c_str(), 0, nullptr, &g) == 0) {
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+    } else {
+      files.push_back(a);
+    }
+    globfree(&g);
+  }
+  return files;
+}
+
+bool is_batch(const std::vector<std::string>& args, const std::vector<std::string>& files) {
+  return files.size() > 1 || (args.size() == 1 && is_glob(args[0]) && files.size() == 1 && files[0] != args[0]);
 }
 
 std::string option_name(const std::string& parameter) {

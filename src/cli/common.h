@@ -83,6 +83,15 @@ struct EngineCliOptions {
   std::optional<std::size_t> fixed_leave_out() const;
 };
 
+/// Whether a TRAIN argument is a glob (holds *, ? or [).
+inline bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+/// The files TRAIN arguments name: globs that name no file as written are expanded (sorted, as
+/// the shell does); a glob that matches nothing stays, and fails on its own row.
+std::vector<std::string> expand(const std::vector<std::string>& args);
+/// Whether the arguments make a batch (a summary row per file): several files, or a glob that
+/// expanded to another name.
+bool is_batch(const std::vector<std::string>& args, const std::vector<std::string>& files);
+
 /// The option that sets a core parameter (ParameterError::parameter): "tolerance" -> "--tolerance".
 std::string option_name(const std::string& parameter);
 /// An error's message for the user: a ParameterError's prefixed with its option's name.

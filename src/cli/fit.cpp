@@ -1,6 +1,4 @@
 #include <algorithm>
-#include <glob.h>
-#include <sys/stat.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -50,25 +48,6 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
 }
 
 namespace {
-
-bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
-
-// The files named: globs that name no file as written are expanded (sorted, as the shell
-// does); a glob that matches nothing stays, and fails on its own row.
-std::vector<std::string> expand(const std::vector<std::string>& args) {
-  std::vector<std::string> files;
-  for (const auto& a : args) {
-    struct stat st;
-    glob_t g{};
-    if (is_glob(a) && ::stat(a.c_str(), &st) != 0 && ::glob(a.c_str(), 0, nullptr, &g) == 0) {
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
-    } else {
-      files.push_back(a);
-    }
-    globfree(&g);
-  }
-  return files;
-}
 
 // A score's lines of the report: its name and its parameters, a line for each row of a matrix
 // (general: W; additive: w_v, W_q and W_k's rows, one per unit, and b).
@@ -237,8 +216,7 @@ bool run_fit(const FitCommand& cmd) {
   check_svg_name(cmd.plot, "--plot");
   check_distinct(uses);
   // A batch: several files, a glob, or one file summarised as a CSV row (as in a batch).
-  if (files.size() > 1 || (cmd.trains.size() == 1 && is_glob(cmd.trains[0]) && files[0] != cmd.trains[0]) ||
-      cmd.format == "csv") {
+  if (is_batch(cmd.trains, files) || cmd.format == "csv") {
     for (auto [path, option] : {std::pair{&cmd.curve, "--curve"}, std::pair{&cmd.plot, "--plot"}})
       if (!path->empty())
         throw UsageError(std::string(option) + ": one training file's criteria; a batch writes a summary row per file");

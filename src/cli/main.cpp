@@ -216,10 +216,10 @@ int main(int argc, char** argv) {
       if (sub->parsed()) refuse_empty_values(*sub);
     if (fit_app->parsed() && fit.trains.empty()) fit.trains = {default_train()};
     if (predict_app->parsed() && predict.input.train.empty()) predict.input.train = default_train();
-    if (test_app->parsed() && test.input.train.empty()) test.input.train = default_train();
+    if (test_app->parsed() && test.trains.empty()) test.trains = {default_train()};
     if (fit_app->parsed() && !nwreg::cli::run_fit(fit)) return exit_data;
     if (predict_app->parsed()) nwreg::cli::run_predict(predict);
-    if (test_app->parsed()) nwreg::cli::run_test(test);
+    if (test_app->parsed() && !nwreg::cli::run_test(test)) return exit_data;
   } catch (const nwreg::OutputError& e) {
     if (e.broken_pipe()) {
       // The reader went away (| head): end quietly, as if by SIGPIPE, like other filters.

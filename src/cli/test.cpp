@@ -18,7 +18,10 @@ constexpr std::size_t default_df = 6;  //!< per x column, as sm.regression (6 fo
 CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
   CLI::App* sub = app.add_subcommand(
       "test", "Test whether x has any effect on y (--null constant) or whether a line is enough (--null linear)");
-  add_input_options(*sub, cmd.input);
+  sub->add_option("TRAIN", cmd.trains,
+                  "Training data: a CSV file, or - for standard input (the default when it is not a terminal). "
+                  "Several files (or quoted globs such as 'runs/*.csv') test each and print one summary row per file");
+  add_input_options(*sub, cmd.input, false);
   sub->option_defaults()->group("Test");
   sub->add_option("--null", cmd.null,
                   "The null model the smooth is tested against: constant (no effect of x) or linear (y = b0 + b.x; "
@@ -30,7 +33,8 @@ CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
                   "approximation at the bandwidth, as if fixed in advance; auto: " +
                       std::to_string(default_permutations) + " where the bandwidth depends on y (learned, plug-in), else 0")
       ->capture_default_str();
-  sub->add_option("--format", cmd.format, "Report on stdout: text or json")->capture_default_str();
+  sub->add_option("--format", cmd.format,
+                  "Report on stdout: text or json; for a batch, csv (a row per file, the default) or json (an array)");
   add_bandwidth_options(*sub, cmd.bandwidth);
   sub->get_option("--seed")->description("The permutations' seed (and --score additive's random start)");
   CLI::Option* b = sub->get_option("--bandwidth");
@@ -43,13 +47,15 @@ against the smooth's of those residuals. At a bandwidth fixed by x alone (the de
 R's sm.regression; -b H) its p-value is the chi-square approximation for normal errors; at a
 learned one (-b auto) it comes from permutations, the bandwidth learned afresh on each. See
 docs/methods.md, "Tests".
-Exit status 0 whatever the p-value; 1 and 2 for errors, as for fit.
+Exit status 0 whatever the p-value; 1 and 2 for errors, as for fit (a batch: 1 if any file failed,
+each on its row and on stderr).
 
 Examples:
   nwreg test data/mcycle.csv                     does x have any effect?
   nwreg test data/cars.csv --null linear         is a line enough?
   nwreg test data/cars.csv -b auto --method nw   at the learned bandwidth (permutations)
-  nwreg test data/cars.csv --format json | jq .p_value)");
+  nwreg test data/cars.csv --format json | jq .p_value
+  nwreg test 'runs/*.csv' -x 1 -y 2               a batch: a summary row per file)");
   return sub;
 }
 
@@ -78,133 +84,224 @@ std::string bandwidth_text(const Model& m) {
   return s;
 }
 
-}  // namespace
+// What every file of a run shares: the options, checked once.
+struct Plan {
+  NullModel null;
+  std::optional<std::size_t> permutations;  // nullopt: auto
+  BandwidthPlan bandwidth;
+  bool default_df = false;  // the bandwidth is test's default (df:6 a column), not -b
+};
 
-void run_test(const TestCommand& cmd) {
-  if (cmd.format != "text" && cmd.format != "json")
-    throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json)");
-  const NullModel null = parse_null_model(cmd.null);
+Plan plan_test(const TestCommand& cmd) {
+  if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
+    throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
+  Plan plan{parse_null_model(cmd.null), parse_permutations(cmd.permutations), {}, false};
   if (cmd.bandwidth.robust)
     throw UsageError("--robust: the test needs a smooth linear in y, and robustness weights depend on y");
-  const std::optional<std::size_t> asked = parse_permutations(cmd.permutations);
   BandwidthOptions bandwidth = cmd.bandwidth;  // --seed seeds the permutations here, whatever the score
   if (bandwidth.seed_given && cmd.engine.score != "additive") bandwidth.seed_given = false;
   // The default bandwidth is sm.regression's: 6 degrees of freedom a continuous x column, fixed
   // by x alone, so that the chi-square p-value holds; categorical columns have no such scale
   // and learn theirs (calibrated by permutations).
   if (bandwidth.bandwidth.empty() && cmd.engine.score == "gaussian" && cmd.input.categorical.empty() &&
-      cmd.input.ordered.empty())
+      cmd.input.ordered.empty()) {
     bandwidth.bandwidth = "df:" + std::to_string(default_df * x_column_count(cmd.input));
-  const BandwidthPlan plan = plan_bandwidth(bandwidth, cmd.engine);
+    plan.default_df = true;
+  }
+  plan.bandwidth = plan_bandwidth(bandwidth, cmd.engine);
   check_input_options(cmd.input);
-  check_plan_columns(plan, cmd.engine, cmd.input);
-  auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
-  const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
+  check_plan_columns(plan.bandwidth, cmd.engine, cmd.input);
+  return plan;
+}
+
+// One file's test: the data, the smooth's model, the result, and whether the bandwidth
+// depended on y; warnings on `log`.
+struct Outcome {
+  Dataset data;
+  Model model;
+  TestResult result;
+  bool depends_on_y = false;
+};
+
+Outcome test_file(const TestCommand& cmd, const std::string& file, const Plan& plan, const EngineOptions& engine,
+                  std::ostream& log) {
+  Outcome o;
+  InputOptions input = cmd.input;
+  input.train = file;
+  auto reader = open_csv(file, input, std::cin);
+  o.data = load_training(*reader, input, nullptr, log);
   reader.reset();
+  std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
+  try {
+    o.model = choose_bandwidth(o.data, plan.bandwidth, engine, false, log, &*progress);
+  } catch (const DataError& e) {
+    const std::string what = e.what();
+    if (!plan.default_df || what.rfind("--bandwidth df:", 0) != 0) throw;
+    throw DataError(what + " (test's default bandwidth; give -b H, or -b df:K with a K in that range)");
+  }
+  // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K) is fixed in advance.
+  const std::string& source = o.model.bandwidth_source;
+  o.depends_on_y = source != "fixed" && source != "silverman" && source != "scott" && source != "df";
+  TestOptions options;
+  options.null = plan.null;
+  options.permutations = plan.permutations.value_or(o.depends_on_y ? default_permutations : 0);
+  options.seed = cmd.bandwidth.seed;
+  options.relearn = &plan.bandwidth;
+  options.on_permutation = [&](std::size_t done, std::size_t total) { progress->bar("permutations", done, total); };
+  o.result = test_null_model(o.data, o.model, options, engine);
+  progress.reset();
+  std::vector<std::string>& warnings = o.result.warnings;
+  if (o.depends_on_y && !options.permutations)
+    warnings.insert(warnings.begin(), "the bandwidth (" + source +
+                                          ") depends on y: the chi-square p-value treats it as fixed in advance and "
+                                          "comes out too small (use --permutations B)");
+  if (options.permutations && options.permutations < 19)
+    warnings.insert(warnings.begin(), "with " + std::to_string(options.permutations) + " permutation" +
+                                          (options.permutations == 1 ? "" : "s") + " the p-value cannot fall below " +
+                                          format_g3(1.0 / static_cast<double>(options.permutations + 1)));
+  for (const auto& w : warnings) log << "nwreg: warning: " << w << '\n';
+  return o;
+}
+
+std::string test_name(NullModel null) { return null == NullModel::constant ? "no effect" : "linearity"; }
+
+std::string calibration(const Outcome& o) {
+  const TestResult& r = o.result;
+  return r.permutations ? "permutation (" + std::to_string(r.permutations) + " data sets under the null, " +
+                              (o.depends_on_y ? "the bandwidth chosen afresh on each)" : "the same bandwidth)")
+                        : "chi-square at a fixed bandwidth";
+}
+
+// Where the form is skewed to the left the matched chi-square overstates p (see significance.h).
+std::string approximation(const TestResult& r) {
+  return std::string("shifted chi-square matched on three cumulants") +
+         (r.skew_negative ? "; conservative here (the exact p-value is smaller)" : "");
+}
+
+nlohmann::ordered_json to_json(const Outcome& o) {
+  const TestResult& r = o.result;
+  const Model& m = o.model;
+  nlohmann::ordered_json j;
+  j["test"] = test_name(r.null);
+  j["null"] = to_string(r.null);
+  j["statistic"] = r.statistic;
+  j["p_value"] = r.p_value;
+  j["calibration"] = calibration(o);
+  j["permutations"] = r.permutations;
+  j["p_value_fixed_bandwidth"] = r.p_fixed_bandwidth ? nlohmann::ordered_json(*r.p_fixed_bandwidth) : nlohmann::ordered_json();
+  j["rss_null"] = r.rss_null;
+  j["rss_smooth"] = r.rss_smooth;
+  j["df"] = r.df_smooth;
+  j["null_terms"] = r.null_terms;
+  j["n"] = o.data.n;
+  j["rows"] = r.rows;
+  j["bandwidth"] = m.score.distance() ? nlohmann::ordered_json(m.bandwidth) : nlohmann::ordered_json();
+  if (m.neighbour_policy) {
+    const NeighbourBandwidth& p = m.neighbour_policy;
+    if (p.kind == Neighbours::span) j["span"] = p.F;
+    else j[to_string(p.kind)] = p.K;
+  }
+  if (!m.score.distance()) j["score"] = to_string(m.score.score);
+  else j["kernel"] = to_string(m.kernel);
+  j["method"] = to_string(m.method);
+  if (m.method == Method::local_polynomial) j["degree"] = m.degree;
+  j["source"] = m.bandwidth_source;
+  if (r.p_fixed_bandwidth) {
+    j["approximation"] = approximation(r);
+    j["chi_square"] = {{"df", r.chi_df}, {"scale", r.chi_scale}, {"shift", r.chi_shift}};
+  }
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+void write_text(std::ostream& os, const Outcome& o) {
+  const TestResult& r = o.result;
+  const Model& m = o.model;
+  os << "test: " << test_name(r.null) << '\n'
+     << "null: " << to_string(r.null) << '\n'
+     << "statistic: " << format_double(r.statistic) << '\n'
+     << "p_value: " << format_double(r.p_value) << '\n'
+     << "calibration: " << calibration(o) << '\n';
+  if (r.permutations && r.p_fixed_bandwidth) os << "p_value_fixed_bandwidth: " << format_double(*r.p_fixed_bandwidth) << '\n';
+  os << "rss_null: " << format_double(r.rss_null) << '\n'
+     << "rss_smooth: " << format_double(r.rss_smooth) << '\n'
+     << "df: " << format_double(r.df_smooth) << '\n'
+     << "n: " << o.data.n << '\n';
+  if (r.rows != o.data.n) os << "rows: " << r.rows << " (with a positive sample weight)\n";
+  os << "bandwidth: " << bandwidth_text(m) << '\n';
+  if (m.score.distance()) os << "kernel: " << to_string(m.kernel) << '\n';
+  os << "method: " << to_string(m.method) << '\n';
+  if (m.method == Method::local_polynomial) os << "degree: " << m.degree << '\n';
+  os << "source: " << m.bandwidth_source << '\n';
+  if (r.p_fixed_bandwidth && !r.permutations) os << "approximation: " << approximation(r) << '\n';
+}
+
+// Several files: a row each (CSV) or an object each (JSON array); a failing file gets its error
+// on its row and on stderr, and the others still run. Returns whether all succeeded.
+bool run_batch(const TestCommand& cmd, const std::vector<std::string>& files, const Plan& plan,
+               const EngineOptions& engine) {
+  const bool json = cmd.format == "json";
+  OutputFile out("-", "stdout");
+  bool all_ok = true;
+  out.write([&](std::ostream& os) {
+    os << (json ? "[" : "file,n,null,statistic,p_value,calibration,permutations,p_value_fixed_bandwidth,bandwidth,df,warning,error\n");
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const std::string& file = files[i];
+      nlohmann::ordered_json rec;
+      rec["file"] = file;
+      std::string row;
+      try {
+        if (file == "-") throw UsageError("-: standard input cannot be one file of a batch");
+        const Outcome o = test_file(cmd, file, plan, engine, std::cerr);
+        const nlohmann::ordered_json j = to_json(o);
+        for (auto it = j.begin(); it != j.end(); ++it) rec[it.key()] = *it;
+        rec["error"] = nullptr;
+        std::string warning;
+        for (const auto& w : o.result.warnings) warning += (warning.empty() ? "" : "; ") + w;
+        const TestResult& r = o.result;
+        row = csv_field(file) + "," + std::to_string(o.data.n) + "," + to_string(r.null) + "," +
+              format_double(r.statistic) + "," + format_double(r.p_value) + "," + csv_field(calibration(o)) + "," +
+              std::to_string(r.permutations) + "," + (r.p_fixed_bandwidth ? format_double(*r.p_fixed_bandwidth) : "") +
+              "," + csv_field(bandwidth_text(o.model)) + "," + format_double(r.df_smooth) + "," + csv_field(warning) +
+              ",\n";
+      } catch (const Error& e) {
+        all_ok = false;
+        std::string what = error_message(e);
+        if (what.rfind(file, 0) != 0) what = file + ": " + what;
+        std::cerr << "nwreg: error: " << what << '\n';
+        rec["error"] = what;
+        row = csv_field(file) + ",,,,,,,,,,," + csv_field(what) + "\n";
+      }
+      if (json) os << (i ? ",\n  " : "\n  ") << rec.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      else os << row;
+      os.flush();  // a row as soon as its file is done
+      check_stream(os);
+    }
+    os << (json ? (files.empty() ? "]\n" : "\n]\n") : "");
+    os.flush();
+    check_stream(os);
+  });
+  out.commit();
+  return all_ok;
+}
+
+}  // namespace
+
+bool run_test(const TestCommand& cmd) {
+  const Plan plan = plan_test(cmd);
+  const std::vector<std::string> files = expand(cmd.trains);
   ThreadPool pool(cmd.engine.threads);
   report_threads(pool, std::cerr);
   const EngineOptions engine = cmd.engine.options(pool);
-  std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
-  const bool default_df = bandwidth.bandwidth != cmd.bandwidth.bandwidth;
-  const Model m = [&] {
-    try {
-      return choose_bandwidth(data, plan, engine, false, std::cerr, &*progress);
-    } catch (const DataError& e) {
-      const std::string what = e.what();
-      if (!default_df || what.rfind("--bandwidth df:", 0) != 0) throw;
-      throw DataError(what + " (test's default bandwidth; give -b H, or -b df:K with a K in that range)");
-    }
-  }();
-  // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K) is fixed in advance.
-  const bool depends_on_y = m.bandwidth_source != "fixed" && m.bandwidth_source != "silverman" &&
-                            m.bandwidth_source != "scott" && m.bandwidth_source != "df";
-  TestOptions options;
-  options.null = null;
-  options.permutations = asked.value_or(depends_on_y ? default_permutations : 0);
-  options.seed = cmd.bandwidth.seed;
-  options.relearn = &plan;
-  options.on_permutation = [&](std::size_t done, std::size_t total) {
-    progress->bar("permutations", done, total);
-  };
-  const TestResult r = test_null_model(data, m, options, engine);
-  progress.reset();
-  if (depends_on_y && !options.permutations)
-    std::cerr << "nwreg: warning: the bandwidth (" << m.bandwidth_source
-              << ") depends on y: the chi-square p-value treats it as fixed in advance and comes out too small (use "
-                 "--permutations B)\n";
-  if (options.permutations && options.permutations < 19)
-    std::cerr << "nwreg: warning: with " << options.permutations << " permutation"
-              << (options.permutations == 1 ? "" : "s") << " the p-value cannot fall below "
-              << format_g3(1.0 / static_cast<double>(options.permutations + 1)) << "\n";
-  for (const auto& w : r.warnings) std::cerr << "nwreg: warning: " << w << '\n';
-
-  const std::string test = null == NullModel::constant ? "no effect" : "linearity";
-  // Where the form is skewed to the left the matched chi-square overstates p (see significance.h).
-  const std::string approximation = std::string("shifted chi-square matched on three cumulants") +
-                                    (r.skew_negative ? "; conservative here (the exact p-value is smaller)" : "");
-  const std::string calibration =
-      r.permutations ? "permutation (" + std::to_string(r.permutations) + " data sets under the null, " +
-                           (depends_on_y ? "the bandwidth chosen afresh on each)" : "the same bandwidth)")
-                     : "chi-square at a fixed bandwidth";
+  if (is_batch(cmd.trains, files) || cmd.format == "csv") return run_batch(cmd, files, plan, engine);
+  const Outcome o = test_file(cmd, files.at(0), plan, engine, std::cerr);
   OutputFile out("-", "stdout");
   out.write([&](std::ostream& os) {
-    if (cmd.format == "json") {
-      nlohmann::ordered_json j;
-      j["test"] = test;
-      j["null"] = to_string(null);
-      j["statistic"] = r.statistic;
-      j["p_value"] = r.p_value;
-      j["calibration"] = calibration;
-      j["permutations"] = r.permutations;
-      j["p_value_fixed_bandwidth"] =
-          r.p_fixed_bandwidth ? nlohmann::ordered_json(*r.p_fixed_bandwidth) : nlohmann::ordered_json();
-      j["rss_null"] = r.rss_null;
-      j["rss_smooth"] = r.rss_smooth;
-      j["df"] = r.df_smooth;
-      j["null_terms"] = r.null_terms;
-      j["n"] = data.n;
-      j["rows"] = r.rows;
-      j["bandwidth"] = m.score.distance() ? nlohmann::ordered_json(m.bandwidth) : nlohmann::ordered_json();
-      if (m.neighbour_policy) {
-        const NeighbourBandwidth& p = m.neighbour_policy;
-        if (p.kind == Neighbours::span) j["span"] = p.F;
-        else j[to_string(p.kind)] = p.K;
-      }
-      if (!m.score.distance()) j["score"] = to_string(m.score.score);
-      else j["kernel"] = to_string(m.kernel);
-      j["method"] = to_string(m.method);
-      if (m.method == Method::local_polynomial) j["degree"] = m.degree;
-      j["source"] = m.bandwidth_source;
-      if (r.p_fixed_bandwidth) {
-        j["approximation"] = approximation;
-        j["chi_square"] = {{"df", r.chi_df}, {"scale", r.chi_scale}, {"shift", r.chi_shift}};
-      }
-      j["warnings"] = r.warnings;
-      os << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
-      return;
-    }
-    os << "test: " << test << '\n'
-       << "null: " << to_string(null) << '\n'
-       << "statistic: " << format_double(r.statistic) << '\n'
-       << "p_value: " << format_double(r.p_value) << '\n'
-       << "calibration: " << calibration << '\n';
-    if (r.permutations && r.p_fixed_bandwidth)
-      os << "p_value_fixed_bandwidth: " << format_double(*r.p_fixed_bandwidth) << '\n';
-    os
-       << "rss_null: " << format_double(r.rss_null) << '\n'
-       << "rss_smooth: " << format_double(r.rss_smooth) << '\n'
-       << "df: " << format_double(r.df_smooth) << '\n'
-       << "n: " << data.n << '\n';
-    if (r.rows != data.n) os << "rows: " << r.rows << " (with a positive sample weight)\n";
-    os << "bandwidth: " << bandwidth_text(m) << '\n';
-    if (m.score.distance()) os << "kernel: " << to_string(m.kernel) << '\n';
-    os << "method: " << to_string(m.method) << '\n';
-    if (m.method == Method::local_polynomial) os << "degree: " << m.degree << '\n';
-    os << "source: " << m.bandwidth_source << '\n'
-       ;
-    if (r.p_fixed_bandwidth && !r.permutations) os << "approximation: " << approximation << '\n';
+    if (cmd.format == "json") os << to_json(o).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    else write_text(os, o);
   });
   out.commit();
+  return true;
 }
 
 }  // namespace nwreg::cli

@@ -80,6 +80,33 @@ TEST_CASE("test cli: the default bandwidth is sm.regression's, 6 degrees of free
   CHECK(Json::parse(r.out)["df"].get<double>() == doctest::Approx(12).epsilon(1e-9));
 }
 
+TEST_CASE("test cli: a batch writes a row per file, a failing file on its own row") {
+  Result r = run_nwreg({"test", data("cars.csv"), data("no_such.csv"), data("mcycle.csv"), "--null", "linear"});
+  CHECK(r.exit_code == 1);
+  const auto l = lines(r.out);
+  REQUIRE(l.size() == 4);
+  CHECK(l[0] == "file,n,null,statistic,p_value,calibration,permutations,p_value_fixed_bandwidth,bandwidth,df,warning,error");
+  CHECK(l[1].rfind(data("cars.csv") + ",50,linear,", 0) == 0);
+  CHECK(l[1].find(",chi-square at a fixed bandwidth,0,") != std::string::npos);
+  CHECK(l[2].rfind(data("no_such.csv") + ",,,,,,,,,,,", 0) == 0);
+  CHECK(l[3].rfind(data("mcycle.csv") + ",133,linear,", 0) == 0);
+  CHECK(r.err.find("no_such.csv: cannot open") != std::string::npos);
+  // The same p-value as the file alone; JSON: an array of the single reports with "file" and "error".
+  Result one = run_nwreg({"test", data("cars.csv"), "--null", "linear", "--format", "json"});
+  Result batch = run_nwreg({"test", data("cars.csv"), data("mcycle.csv"), "--null", "linear", "--format", "json"});
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(batch.exit_code == 0);
+  const Json a = Json::parse(batch.out), single = Json::parse(one.out);
+  REQUIRE(a.size() == 2);
+  CHECK(a[0]["file"] == data("cars.csv"));
+  CHECK(a[0]["p_value"] == single["p_value"]);
+  CHECK(a[0]["error"].is_null());
+  // An option error is said once, before any file.
+  r = run_nwreg({"test", data("cars.csv"), data("mcycle.csv"), "--null", "cubic"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+}
+
 TEST_CASE("test cli: refusals") {
   Result r = run_nwreg({"test", data("cars.csv"), "--null", "quadratic"});
   CHECK(r.exit_code == 2);
@@ -90,8 +117,9 @@ TEST_CASE("test cli: refusals") {
   r = run_nwreg({"test", data("cars.csv"), "--permutations", "many"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "nwreg: error: --permutations: expected auto or a whole number from 0 to 1000000, got \"many\"\n");
-  r = run_nwreg({"test", data("cars.csv"), "--format", "csv"});
+  r = run_nwreg({"test", data("cars.csv"), "--format", "tsv"});
   CHECK(r.exit_code == 2);
+  CHECK(r.err == "nwreg: error: --format: unknown format \"tsv\" (known: text, json, csv)\n");
   r = run_nwreg({"test", data("cars.csv"), "--frob"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "nwreg: error: The following argument was not expected: --frob (see nwreg test --help)\n");
