@@ -485,6 +485,10 @@ void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engin
                      std::to_string(plan.rank));
   if (engine.fixed_leave_out().value_or(0) > 0 && d != 1)
     throw UsageError("--leave-out: only for one x column (it leaves out the nearest keys in x order)");
+  if (plan.score != Score::gaussian && (!input.categorical.empty() || !input.ordered.empty()))
+    throw UsageError("--score " + to_string(plan.score) + ": multiplies numbers; " +
+                     (input.categorical.empty() ? "--ordered" : "--categorical") +
+                     " columns are the gaussian score's (it weighs levels by their own kernel)");
 }
 
 namespace {

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -223,8 +224,10 @@ void write_text(std::ostream& os, const Outcome& o) {
      << "p_value: " << format_double(r.p_value) << '\n'
      << "calibration: " << calibration(o) << '\n';
   if (r.permutations && r.p_fixed_bandwidth) os << "p_value_fixed_bandwidth: " << format_double(*r.p_fixed_bandwidth) << '\n';
-  os << "rss_null: " << format_double(r.rss_null) << '\n'
-     << "rss_smooth: " << format_double(r.rss_smooth) << '\n'
+  // A sum beyond a double's range (y of 1e300: a warning says so) is "none", as JSON's null.
+  auto sum = [](double v) { return std::isfinite(v) ? format_double(v) : std::string("none"); };
+  os << "rss_null: " << sum(r.rss_null) << '\n'
+     << "rss_smooth: " << sum(r.rss_smooth) << '\n'
      << "df: " << format_double(r.df_smooth) << '\n'
      << "n: " << o.data.n << '\n';
   if (r.rows != o.data.n) os << "rows: " << r.rows << " (with a positive sample weight)\n";

@@ -1081,12 +1081,59 @@ Cmd property_case(Rng& r) {
   return c;
 }
 
+// nwreg test: a training file (or stdin) and the test's own options, the bandwidth options
+// fit takes, and a batch at times; permutations kept few so that a run stays short under the
+// sanitizers.
+Cmd test_case(Rng& r) {
+  Cmd c;
+  c.groups.push_back({"test"});
+  if (r.chance(0.15)) {
+    c.batch = 2;
+    c.groups.push_back({"data/" + pick(r, kTrainFiles)});
+    c.groups.push_back({"data/" + pick(r, kTrainFiles)});
+  } else if (r.chance(0.1)) {
+    c.stdin_path = "data/" + pick(r, kTrainFiles);
+    c.groups.push_back({"-"});
+  } else {
+    c.groups.push_back({"data/" + pick(r, kTrainFiles)});
+  }
+  if (r.chance(0.6)) c.groups.push_back({"--null", pick(r, {{"constant", 3}, {"linear", 3}, {"quadratic", 0.3}})});
+  if (r.chance(0.5)) {
+    const std::string m = pick(r, {{"nw", 2}, {"local-linear", 2}, {"local-polynomial", 1}});
+    c.groups.push_back({"--method", m});
+    if (m == "local-polynomial" && r.chance(0.7)) c.groups.push_back({"--degree", pick(r, {{"2", 2}, {"3", 1}})});
+  }
+  if (r.chance(0.3))
+    c.groups.push_back({"--kernel", pick(r, {{"gaussian", 2}, {"epanechnikov", 1}, {"tricube", 1}, {"laplace", 1}})});
+  const std::string b = pick(r, {{"", 4}, {"auto", 2}, {"plugin", 0.5}, {"0.5", 1}, {"2", 1}, {"df:3", 1}, {"df:12", 1},
+                                 {"df:0.5", 0.3}, {"df:1e6", 0.3}, {"knn:5", 0.5}, {"span:0.6", 0.5}, {"1e-9", 0.3}});
+  if (!b.empty()) c.groups.push_back({"-b", b});
+  if (b == "auto" || b == "plugin" || r.chance(0.2))
+    c.groups.push_back({"--permutations", pick(r, {{"0", 2}, {"5", 2}, {"19", 1}, {"-1", 0.2}, {"x", 0.2}})});
+  if (r.chance(0.2)) c.groups.push_back({"--seed", pick(r, {{"0", 1}, {"7", 1}, {"123456789", 1}})});
+  if (r.chance(0.4)) c.groups.push_back({"--format", pick(r, {{"text", 1}, {"json", 2}, {"csv", 1}, {"tsv", 0.2}})});
+  if (r.chance(0.2)) c.groups.push_back({"--sample-weight", pick(r, {{"w", 2}, {"y", 0.5}, {"nope", 0.3}})});
+  if (r.chance(0.15)) c.groups.push_back({"--categorical", pick(r, {{"g", 2}, {"x", 1}})});
+  if (r.chance(0.15)) c.groups.push_back({"-x", pick(r, {{"x", 2}, {"a,b", 1}, {"x,g", 1}, {"1", 1}})});
+  if (r.chance(0.1)) c.groups.push_back({"--robust", "1"});
+  c.groups.push_back({"--quiet"});
+  return c;
+}
+
 Cmd generate(std::uint64_t seed, std::size_t index, bool limits) {
   Rng r(splitmix64(seed ^ splitmix64(index + 1)));
   Cmd c;
   const bool limited = r.chance(1.0 / 15);  // drawn always, so --limits changes nothing else
   const bool big_threads = r.chance(0.8);
   if (r.chance(0.1)) return property_case(r);
+  if (r.chance(0.08)) {
+    Cmd t = test_case(r);
+    if (limits && limited) {
+      t = t.with_threads(big_threads ? "500" : "200");
+      t.limited = true;
+    }
+    return t;
+  }
   c.fit = r.chance(0.45);
   c.groups.push_back({c.fit ? "fit" : "predict"});
   Gen g(r, c);
@@ -1329,12 +1376,14 @@ std::vector<Finding> check_run(const Cmd& c, const Outcome& o, const Tree& pre, 
       } else {
         // A batch may fail file by file, but an option error that does not depend on the file is a
         // usage error: one line, exit 2, as for a single file. Column options (-x, -y,
-        // --sample-weight) resolve against each file's header, so they may fail file by file.
+        // --sample-weight, --categorical, --ordered, --levels) resolve against each file's header,
+        // so they may fail file by file.
         std::map<std::string, int> seen;
         for (const auto& e : errors) {
           const std::string rest = after_file_prefix(e.substr(std::strlen("nwreg: error: ")));
           const bool column = rest.rfind("-x:", 0) == 0 || rest.rfind("-y:", 0) == 0 ||
-                              rest.rfind("--sample-weight:", 0) == 0;
+                              rest.rfind("--sample-weight:", 0) == 0 || rest.rfind("--categorical:", 0) == 0 ||
+                              rest.rfind("--ordered:", 0) == 0 || rest.rfind("--levels:", 0) == 0;
           if (!rest.empty() && rest[0] == '-' && !column && ++seen[rest] == 2) {
             f.push_back({"option error repeated for each file of a batch", printable(rest)});
             break;

@@ -187,7 +187,7 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
     const TestResult t = test_null_model(far, m, null_only(NullModel::linear), one);
     CHECK(relative(t.p_value, base.p_value) < 1e-9);
     REQUIRE(t.warnings.size() == 1);
-    CHECK(t.warnings[0].find("beyond a double's range") != std::string::npos);
+    CHECK(t.warnings[0].find(e < 0 ? "too small for a double" : "too large for a double") != std::string::npos);
   }
 
   Dataset equal = cars;

@@ -32,10 +32,12 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     if (!std::isfinite(*m.loo_mse))
       throw DataError("the leave-one-out error overflows: y values are too large to square");
     m.loo_r2 = loo_r2(m.robustness.empty() ? data : reweighted(data, m.robustness), *m.loo_mse);
-    m.neighbours = detail.neighbours;
+    // Not finite where the weights underflow against each other (x at 1e-300 or 1e300 with
+    // distances to match): left out ("none"), never written as nan.
+    if (std::isfinite(detail.neighbours)) m.neighbours = detail.neighbours;
   }
   const InSample fit = fitted.insample();
-  m.df = fit.trace;
+  if (std::isfinite(fit.trace)) m.df = fit.trace;
   if (!m.criterion) m.criterion = asked;
   if (uses_in_sample(*m.criterion))
     m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
@@ -339,7 +341,7 @@ std::vector<CurvePoint> criterion_curve(const Dataset& data, const Model& m, Eng
     const LooResult loo = a.loo(false);
     if (!loo.out_of_reach && std::isfinite(loo.mse)) c.loo = loo.mse;
     const InSample fit = a.insample(false);
-    c.df = fit.trace;
+    if (std::isfinite(fit.trace)) c.df = fit.trace;
     for (auto [criterion, value] : {std::pair{Criterion::gcv, &c.gcv}, std::pair{Criterion::aicc, &c.aicc}}) {
       const double v = criterion_value(criterion, fit, n, false).mse;
       if (std::isfinite(v)) *value = v;

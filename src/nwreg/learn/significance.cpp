@@ -361,6 +361,9 @@ TestResult test_null_model(const Dataset& data, const Model& model, const TestOp
     for (std::size_t r = 0; r < m; ++r)
       fitted.weights(data.row(setup.rows[r]), 1, [&](std::size_t, const double* w) { result.df_smooth += w[setup.rows[r]]; });
   }
+  if (!std::isfinite(result.df_smooth))
+    throw DataError("the smooth's weights underflow against each other at this scale of x (its degrees of freedom "
+                    "are not finite); rescale x");
   const Statistic observed = statistic(setup, data.y, model, engine);
   if (observed.flat) {
     result.warnings.push_back("y has no variation about the " + to_string(options.null) +
@@ -370,14 +373,19 @@ TestResult test_null_model(const Dataset& data, const Model& model, const TestOp
   result.statistic = observed.f;
   result.rss_null = observed.rss0;
   result.rss_smooth = observed.rss1;
-  if (std::isfinite(result.statistic) && (!std::isfinite(result.rss_null) || result.rss_smooth == 0))
-    result.warnings.push_back("rss_null and rss_smooth lie beyond a double's range at y's scale (reported as " +
-                              format_g3(result.rss_null) + " and " + format_g3(result.rss_smooth) +
-                              "); F and its p-value are computed in scaled units and hold");
+  if (std::isfinite(result.statistic) && !std::isfinite(result.rss_null))
+    result.warnings.push_back("rss_null and rss_smooth are too large for a double at y's scale (reported as none, "
+                              "null in JSON); F and its p-value are computed in scaled units and hold");
+  else if (std::isfinite(result.statistic) && result.rss_smooth == 0)
+    result.warnings.push_back("rss_null and rss_smooth are too small for a double at y's scale (reported as 0); F "
+                              "and its p-value are computed in scaled units and hold");
   if (!std::isfinite(result.statistic))
     throw DataError("the smooth interpolates the data (residual sum of squares 0 at this bandwidth): no noise "
                     "left to test against; give a larger bandwidth");
   if (matrices) chi_square(setup, model, engine, result);
+  if (result.p_fixed_bandwidth && !std::isfinite(*result.p_fixed_bandwidth))
+    throw DataError("the chi-square p-value is not finite: the smooth's weights underflow against each other at this "
+                    "scale of x; rescale x");
   if (matrices && !(result.extra_df > 1e-9)) {
     result.warnings.push_back("at this bandwidth the smooth is the null model's own fit (it adds " +
                               format_g3(std::max(0.0, result.extra_df)) +
