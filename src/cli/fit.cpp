@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/batch.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "nwreg/base/errors.h"
@@ -123,17 +124,9 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
   ThreadPool pool(cmd.engine.threads);
   report_threads(pool, std::cerr);
   const EngineOptions engine = cmd.engine.options(pool);  // an option error once, not per file
-  OutputFile out("-", "stdout");
-  bool all_ok = true;
-  out.write([&](std::ostream& os) {
-    os << (json ? "[" : "file,n,bandwidth,loo_mse,loo_r2,neighbours,df,criterion,criterion_value,warning,error\n");
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      const std::string& file = files[i];
-      nlohmann::ordered_json rec;
-      rec["file"] = file;
-      std::string row;
-      try {
-        if (file == "-") throw UsageError("-: standard input cannot be one file of a batch");
+  return write_batch(
+      files, json, "file,n,bandwidth,loo_mse,loo_r2,neighbours,df,criterion,criterion_value,warning,error\n", 9,
+      [&](const std::string& file, nlohmann::ordered_json& rec, std::string& row) {
         auto reader = open_csv(file, cmd.input, std::cin);
         const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
         reader.reset();
@@ -171,28 +164,12 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
               field(m.loo_r2) + "," + field(m.neighbours) + "," + field(m.df) + "," +
               (m.criterion ? to_string(*m.criterion) : std::string()) + "," + field(m.criterion_value) + "," +
               csv_field(warning) + ",\n";
-      } catch (const Error& e) {
-        all_ok = false;
-        std::string what = error_message(e);
-        if (what.rfind(file, 0) != 0) what = file + ": " + what;
-        std::cerr << "nwreg: error: " << what << '\n';
+      },
+      [](nlohmann::ordered_json& rec) {
         for (const char* k : {"n", "bandwidth", "loo_mse", "loo_r2", "neighbours", "df", "criterion", "criterion_value"})
           rec[k] = nullptr;
         rec["warnings"] = nlohmann::ordered_json::array();
-        rec["error"] = what;
-        row = csv_field(file) + ",,,,,,,,,," + csv_field(what) + "\n";
-      }
-      if (json) os << (i ? ",\n  " : "\n  ") << rec.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-      else os << row;
-      os.flush();  // a row as soon as its file is done
-      check_stream(os);
-    }
-    os << (json ? (files.empty() ? "]\n" : "\n]\n") : "");
-    os.flush();
-    check_stream(os);
-  });
-  out.commit();
-  return all_ok;
+      });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/batch.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "nwreg/base/errors.h"
@@ -243,18 +244,10 @@ void write_text(std::ostream& os, const Outcome& o) {
 // on its row and on stderr, and the others still run. Returns whether all succeeded.
 bool run_batch(const TestCommand& cmd, const std::vector<std::string>& files, const Plan& plan,
                const EngineOptions& engine) {
-  const bool json = cmd.format == "json";
-  OutputFile out("-", "stdout");
-  bool all_ok = true;
-  out.write([&](std::ostream& os) {
-    os << (json ? "[" : "file,n,null,statistic,p_value,calibration,permutations,p_value_fixed_bandwidth,bandwidth,df,warning,error\n");
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      const std::string& file = files[i];
-      nlohmann::ordered_json rec;
-      rec["file"] = file;
-      std::string row;
-      try {
-        if (file == "-") throw UsageError("-: standard input cannot be one file of a batch");
+  return write_batch(
+      files, cmd.format == "json",
+      "file,n,null,statistic,p_value,calibration,permutations,p_value_fixed_bandwidth,bandwidth,df,warning,error\n", 10,
+      [&](const std::string& file, nlohmann::ordered_json& rec, std::string& row) {
         const Outcome o = test_file(cmd, file, plan, engine, std::cerr);
         const nlohmann::ordered_json j = to_json(o);
         for (auto it = j.begin(); it != j.end(); ++it) rec[it.key()] = *it;
@@ -267,25 +260,7 @@ bool run_batch(const TestCommand& cmd, const std::vector<std::string>& files, co
               std::to_string(r.permutations) + "," + (r.p_fixed_bandwidth ? format_double(*r.p_fixed_bandwidth) : "") +
               "," + csv_field(bandwidth_text(o.model)) + "," + format_double(r.df_smooth) + "," + csv_field(warning) +
               ",\n";
-      } catch (const Error& e) {
-        all_ok = false;
-        std::string what = error_message(e);
-        if (what.rfind(file, 0) != 0) what = file + ": " + what;
-        std::cerr << "nwreg: error: " << what << '\n';
-        rec["error"] = what;
-        row = csv_field(file) + ",,,,,,,,,,," + csv_field(what) + "\n";
-      }
-      if (json) os << (i ? ",\n  " : "\n  ") << rec.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-      else os << row;
-      os.flush();  // a row as soon as its file is done
-      check_stream(os);
-    }
-    os << (json ? (files.empty() ? "]\n" : "\n]\n") : "");
-    os.flush();
-    check_stream(os);
-  });
-  out.commit();
-  return all_ok;
+      });
 }
 
 }  // namespace
