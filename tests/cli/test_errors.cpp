@@ -115,6 +115,9 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--grid-n", "0"}, "", 2,
        "--grid-n: Value 0 not in range 1 to 100000000 (see nwreg predict --help)"},
       // nwreg test, and df:K
+      {{"test", file("overflow_w.csv", "x,y,w\n1,1e300,1e30\n2,-1e300,1e30\n3,5e299,1e30\n4,2e299,1e30\n5,-3e299,1e30\n"),
+        "--sample-weight", "w", "-b", "1"},
+       "", 1, "y times the square root of its sample weight overflows a double"},
       {{"test", file("tiny_scale.csv", "x,y\n5e-301,0.0986693308\n8.7e-301,0.4941359917\n1.24e-300,0.8307388789\n1.61e-300,0.8590993563\n1.98e-300,0.9999417202\n2.35e-300,1.026300088\n2.72e-300,0.7243159251\n3.09e-300,0.5525349076\n3.46e-300,0.3197836122\n3.83e-300,-0.1581308559\n4.2e-300,-0.4025204433\n4.57e-300,-0.8162455691\n4.94e-300,-0.9279672606\n5.31e-300,-0.9357351731\n5.68e-300,-1.049500699\n6.05e-300,-0.8322674422\n6.42e-300,-0.5197473288\n6.79e-300,-0.3585617425\n7.16e-300,0.05680637743\n7.53e-300,0.4679605106\n"), "-b", "knn:1"}, "", 1,
        "the smooth's weights underflow against each other at this scale of x (its degrees of freedom are not "
        "finite); rescale x"},

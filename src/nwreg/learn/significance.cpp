@@ -144,16 +144,21 @@ Statistic statistic(const Setup& setup, const std::vector<double>& y, const Mode
     e[r] = setup.root_w[r] * y[setup.rows[r]];
     ytop = std::max(ytop, std::abs(e[r]));
   }
+  // y in units of a power of two about its largest value first, so that the projection's sums
+  // cannot overflow (y of 1e300), then about the largest residual.
+  if (!std::isfinite(ytop)) throw DataError("y times the square root of its sample weight overflows a double");
+  const int first = ytop > 0 ? std::ilogb(ytop) : 0;
+  for (double& v : e) v = std::ldexp(v, -first);
   project_off(setup.basis, e);
   double top = 0;
   for (double v : e) top = std::max(top, std::abs(v));
   Statistic out;
-  if (!(top > 1e-13 * ytop)) {
+  if (!(top > 1e-13 * std::ldexp(ytop, -first))) {
     out.flat = true;
     return out;
   }
-  const int shift = std::ilogb(top);
-  for (double& v : e) v = std::ldexp(v, -shift);
+  const int second = std::ilogb(top), shift = first + second;
+  for (double& v : e) v = std::ldexp(v, -second);
   // The residuals as the smooth's targets (e = D^-1/2 e~; a weight-0 row's target counts for nothing).
   Dataset residuals = data;
   std::fill(residuals.y.begin(), residuals.y.end(), 0.0);
