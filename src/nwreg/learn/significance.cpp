@@ -117,6 +117,22 @@ struct Setup {
   std::vector<std::size_t> rows;
   std::vector<double> root_w;
   std::vector<std::vector<double>> basis;
+  /// The null model's residuals scaled by sqrt(w), e~ = P D^1/2 y (y data.n long; rows outside
+  /// `rows` unused), in units of 2^shift about y's largest magnitude: the projection's sums
+  /// cannot overflow (y of 1e300). Throws DataError where sqrt(w) y itself does not fit a double.
+  std::vector<double> residuals(const std::vector<double>& y, int& shift) const {
+    std::vector<double> e(rows.size());
+    double top = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      e[r] = root_w[r] * y[rows[r]];
+      top = std::max(top, std::abs(e[r]));
+    }
+    if (!std::isfinite(top)) throw DataError("y times the square root of its sample weight overflows a double");
+    shift = top > 0 ? std::ilogb(top) : 0;
+    for (double& v : e) v = std::ldexp(v, -shift);
+    project_off(basis, e);
+    return e;
+  }
   /// The rows' x as queries (m x d).
   std::vector<double> queries() const {
     std::vector<double> q(rows.size() * data.d);
@@ -138,22 +154,12 @@ struct Statistic {
 Statistic statistic(const Setup& setup, const std::vector<double>& y, const Model& model, const EngineOptions& engine) {
   const Dataset& data = setup.data;
   const std::size_t m = setup.rows.size();
-  std::vector<double> e(m);
-  double ytop = 0;
-  for (std::size_t r = 0; r < m; ++r) {
-    e[r] = setup.root_w[r] * y[setup.rows[r]];
-    ytop = std::max(ytop, std::abs(e[r]));
-  }
-  // y in units of a power of two about its largest value first, so that the projection's sums
-  // cannot overflow (y of 1e300), then about the largest residual.
-  if (!std::isfinite(ytop)) throw DataError("y times the square root of its sample weight overflows a double");
-  const int first = ytop > 0 ? std::ilogb(ytop) : 0;
-  for (double& v : e) v = std::ldexp(v, -first);
-  project_off(setup.basis, e);
+  int first = 0;
+  std::vector<double> e = setup.residuals(y, first);
   double top = 0;
   for (double v : e) top = std::max(top, std::abs(v));
   Statistic out;
-  if (!(top > 1e-13 * std::ldexp(ytop, -first))) {
+  if (!(top > 1e-13)) {  // y is in units of its largest magnitude here
     out.flat = true;
     return out;
   }
@@ -285,10 +291,11 @@ void chi_square(const Setup& setup, const Model& model, const EngineOptions& eng
 void permutations(const Setup& setup, const TestOptions& options, const EngineOptions& engine, TestResult& result) {
   const Dataset& data = setup.data;
   const std::size_t m = setup.rows.size(), B = options.permutations;
-  // The null's residuals scaled by sqrt(w) (each then exchangeable) and its fitted values.
-  std::vector<double> e(m), fitted(data.y);
-  for (std::size_t r = 0; r < m; ++r) e[r] = setup.root_w[r] * data.y[setup.rows[r]];
-  project_off(setup.basis, e);
+  // The null's residuals scaled by sqrt(w) (each then exchangeable; in units of 2^shift) and
+  // its fitted values.
+  int shift = 0;
+  std::vector<double> e = setup.residuals(data.y, shift), fitted(data.y);
+  for (double& v : e) v = std::ldexp(v, shift);
   for (std::size_t r = 0; r < m; ++r) fitted[setup.rows[r]] -= e[r] / setup.root_w[r];
   SplitMix64 seeds(options.seed);
   std::vector<std::uint64_t> seed(B);
