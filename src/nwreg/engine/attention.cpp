@@ -163,6 +163,29 @@ void Attention::equivalent(const double* q, const Span& s, const double* c, Work
   estimator_.equivalent(keys(), q, s, c, w);
 }
 
+Attention::PassLine Attention::line_sums(std::size_t rows) const {
+  PassLine out;
+  if (!options_.moments || index_.kind() != KeyIndex::Kind::line || options_.leave_out > 0 || ks_.d != 1 ||
+      ks_.categorical)
+    return out;
+  if (moments_) {
+    out.line = &*moments_;
+    return out;
+  }
+  // A backend made for this bandwidth: worth building (O(n)) over many keys, at one bandwidth
+  // for every row (the fused path has its own transform).
+  if (fused_ || policy_.per_query() || ks_.n < line_min_keys) return out;
+  const std::size_t P = method_degree(options_.method, options_.degree);
+  if (options_.kernel == Kernel::gaussian) {
+    auto g = std::make_unique<GaussLine>(ks_, h_[0], P, options_.tolerance, rows, options_.pool);
+    if (g->usable()) out.owned = std::move(g);
+  } else if (options_.kernel == Kernel::laplace) {
+    out.owned = std::make_unique<LaplaceLine>(ks_, h_[0], P);
+  }
+  out.line = out.owned.get();
+  return out;
+}
+
 std::unique_ptr<GaussTransform> Attention::transform(std::size_t rows) const {
   return fused_ ? fused_->transform(rows) : nullptr;
 }

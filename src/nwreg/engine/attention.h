@@ -94,6 +94,7 @@
 #include "nwreg/engine/pass.h"
 #include "nwreg/engine/key_index.h"
 #include "nwreg/engine/key_set.h"
+#include "nwreg/engine/line_sums.h"
 #include "nwreg/kernel/kernel_nd.h"
 #include "nwreg/kernel/kernels.h"
 #include "nwreg/data/levels.h"
@@ -209,6 +210,8 @@ class Attention : public Pooling {
 
   /// Kernel evaluations (query-key pairs) summed so far: for benchmarks.
   std::uint64_t pairs() const { return pairs_.load(std::memory_order_relaxed); }
+  /// Rows summed by moments (line_sums.h) so far: for tests and benchmarks.
+  std::uint64_t moment_rows() const { return moment_rows_.load(std::memory_order_relaxed); }
 
  private:
   LooDetail loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const;
@@ -229,14 +232,25 @@ class Attention : public Pooling {
   // gather's first step, shared with moment_row: the query's bandwidths, the keys it covers
   // (into w.ranges) and its nearest key.
   Span locate(const double* q, std::size_t exclude, Work& w, double rest) const;
-  // Adds slot s's rest of its key (rest_w_, rest_dy_) at distance 0 to a row gathered with rest.
-  void add_rest(Span& s, Work& w, std::size_t slot) const;
-  // Slot s's leave-one-out row reduced (gather and reduce), the rows of its key without it
-  // included; a merged key's other rows reuse `cache`, gathered once for the key.
-  Row loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const;
-  // The row's sums (no weights per key) by moments where its window is wide (MomentLine):
-  // false where it is not, or no key is in reach and the nearest key's value answers.
-  bool moment_row(const double* q, std::size_t exclude, Work& w, Span& s) const;
+  // Adds the rest of slot at.slot's key (rest_w, rest_dy) at distance 0 to a row gathered with
+  // rest, or made by moments without the key.
+  void add_rest(Span& s, Work& w, const Slot& at) const;
+  // Slot s's leave-one-out row reduced (by moments where `line` answers it, else gathered), the
+  // rows of its key without it included; a merged key's other rows reuse `cache`, gathered once
+  // for the key.
+  Row loo_row(const LineSums* line, const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const;
+  // A pass's sums by moments (line_sums.h), where they apply: the compact kernels' tree (kept),
+  // or a Gaussian or Laplace backend made for this bandwidth (owned); line null where none does.
+  struct PassLine {
+    std::unique_ptr<LineSums> owned;
+    const LineSums* line = nullptr;
+  };
+  PassLine line_sums(std::size_t rows) const;
+  static constexpr std::size_t line_min_keys = 2048;  // fewer keys: the windows are summed key by key
+  // The row's sums (no weights per key) by `line` where its window is wide, with the gradient's
+  // (Work::G, Gy) if asked: false where it is not, the line's bound does not hold, or no key is in
+  // reach and the nearest key's value answers.
+  bool moment_row(const LineSums* line, const double* q, std::size_t exclude, Work& w, Span& s, bool gradient) const;
   // Its prediction, with the gradient in log h (grad) and the local fit's c (see equivalent).
   Row reduce(const double* q, const Span& s, Work& w, double* grad, double* c) const;
   // w.e[s.lo..s.hi) times c^T z_i: the equivalent-kernel weights, unnormalised for NW.
@@ -262,7 +276,7 @@ class Attention : public Pooling {
   // ones); the k-d tree's columns' 1 / h (the continuous ones).
   std::vector<kernel::Category> cat_;
   std::vector<double> tree_ih_;
-  mutable std::atomic<std::uint64_t> pairs_{0};
+  mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0};
   std::optional<FusedLine> fused_;  // the fused 1-D Gaussian NW path, where it applies
   std::optional<MomentLine> moments_;  // sums by moments, where they apply
 };

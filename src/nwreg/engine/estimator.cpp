@@ -58,7 +58,16 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
   sys.solve(w.tz.data(), beta.data());
   row.f = yb + beta[0];
   if (c) std::copy(cc.begin(), cc.end(), c);
-  if (grad) {
+  if (grad && s.moments) {
+    // One column: sum_i e_i dlog_i z_i^a r_i = Gy_a - sum_r beta_r G_(a+r), the moments' form.
+    double g = 0;
+    for (std::size_t a = 0; a < p; ++a) {
+      double v = w.Gy[a];
+      for (std::size_t r = 0; r < p; ++r) v -= beta[r] * w.G[a + r];
+      g += cc[a] * v;
+    }
+    grad[0] = g;
+  } else if (grad) {
     // df/dlog h_k = c^T sum_i (de_i/dlog h_k) z_i r_i, r_i the local fit's residual.
     s.each([&](std::size_t lo, std::size_t hi) {
       kernel::linear(keys, lo, hi, q, s.inv_h, beta.data(), w.a);

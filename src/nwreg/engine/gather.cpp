@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/thread_pool.h"
@@ -85,35 +86,48 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
   return s;
 }
 
-bool Attention::moment_row(const double* q, std::size_t exclude, Work& w, Span& s) const {
-  if (!moments_) return false;
+bool Attention::moment_row(const LineSums* line, const double* q, std::size_t exclude, Work& w, Span& s,
+                           bool gradient) const {
+  if (!line) return false;
   s = locate(q, exclude, w, 0);
-  const auto [lo, hi] = moments_->support(q[0], s.inv_h[0], w.ranges[0].first, w.ranges[0].second);
-  if (hi - lo < MomentLine::min_window) return false;
+  if (w.ranges.empty()) return false;
+  auto [lo, hi] = w.ranges[0];
+  if (moments_ && line == &*moments_) std::tie(lo, hi) = moments_->support(q[0], s.inv_h[0], lo, hi);
+  if (hi - lo < MomentLine::min_window) return false;  // a narrow window: key by key is cheaper
+  LineMoments m;
+  // Out of reach (the key-by-key path says so, or falls back), or the line's bound fails.
+  if (!line->sums(q[0], s.inv_h[0], exclude, gradient, m) || !(m.M[0] > 0)) return false;
   w.ranges.assign(1, {lo, hi});
-  const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
-  double M[2 * max_degree + 1], My[max_degree + 1];
-  const double mass = moments_->sums(q[0], s.inv_h[0], lo, hi, exclude, M, My);
-  // Out of reach (the key-by-key path says so, or falls back), or too little weight against the
-  // keys' mass for the kernel's terms to keep their digits (MomentLine::min_share).
-  if (!(M[0] > MomentLine::min_share * mass)) return false;
   // Moments of y about y_mid, as gather's sums of y - y_b need them.
+  const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
   const double shift = ks_.y_mid - ks_.ys[s.b];
-  s.s0 = M[0];
-  s.s1 = My[0] + shift * M[0];
+  s.s0 = m.M[0];
+  s.s1 = m.My[0] + shift * m.M[0];
+  s.moments = true;
+  s.unit = m.unit;
   if (estimator_.local()) {
     const std::size_t p = P + 1;
     for (std::size_t c = 0; c < p; ++c) {
-      for (std::size_t r = 0; r <= c; ++r) w.S[c * p + r] = M[c + r];
-      w.tz[c] = My[c] + shift * M[c];
+      for (std::size_t r = 0; r <= c; ++r) w.S[c * p + r] = m.M[c + r];
+      w.tz[c] = m.My[c] + shift * m.M[c];
     }
   }
+  if (gradient) {
+    for (std::size_t c = 0; c <= 2 * P; ++c) w.G[c] = m.G[c];
+    for (std::size_t c = 0; c <= P; ++c) w.Gy[c] = m.Gy[c] + shift * m.G[c];
+    w.t[0] = w.G[0];  // NW's: t = sum e dlog, v = sum e (y - y_b) dlog
+    w.v[0] = w.Gy[0];
+  }
   pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+  moment_rows_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
-void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
-  const double rw = ks_.rest_w[slot], rdy = ks_.rest_dy[slot];
+void Attention::add_rest(Span& s, Work& w, const Slot& at) const {
+  // At distance 0, in the row's units, its values less y_b: a row by moments is measured from
+  // the nearest other key (gathered with its rest, b is the key itself).
+  const double rw = ks_.rest_w[at.slot] * s.unit;
+  const double rdy = (ks_.rest_dy[at.slot] + ks_.rest_w[at.slot] * (ks_.ys[at.key] - ks_.ys[s.b])) * s.unit;
   s.s0 += rw;
   s.s1 += rdy;
   if (estimator_.local()) {  // z = (1, 0, ..., 0) at distance 0
@@ -122,11 +136,16 @@ void Attention::add_rest(Span& s, Work& w, std::size_t slot) const {
   }
 }
 
-Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const {
+Row Attention::loo_row(const LineSums* line, const Slot& at, Work& w, Rest& cache, Span& s, double* grad,
+                       double* c) const {
   const double* q = ks_.key(at.key);
   if (!ks_.merged || ks_.rest_w[at.slot] == 0) {  // no other row at this key
     cache.key = no_key;
-    if (grad || c || !moment_row(q, at.key, w, s)) s = gather(q, at.key, w, grad != nullptr);
+    if (c || !moment_row(line, q, at.key, w, s, grad != nullptr)) s = gather(q, at.key, w, grad != nullptr);
+    return reduce(q, s, w, grad, c);
+  }
+  if (!c && moment_row(line, q, at.key, w, s, grad != nullptr)) {  // the key left out, then its rest
+    add_rest(s, w, at);
     return reduce(q, s, w, grad, c);
   }
   if (cache.key != at.key) {
@@ -141,7 +160,7 @@ Row Attention::loo_row(const Slot& at, Work& w, Rest& cache, Span& s, double* gr
   s = cache.span;
   std::copy(cache.S.begin(), cache.S.end(), w.S.begin());
   std::copy(cache.tz.begin(), cache.tz.end(), w.tz.begin());
-  add_rest(s, w, at.slot);
+  add_rest(s, w, at);
   return reduce(q, s, w, grad, c);
 }
 
@@ -154,7 +173,7 @@ Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
 
 Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
   Rest uncached;
-  const Row r = loo_row(at, w, uncached, s, nullptr, c);
+  const Row r = loo_row(nullptr, at, w, uncached, s, nullptr, c);
   if (r.reached) equivalent(ks_.key(at.key), s, c, w);
   return r;
 }

@@ -26,6 +26,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
+  const PassLine line = fused_ ? PassLine{} : line_sums(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
     Rest cache;
@@ -40,7 +41,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
         continue;
       }
       Span s;
-      const Row row = loo_row(at[k], w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
+      const Row row = loo_row(line.line, at[k], w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
       if (!row.reached) {
         reached[k] = 0;
         continue;
@@ -76,6 +77,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   // Per row: its weighted squared residual, its own weight l_pp, 1 - l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), room(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
+  const PassLine line = fused_ ? PassLine{} : line_sums(cnt);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
     std::optional<Work> wide;  // the fused path's rows that nearly interpolate, gathered key by key
@@ -119,10 +121,15 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
         last = p;
         exact.reset();
         Span s;
-        if (!with_gradient && moment_row(q, no_key, w, s)) {  // a compact kernel: K(0) = 1
-          fit = reduce(q, s, w, nullptr, c.data());
-          ep = ks_.weight(p);
-        } else {
+        bool by_moments = moment_row(line.line, q, no_key, w, s, with_gradient);
+        if (by_moments) {
+          fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
+          ep = ks_.weight(p) * s.unit;  // key p at distance 0
+          // Nearly interpolating: 1 - l_pp and the residual need the sums without key p apart
+          // (Estimator::own_fit), key by key.
+          by_moments = !(ep * c[0] > 0.5);
+        }
+        if (!by_moments) {
           s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
           fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
           ep = w.e[p];
@@ -135,7 +142,15 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
             exact = estimator_.own_fit(s, w, ep, others);
           }
         }
-        if (with_gradient) {
+        if (with_gradient && s.moments) {
+          // As below, from the moments: dlog_p = 0 at distance 0 (every kernel), and
+          // sum_i e_i dlog_i (c^T z_i)^2 = sum_(a,b) c_a c_b G_(a+b).
+          const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
+          double t = 0;
+          for (std::size_t a2 = 0; a2 <= P; ++a2)
+            for (std::size_t b2 = 0; b2 <= P; ++b2) t += c[a2] * c[b2] * w.G[a2 + b2];
+          dtrace[0] = -ep * t;
+        } else if (with_gradient) {
           // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
           // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
           const double* xb = ks_.key(s.b);
@@ -207,6 +222,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * ks_.rows / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(ks_.rows, 0.0);
   const std::unique_ptr<GaussTransform> fgt = residuals ? transform(ks_.n) : nullptr;
+  const PassLine line = fused_ ? PassLine{} : line_sums(ks_.n);
   const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
     const double* q = ks_.key(p);
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
@@ -234,7 +250,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
         r = weights_row(Slot{p, t}, w, s, c.data());
         cache.key = no_key;  // the weights were overwritten
       } else {
-        r = loo_row(Slot{p, t}, w, cache, s, nullptr, nullptr);
+        r = loo_row(line.line, Slot{p, t}, w, cache, s, nullptr, nullptr);
       }
       if (!r.reached) {
         if (ks_.w_of(t) > 0) return false;

@@ -103,11 +103,22 @@ void MomentLine::key_sums(std::size_t lo, std::size_t hi, double q, double inv_h
   }
 }
 
+bool MomentLine::sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const {
+  const auto [lo, hi] = support(q, inv_h, 0, keys_.n);
+  const double mass = sums(q, inv_h, lo, hi, exclude, out.M, out.My, gradient ? out.G : nullptr, gradient ? out.Gy : nullptr);
+  out.unit = 1;  // K(0) = 1
+  return out.M[0] > min_share * mass;
+}
+
 double MomentLine::sums(double q, double inv_h, std::size_t lo, std::size_t hi, std::size_t exclude, double* M,
-                        double* My) const {
+                        double* My, double* G, double* Gy) const {
   double mass = 0;
   std::fill(M, M + 2 * degree_ + 1, 0.0);
   std::fill(My, My + degree_ + 1, 0.0);
+  if (G) {
+    std::fill(G, G + 2 * degree_ + 1, 0.0);
+    std::fill(Gy, Gy + degree_ + 1, 0.0);
+  }
   const std::size_t mid = static_cast<std::size_t>(
       std::lower_bound(keys_.xs.begin() + static_cast<std::ptrdiff_t>(lo), keys_.xs.begin() + static_cast<std::ptrdiff_t>(hi), q) -
       keys_.xs.begin());
@@ -139,6 +150,10 @@ double MomentLine::sums(double q, double inv_h, std::size_t lo, std::size_t hi, 
       const double f = c * (e % 2 ? sign : 1.0);
       for (std::size_t m = 0; m <= 2 * degree_; ++m) M[m] += f * P[m + static_cast<std::size_t>(e)];
       for (std::size_t m = 0; m <= degree_; ++m) My[m] += f * Py[m + static_cast<std::size_t>(e)];
+      if (!G || e == 0) continue;
+      const double g = -e * f;  // d(c |z|^e) / dlog h = -e c |z|^e
+      for (std::size_t m = 0; m <= 2 * degree_; ++m) G[m] += g * P[m + static_cast<std::size_t>(e)];
+      for (std::size_t m = 0; m <= degree_; ++m) Gy[m] += g * Py[m + static_cast<std::size_t>(e)];
     }
   }
   return mass;

@@ -25,11 +25,12 @@
 #include <vector>
 
 #include "nwreg/engine/key_set.h"
+#include "nwreg/engine/line_sums.h"
 #include "nwreg/kernel/kernels.h"
 
 namespace nwreg {
 
-class MomentLine {
+class MomentLine : public LineSums {
  public:
   /// Whether it applies: one continuous column (keys sorted by x) and a compact kernel.
   static bool applies(const KeySet& keys, Kernel kernel);
@@ -44,9 +45,15 @@ class MomentLine {
   /// holds it).
   std::pair<std::size_t, std::size_t> support(double q, double inv_h, std::size_t lo, std::size_t hi) const;
 
-  /// M[0..2P] and My[0..P] (above) over keys [lo, hi) less key `exclude` (no_key: none);
-  /// returns sum s_i over those keys, the mass the kernel weights M[0] are a share of.
-  double sums(double q, double inv_h, std::size_t lo, std::size_t hi, std::size_t exclude, double* M, double* My) const;
+  /// M[0..2P] and My[0..P] (above) over keys [lo, hi) less key `exclude` (no_key: none), and
+  /// where G is not null the gradient's G[0..2P] and Gy[0..P] (line_sums.h: dK/dlog h =
+  /// -sum_k e_k c_k |z|^e_k, the same power sums); returns sum s_i over those keys, the mass the
+  /// kernel weights M[0] are a share of.
+  double sums(double q, double inv_h, std::size_t lo, std::size_t hi, std::size_t exclude, double* M, double* My,
+              double* G = nullptr, double* Gy = nullptr) const;
+  /// LineSums: over the kernel's support at q; false where M[0] is below min_share of the mass.
+  bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
+  bool any_bandwidth() const override { return true; }
 
   /// The kernel's terms cancel where the window's weight sits near its edge (an extrapolated
   /// query, keys crowded at the support's end): sums by moments are used only where M[0] is at

@@ -86,6 +86,8 @@ struct Span {
   std::size_t b = 0;
   double s0 = 0, s1 = 0;
   bool fallback = false;
+  bool moments = false;  // made by moments (line_sums.h): Work::G and Gy hold the gradient's sums
+  double unit = 1;       // with moments: what a key at distance 0 weighs, per unit of sample weight
   const double* inv_h = nullptr;  // this query's 1 / h (EngineOptions::knn: its own)
   // sum of f(lo, hi) over the ranges, in order; f(lo, hi) for each range.
   template <class F>
@@ -103,14 +105,17 @@ struct Span {
 
 // A row of weights e and two scratch rows a and b over the keys, one per chunk of queries;
 // NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik; local
-// linear's moments S and tz (kernel::Targets) and their scratch z.
+// linear's moments S and tz (kernel::Targets) and their scratch z; a row by moments' G and Gy.
 struct Work {
   Work(std::size_t n, std::size_t d, std::size_t p)
       : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
-        z(p * kernel::block), inv_h(d), qc(d), tree_inv_h(d) {}
+        z(p * kernel::block), inv_h(d), qc(d), tree_inv_h(d), G(2 * p + 1), Gy(p + 1) {}
   std::unique_ptr<double[]> buffer;
   double *e, *a, *b;
   std::vector<double> t, v, S, tz, z, inv_h, qc, tree_inv_h;
+  // A row made by moments: the gradient's sums G[m] = sum e dlog z^m and Gy[m] = sum e dlog z^m
+  // (y - y_b) (line_sums.h).
+  std::vector<double> G, Gy;
   std::vector<Range> ranges;
 };
 

@@ -67,6 +67,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
     if (!fgt2->usable()) fgt.reset();
     if (fgtv && !fgtv->usable()) fgtv.reset();
   }
+  const PassLine line = fused_ || detail ? PassLine{} : line_sums(m);
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, index_.kind() == KeyIndex::Kind::line ? 32 : 8, shape(), [&](std::size_t j, Work& w) {
       const double* q = queries + j * ks_.d;
       if (fgt && fused_->fast(q[0]) && std::abs(ks_.xs[index_.nearest_1d(q[0], no_key)] - q[0]) <= h_[0]) {
@@ -108,7 +109,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         return true;
       }
       Span s;
-      if (detail || !moment_row(q, no_key, w, s)) s = gather(q, no_key, w);
+      if (detail || !moment_row(line.line, q, no_key, w, s, false)) s = gather(q, no_key, w);
       std::vector<double> c(estimator_.p());
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;

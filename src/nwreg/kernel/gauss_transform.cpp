@@ -15,12 +15,14 @@ namespace {
 constexpr std::size_t max_terms = 64;
 constexpr double e_const = 2.718281828459045;
 
-// The largest over a in [0, amax] of exp(-a^2 + a) a^p / p!: the truncation error a key, on a
-// grid fine enough for this smooth function, widened by a margin.
-double truncation(std::size_t p, double amax) {
+// The largest over a in [0, amax] of exp(-a^2 + a) a^p / p! (2 (a + 1/2)^2)^(power / 2): the
+// truncation error a key, times the largest factor sqrt(2)^m |b - a|^m <= that a power m of z
+// adds (|b| <= 1/2), on a grid fine enough for this smooth function, widened by a margin.
+double truncation(std::size_t p, double amax, std::size_t power) {
   double worst = -std::numeric_limits<double>::infinity();  // log of the largest
   for (double a = 0.005; a <= amax + 0.005; a += 0.005) {
-    const double lg = -a * a + a + static_cast<double>(p) * std::log(a) - std::lgamma(static_cast<double>(p) + 1);
+    const double lg = -a * a + a + static_cast<double>(p) * std::log(a) - std::lgamma(static_cast<double>(p) + 1) +
+                      0.5 * static_cast<double>(power) * std::log(2 * (a + 0.5) * (a + 0.5));
     worst = std::max(worst, lg);
   }
   return 1.5 * std::exp(worst);
@@ -28,16 +30,20 @@ double truncation(std::size_t p, double amax) {
 
 // The boxes [lo, hi)'s terms at q (see at): compiled for each instruction set, so that the
 // fused multiply-adds are instructions (the baseline's are exact too, and slower).
-NWREG_CLONES GaussTransform::Sums box_sums(const double* centre, const double* coef, std::size_t p, std::size_t lo,
-                                           std::size_t hi, double q, double inv, bool gradient) {
+NWREG_CLONES GaussTransform::Sums box_sums(const double* centre, const double* coef, std::size_t p, std::size_t stride,
+                                           std::size_t o0, std::size_t lo, std::size_t hi, double q, double inv,
+                                           bool gradient) {
   GaussTransform::Sums s;
   for (std::size_t B = lo; B < hi; ++B) {
     const double a = (q - centre[B]) * inv, z = 2 * a, ea = std::exp(-a * a);
-    const double* c = coef + B * p * 6;
+    const double* c = coef + B * p * stride;
     // Six polynomials in z by Horner's rule, side by side: sum_k z^k m_(k+j) / k!.
     double r[6] = {};
     for (std::size_t k = p; k-- > 0;)
-      for (int j = 0; j < 6; ++j) r[j] = std::fma(r[j], z, c[k * 6 + j]);
+      for (int j = 0; j < 3; ++j) {
+        r[j] = std::fma(r[j], z, c[k * stride + j]);
+        r[3 + j] = std::fma(r[3 + j], z, c[k * stride + o0 + j]);
+      }
     s.s0 += ea * r[0];
     s.s1 += ea * r[3];
     if (gradient) {
@@ -49,11 +55,53 @@ NWREG_CLONES GaussTransform::Sums box_sums(const double* centre, const double* c
   return s;
 }
 
-// A box's moments over keys [lo, hi): m[k] = sum b^k exp(-b^2) and m[P + k] = sum b^k
-// exp(-b^2) (y - y0) for k < P, b = (x - c) inv; eight keys at a time, each lane summed apart
+// The boxes [lo, hi)'s moments at q (see moments): per box, sum E b^l = exp(-a^2) r_l with
+// r_l = sum_k (2a)^k / k! m_(k+l), then z^m = sqrt(2)^m (b - a)^m by the binomial sum.
+NWREG_CLONES void box_moments_at(const double* centre, const double* coef, std::size_t p, std::size_t o0,
+                                 std::size_t o1, std::size_t lo, std::size_t hi, double q, double inv, double* M,
+                                 double* My) {
+  const std::size_t stride = o0 + o1;
+  double r[64], B0[32], B1[32];
+  std::fill(B0, B0 + o0, 0.0);
+  std::fill(B1, B1 + o1, 0.0);
+  double binom[32][32];
+  for (std::size_t m = 0; m < o0 || m < o1; ++m) {
+    binom[m][0] = binom[m][m] = 1;
+    for (std::size_t l = 1; l < m; ++l) binom[m][l] = binom[m - 1][l - 1] + binom[m - 1][l];
+  }
+  for (std::size_t B = lo; B < hi; ++B) {
+    const double a = (q - centre[B]) * inv, z = 2 * a, ea = std::exp(-a * a);
+    const double* c = coef + B * p * stride;
+    std::fill(r, r + stride, 0.0);
+    for (std::size_t k = p; k-- > 0;)
+      for (std::size_t j = 0; j < stride; ++j) r[j] = std::fma(r[j], z, c[k * stride + j]);
+    // sum E (b - a)^m = ea sum_l C(m, l) (-a)^(m - l) r_l
+    double na[32];
+    na[0] = 1;
+    for (std::size_t m = 1; m < o0 || m < o1; ++m) na[m] = na[m - 1] * -a;
+    for (std::size_t m = 0; m < o0; ++m) {
+      double v = 0;
+      for (std::size_t l = 0; l <= m; ++l) v += binom[m][l] * na[m - l] * r[l];
+      B0[m] += ea * v;
+    }
+    for (std::size_t m = 0; m < o1; ++m) {
+      double v = 0;
+      for (std::size_t l = 0; l <= m; ++l) v += binom[m][l] * na[m - l] * r[o0 + l];
+      B1[m] += ea * v;
+    }
+  }
+  double f = 1;  // sqrt(2)^m
+  for (std::size_t m = 0; m < o0 || m < o1; ++m, f *= 1.4142135623730951) {
+    if (m < o0) M[m] = f * B0[m];
+    if (m < o1) My[m] = f * B1[m];
+  }
+}
+
+// A box's moments over keys [lo, hi): m[k] = sum w b^k exp(-b^2) and m[P + k] = sum w b^k
+// exp(-b^2) (y - y0) for k < P (w the weights, 1 if null), b = (x - c) inv; eight keys at a time, each lane summed apart
 // and the lanes added in order.
-NWREG_CLONES void box_moments(const double* x, const double* y, std::size_t lo, std::size_t hi, double c, double inv,
-                              double y0, std::size_t P, double* m) {
+NWREG_CLONES void box_moments(const double* x, const double* y, const double* w, std::size_t lo, std::size_t hi,
+                              double c, double inv, double y0, std::size_t P, double* m) {
   using kernel::lanes;
   std::vector<double> acc(2 * P * lanes, 0.0);
   double* a0 = acc.data();
@@ -64,7 +112,7 @@ NWREG_CLONES void box_moments(const double* x, const double* y, std::size_t lo, 
       const bool in = i + l < hi;
       const double xi = in ? x[i + l] : c;
       b[l] = (xi - c) * inv;
-      pw[l] = in ? kernel::exp2_inline(-b[l] * b[l] * kernels::log2e) : 0.0;
+      pw[l] = in ? kernel::exp2_inline(-b[l] * b[l] * kernels::log2e) * (w ? w[i + l] : 1.0) : 0.0;
       pd[l] = pw[l] * (in ? y[i + l] - y0 : 0.0);
     }
     for (std::size_t k = 0; k < P; ++k)
@@ -90,8 +138,15 @@ NWREG_CLONES void box_moments(const double* x, const double* y, std::size_t lo, 
 
 GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
                                std::size_t queries, ThreadPool* pool)
-    : y0_(y0) {
-  if (n == 0 || !(tolerance > 0)) return;
+    : GaussTransform(x, y, n, h, tolerance, y0, queries, pool, Shape{}) {}
+
+GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
+                               std::size_t queries, ThreadPool* pool, const Shape& shape)
+    : y0_(y0), order0_(std::max<std::size_t>(shape.order0, 3)), order1_(std::max<std::size_t>(shape.order1, 3)) {
+  if (n == 0 || !(tolerance > 0) || order0_ > 24 || order1_ > 24) return;
+  // The largest power of z a moment carries beyond NW's sums (whose bound is the plain one).
+  const std::size_t power = order0_ > 3 || order1_ > 3 ? std::max(order0_, order1_) - 1 : 0;
+  for (std::size_t i = 0; i < n; ++i) total_ += shape.weights ? shape.weights[i] : 1.0;
   width_ = std::sqrt(2.0) * h;
   inv_ = 1 / width_;
   if (!std::isfinite(width_) || !std::isfinite(inv_) || !(width_ > 0)) return;
@@ -111,24 +166,30 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   // Left out: keys beyond R of the query (in s), each below exp(-R^2) = tolerance / (2e n).
   const double bound = tolerance / (2 * e_const * static_cast<double>(n));
   bound_ = 2 * bound;  // truncated, or left out
-  const double R = std::sqrt(std::log(1 / bound));
+  // Left out, a key at |b - a| >= R weighs E |z|^m <= exp(-R^2) (sqrt(2) R)^m (for R^2 >= m/2).
+  double R = std::sqrt(std::log(1 / bound));
+  while (power > 0 && -R * R + static_cast<double>(power) * std::log(std::sqrt(2.0) * R) > std::log(bound)) R += 0.05;
   reach_ = (R + 0.5) * width_;
-  for (p_ = 1; p_ <= max_terms && truncation(p_, R + 0.5) > bound; ++p_) {
+  for (p_ = 1; p_ <= max_terms && truncation(p_, R + 0.5, power) > bound; ++p_) {
   }
   if (p_ > max_terms) return;
   centre_.resize(boxes);
-  coef_.assign(boxes * p_ * 6, 0.0);
-  std::vector<double> inv_fact(p_ + 2, 1.0);
-  for (std::size_t k = 1; k < p_ + 2; ++k) inv_fact[k] = inv_fact[k - 1] / static_cast<double>(k);
+  const std::size_t stride = order0_ + order1_, top = std::max(order0_, order1_);
+  coef_.assign(boxes * p_ * stride, 0.0);
+  std::vector<double> inv_fact(p_ + top, 1.0);
+  for (std::size_t k = 1; k < p_ + top; ++k) inv_fact[k] = inv_fact[k - 1] / static_cast<double>(k);
   // The moments over segments of at most `seg` keys of a box, in parallel (a few wide boxes
   // hold every key when h is large), then each box's segments added in order: the same sums
   // whatever the threads.
   constexpr std::size_t seg = 4096;
-  const std::size_t P = p_ + 2;
+  const std::size_t P = p_ + top - 1;
   std::vector<std::size_t> first_seg;  // each box's first segment
   std::vector<std::pair<std::size_t, std::size_t>> segs;
   for (std::size_t B = 0; B < boxes; ++B) {
-    centre_[B] = x[start[B]] + 0.5 * width_;
+    // The middle of its keys (within half a width of each): where h is wide against the keys'
+    // spread, b and a stay as small as z, and the binomial sums over powers of b - a do not cancel.
+    const double first = x[start[B]], last = x[start[B + 1] - 1];
+    centre_[B] = first + (last - first) / 2;
     first_seg.push_back(segs.size());
     for (std::size_t i = start[B]; i < start[B + 1]; i += seg) segs.emplace_back(i, std::min(i + seg, start[B + 1]));
   }
@@ -139,19 +200,18 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
     for (std::size_t g = first_seg[B]; g < first_seg[B + 1]; ++g) seg_box[g] = B;
   parallel_for(pool, segs.size(), 4, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t g = lo; g < hi; ++g)
-      box_moments(x, y, segs[g].first, segs[g].second, centre_[seg_box[g]], inv_, y0, P, &part[g * 2 * P]);
+      box_moments(x, y, shape.weights, segs[g].first, segs[g].second, centre_[seg_box[g]], inv_, y0, P, &part[g * 2 * P]);
   });
   std::vector<double> m(2 * P);
   for (std::size_t B = 0; B < boxes; ++B) {
     std::fill(m.begin(), m.end(), 0.0);
     for (std::size_t g = first_seg[B]; g < first_seg[B + 1]; ++g)
       for (std::size_t k = 0; k < 2 * P; ++k) m[k] += part[g * 2 * P + k];
-    double* out = &coef_[B * p_ * 6];
-    for (std::size_t k = 0; k < p_; ++k)
-      for (std::size_t j = 0; j < 3; ++j) {
-        out[k * 6 + j] = m[k + j] * inv_fact[k];
-        out[k * 6 + 3 + j] = m[P + k + j] * inv_fact[k];
-      }
+    double* out = &coef_[B * p_ * stride];
+    for (std::size_t k = 0; k < p_; ++k) {
+      for (std::size_t j = 0; j < order0_; ++j) out[k * stride + j] = m[k + j] * inv_fact[k];
+      for (std::size_t j = 0; j < order1_; ++j) out[k * stride + order0_ + j] = m[P + k + j] * inv_fact[k];
+    }
   }
   usable_ = true;
 }
@@ -164,7 +224,13 @@ void GaussTransform::reach(double q, std::size_t& lo, std::size_t& hi) const {
 GaussTransform::Sums GaussTransform::at(double q, bool gradient) const {
   std::size_t lo, hi;
   reach(q, lo, hi);
-  return box_sums(centre_.data(), coef_.data(), p_, lo, hi, q, inv_, gradient);
+  return box_sums(centre_.data(), coef_.data(), p_, order0_ + order1_, order0_, lo, hi, q, inv_, gradient);
+}
+
+void GaussTransform::moments(double q, double* M, double* My) const {
+  std::size_t lo, hi;
+  reach(q, lo, hi);
+  box_moments_at(centre_.data(), coef_.data(), p_, order0_, order1_, lo, hi, q, inv_, M, My);
 }
 
 }  // namespace nwreg

@@ -39,10 +39,28 @@ class GaussTransform {
   /// fewer than 4 queries a box.
   GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
                  std::size_t queries, ThreadPool* pool);
+
+  /// What a transform keeps beyond NW's sums: each key's sample weight (null: 1), and `order0`
+  /// and `order1` moments of the weights and of the weights times y - y0 (at least 3 each: at()
+  /// needs 3), so that moments() gives sums of E z^m up to m = order0 - 1 (order1 - 1 with y).
+  /// There the truncation and reach are chosen so that each key's error stays below
+  /// weight_error() for every such power too (each term bounded by |z|^m E).
+  struct Shape {
+    const double* weights = nullptr;
+    std::size_t order0 = 3, order1 = 3;
+  };
+  GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
+                 std::size_t queries, ThreadPool* pool, const Shape& shape);
   bool usable() const { return usable_; }
   double y0() const { return y0_; }
   /// The sums at q (the gradient's t and v only if asked).
   Sums at(double q, bool gradient) const;
+  /// M[m] = sum w E z^m (m < order0) and My[m] = sum w E z^m (y - y0) (m < order1) at q,
+  /// z = (x - q) / h, w the keys' weights: a local polynomial's moments.
+  void moments(double q, double* M, double* My) const;
+  /// The sum of the keys' weights (each sum errs by at most weight_error() times this, times
+  /// max |y - y0| for the sums with y).
+  double total_weight() const { return total_; }
   /// A bound on each key's weight error in at(): the sums err by at most this times the sum
   /// of |values| (|y - y0|, or 1 for s0) over every key.
   double weight_error() const { return bound_; }
@@ -57,9 +75,12 @@ class GaussTransform {
   double y0_ = 0, bound_ = 0;
   double width_ = 0, inv_ = 0, reach_ = 0;  // box width sqrt(2) h; 1 / width; reach in x
   std::size_t p_ = 0;                       // terms of the series
+  std::size_t order0_ = 3, order1_ = 3;     // moments kept (Shape)
+  double total_ = 0;
   std::vector<double> centre_;
-  // Per box, for k < p, six coefficients: m0_k, m0_(k+1), m0_(k+2), m1_k, m1_(k+1), m1_(k+2),
-  // each over k! (m0 of exp(-b^2), m1 of exp(-b^2) (y - y0)): coef_[(box * p + k) * 6 + j].
+  // Per box, for k < p, order0 + order1 coefficients: m0_k .. m0_(k+order0-1), then m1_k ..
+  // m1_(k+order1-1), each over k! (m0 of w exp(-b^2), m1 of w exp(-b^2) (y - y0)):
+  // coef_[(box * p + k) * stride + j], stride = order0 + order1.
   std::vector<double> coef_;
 };
 

@@ -1,0 +1,149 @@
+#include "nwreg/engine/line_sums.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "nwreg/kernel/gauss_transform.h"
+
+namespace nwreg {
+
+GaussLine::GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows,
+                     ThreadPool* pool)
+    : keys_(keys), degree_(degree), tolerance_(tolerance) {
+  if (!keys.bounded || keys.d != 1) return;
+  GaussTransform::Shape shape;
+  shape.weights = keys.ws.empty() ? nullptr : keys.ws.data();
+  shape.order0 = 2 * degree + 3;  // M[0..2P] and G[m] = M[m + 2]
+  shape.order1 = degree + 3;
+  auto t = std::make_unique<GaussTransform>(keys.xs.data(), keys.ys.data(), keys.n, h, tolerance, keys.y_mid, rows, pool,
+                                            shape);
+  if (t->usable()) fgt_ = std::move(t);
+}
+
+GaussLine::~GaussLine() = default;
+
+bool GaussLine::sums(double q, double, std::size_t exclude, bool gradient, LineMoments& out) const {
+  if (!(std::abs(q) <= KeySet::bounded_limit)) return false;
+  double M[2 * max_degree + 3], My[max_degree + 3];
+  fgt_->moments(q, M, My);
+  const double total = M[0];
+  if (exclude != no_key) {  // at distance 0: in M[0] and My[0] only (z = 0)
+    const double s = keys_.weight(exclude);
+    M[0] -= s;
+    My[0] -= s * (keys_.ys[exclude] - keys_.y_mid);
+  }
+  // Each sum within weight_error() W of the true one: answer only where that is below the
+  // tolerance of the row's weight, and the left-out key did not carry most of it.
+  if (!(fgt_->weight_error() * fgt_->total_weight() <= tolerance_ * M[0]) || !(M[0] >= 0.5 * total)) return false;
+  const std::size_t P = degree_;
+  for (std::size_t m = 0; m <= 2 * P; ++m) {
+    out.M[m] = M[m];
+    if (gradient) out.G[m] = M[m + 2];  // dlog = z^2
+  }
+  for (std::size_t m = 0; m <= P; ++m) {
+    out.My[m] = My[m];
+    if (gradient) out.Gy[m] = My[m + 2];
+  }
+  out.unit = 1;
+  return true;
+}
+
+LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree)
+    : keys_(keys), degree_(degree), o0_(2 * degree + 2), o1_(degree + 2), h_(h), inv_h_(1 / h) {
+  binom_.assign(o0_ * o0_, 0.0);
+  for (std::size_t m = 0; m < o0_; ++m) {
+    binom_[m * o0_] = binom_[m * o0_ + m] = 1;
+    for (std::size_t l = 1; l < m; ++l) binom_[m * o0_ + l] = binom_[(m - 1) * o0_ + l - 1] + binom_[(m - 1) * o0_ + l];
+  }
+  const std::size_t n = keys.n, stride = o0_ + o1_;
+  left_.assign(n * stride, 0.0);
+  right_.assign(n * stride, 0.0);
+  // From key `from` to key `to` at scaled distance d: the carried sums shifted, plus the key's own.
+  auto step = [&](std::vector<double>& v, std::size_t to, std::size_t from, double d) {
+    double* t = &v[to * stride];
+    const double s = keys.weight(to);
+    t[0] = s;
+    t[o0_] = s * (keys.ys[to] - keys.y_mid);
+    if (from == no_key) return;
+    const double f = std::exp(-d);
+    if (f == 0) return;  // (and d may be inf: no 0 * inf)
+    const double* u = &v[from * stride];
+    double dp[2 * max_degree + 2];
+    dp[0] = 1;
+    for (std::size_t m = 1; m < o0_; ++m) dp[m] = dp[m - 1] * d;
+    for (std::size_t m = 0; m < o0_; ++m) {
+      double a = 0, ay = 0;
+      for (std::size_t l = 0; l <= m; ++l) {
+        const double c = binom_[m * o0_ + l] * dp[m - l];
+        a += c * u[l];
+        if (m < o1_) ay += c * u[o0_ + l];
+      }
+      t[m] += f * a;
+      if (m < o1_) t[o0_ + m] += f * ay;
+    }
+  };
+  for (std::size_t j = 0; j < n; ++j) step(left_, j, j == 0 ? no_key : j - 1, j == 0 ? 0.0 : (keys.xs[j] - keys.xs[j - 1]) * inv_h_);
+  for (std::size_t j = n; j-- > 0;)
+    step(right_, j, j + 1 == n ? no_key : j + 1, j + 1 == n ? 0.0 : (keys.xs[j + 1] - keys.xs[j]) * inv_h_);
+}
+
+void LaplaceLine::side(const std::vector<double>& sums, std::size_t j, double d, double dmin, double* P, double* Py) const {
+  const std::size_t stride = o0_ + o1_;
+  const double f = std::exp(-(d - dmin));
+  if (f == 0) return;
+  const double* u = &sums[j * stride];
+  double dp[2 * max_degree + 2];
+  dp[0] = 1;
+  for (std::size_t m = 1; m < o0_; ++m) dp[m] = dp[m - 1] * d;
+  for (std::size_t m = 0; m < o0_; ++m) {
+    double a = 0, ay = 0;
+    for (std::size_t l = 0; l <= m; ++l) {
+      const double c = binom_[m * o0_ + l] * dp[m - l];
+      a += c * u[l];
+      if (m < o1_) ay += c * u[o0_ + l];
+    }
+    P[m] = f * a;
+    if (m < o1_) Py[m] = f * ay;
+  }
+}
+
+bool LaplaceLine::sums(double q, double, std::size_t exclude, bool gradient, LineMoments& out) const {
+  const std::size_t n = keys_.n;
+  // The nearest key on each side: l (x <= q) and r (x > q), or around the left-out key.
+  std::size_t l, r;
+  if (exclude != no_key) {
+    l = exclude == 0 ? no_key : exclude - 1;
+    r = exclude + 1 < n ? exclude + 1 : no_key;
+  } else {
+    r = static_cast<std::size_t>(std::upper_bound(keys_.xs.begin(), keys_.xs.begin() + static_cast<std::ptrdiff_t>(n), q) -
+                                 keys_.xs.begin());
+    l = r == 0 ? no_key : r - 1;
+    if (r == n) r = no_key;
+  }
+  const double dl = l == no_key ? 0 : (q - keys_.xs[l]) * inv_h_, dr = r == no_key ? 0 : (keys_.xs[r] - q) * inv_h_;
+  if (l == no_key && r == no_key) return false;
+  const double dmin = l == no_key ? dr : r == no_key ? dl : std::min(dl, dr);
+  double L[2 * max_degree + 2] = {}, Ly[max_degree + 2] = {}, R[2 * max_degree + 2] = {}, Ry[max_degree + 2] = {};
+  if (l != no_key) side(left_, l, dl, dmin, L, Ly);
+  if (r != no_key) side(right_, r, dr, dmin, R, Ry);
+  // Left of q z = -D: its odd powers change sign; |z| = -z there and z on the right.
+  const std::size_t P = degree_;
+  for (std::size_t m = 0; m <= 2 * P; ++m) {
+    const double sg = m % 2 ? -1.0 : 1.0;
+    out.M[m] = sg * L[m] + R[m];
+    if (gradient) out.G[m] = sg * L[m + 1] + R[m + 1];
+  }
+  for (std::size_t m = 0; m <= P; ++m) {
+    const double sg = m % 2 ? -1.0 : 1.0;
+    out.My[m] = sg * Ly[m] + Ry[m];
+    if (gradient) out.Gy[m] = sg * Ly[m + 1] + Ry[m + 1];
+  }
+  out.unit = std::exp(std::min(dmin, 700.0));
+  for (std::size_t m = 0; m <= 2 * P; ++m)
+    if (!std::isfinite(out.M[m]) || !std::isfinite(out.G[m])) return false;
+  for (std::size_t m = 0; m <= P; ++m)
+    if (!std::isfinite(out.My[m]) || !std::isfinite(out.Gy[m])) return false;
+  return out.M[0] > 0;
+}
+
+}  // namespace nwreg

@@ -1,0 +1,101 @@
+#pragma once
+/// Sums by moments in one continuous x column: a query's sums over every key in reach in
+/// O(log n) or a few boxes' terms, not one term a key, for every estimator. One backend per
+/// kernel family, each exact within a stated bound (docs/numerics.md):
+///
+///   MomentLine (moment_line.h)   compact kernels: power sums in a segment tree over the sorted
+///                                keys, any bandwidth per query (fixed, knn, span)
+///   GaussLine (below)            Gaussian: a fast Gauss transform of the weights times powers
+///                                of z, one per pass (its bandwidth fixed)
+///   LaplaceLine (below)          Laplace: exp(-|z|) z^m summed by a recursion over the sorted
+///                                keys from each side, one per pass (its bandwidth fixed)
+///
+/// Each gives, at query q with 1 / h = inv_h, over every key but `exclude`, with z = (x - q) / h,
+/// s the key's sample weight (a merged key's, the sum of its rows') and e = s K(z) (times a
+/// constant per query, the same in every sum: only ratios are used; `unit` says what a key at
+/// distance 0 weighs in those units, per unit of sample weight):
+///
+///   M[m]  = sum e z^m,                 m <= 2P      (P the degree; NW: P = 0)
+///   My[m] = sum e z^m (y - y_mid),     m <= P
+///   G[m]  = sum e dlog z^m,            m <= 2P      (with the gradient; dlog = d log K / d log h)
+///   Gy[m] = sum e dlog z^m (y - y_mid), m <= P
+///
+/// from which the Estimator makes the prediction, the local fit's coefficients and the gradient
+/// in log h (estimator.h) as it would from the key-by-key sums. A backend answers false where its
+/// bound does not hold at q (the weights in reach too small against what it leaves out or
+/// mis-sums, a left-out key carrying most of the weight): the caller then sums key by key.
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "nwreg/engine/key_set.h"
+#include "nwreg/model/settings.h"
+
+namespace nwreg {
+
+struct LineMoments {
+  static constexpr std::size_t cap = 2 * max_degree + 1;
+  double M[cap] = {}, My[cap] = {}, G[cap] = {}, Gy[cap] = {};
+  double unit = 1;  //!< the weight of a key at distance 0, per unit of its sample weight
+};
+
+class LineSums {
+ public:
+  virtual ~LineSums() = default;
+  /// The moments above at q (G and Gy only if `gradient`); false where the bound does not hold.
+  virtual bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const = 0;
+  /// Whether inv_h may differ from the pass's bandwidth (per-query bandwidths: knn, span).
+  virtual bool any_bandwidth() const { return false; }
+};
+
+class GaussTransform;
+class ThreadPool;
+
+/// The Gaussian kernel's moments by a fast Gauss transform (gauss_transform.h) of the keys'
+/// sample weights times exp(-z^2 / 2), kept to the powers a degree-P fit and its gradient need
+/// (dlog = z^2: G[m] = M[m + 2]). Each sum errs by at most weight_error() times the keys' total
+/// weight; a row is answered only where that is below `tolerance` times its M[0] (so within the
+/// bound the key-by-key sums keep, attention.h), and, with a key left out (subtracted: it weighs
+/// its sample weight at distance 0), where the rest keep at least half of M[0].
+class GaussLine : public LineSums {
+ public:
+  /// Over `keys` (one column, sorted; they must outlive it) at bandwidth h, for about `rows`
+  /// rows. usable() is false where the transform would not pay (gauss_transform.h).
+  GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows, ThreadPool* pool);
+  ~GaussLine() override;
+  bool usable() const { return fgt_ != nullptr; }
+  bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
+
+ private:
+  const KeySet& keys_;
+  std::size_t degree_;
+  double tolerance_;
+  std::unique_ptr<GaussTransform> fgt_;
+};
+
+/// The Laplace kernel's moments, exact (no pruning, no series): on each side of a query the keys'
+/// terms s exp(-D) D^m, D = |x - q| / h, follow from their sums at the nearest key on that side,
+/// which a recursion over the sorted keys makes for every key at once:
+///   L_m(j) = s_j [m = 0] + exp(-d) sum_l C(m, l) d^(m - l) L_l(j - 1),   d = (x_j - x_(j-1)) / h,
+/// every term non-negative (the same from the right). A query then shifts them by its own
+/// distance in the same way, measured from the nearer side (unit = exp(D_nearest), so nothing
+/// underflows). dlog = |z|: G[m] = -M_left[m + 1] + M_right[m + 1]. O(n P^2) to build per
+/// bandwidth, O(log n + P^2) a row; 2 (3P + 4) doubles a key.
+class LaplaceLine : public LineSums {
+ public:
+  LaplaceLine(const KeySet& keys, double h, std::size_t degree);
+  bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
+
+ private:
+  // One side's sums sum s exp(-D) D^m (m < o0_) and the same times y - y_mid (m < o1_) at
+  // distance d from key j (its sums side_[j]), times exp(-(d - dmin)).
+  void side(const std::vector<double>& sums, std::size_t j, double d, double dmin, double* P, double* Py) const;
+  const KeySet& keys_;
+  std::size_t degree_, o0_, o1_;
+  double h_, inv_h_;
+  std::vector<double> left_, right_;  // per key: o0_ sums, then o1_
+  std::vector<double> binom_;         // C(m, l) at m * o0_ + l
+};
+
+}  // namespace nwreg

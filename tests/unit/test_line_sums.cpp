@@ -1,0 +1,156 @@
+// Sums by moments for the Gaussian (a fast Gauss transform of the weights times powers of z) and
+// the Laplace kernel (a recursion over the sorted keys), engine/line_sums.h, against the
+// key-by-key sums they replace (EngineOptions::moments = false): predictions, the leave-one-out
+// error and its gradient, the in-sample fit (GCV, AICc) and its gradients, for NW and local
+// polynomials of degree 1 to 3, with ties, sample weights, x at 1.7e9 (time stamps), y far from
+// 0, queries far outside the keys and bandwidths from 1e-6 to 1e6 of the range; the gradients
+// against finite differences; and the same bytes for any number of threads.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "helpers.h"
+#include "nwreg/base/thread_pool.h"
+#include "nwreg/engine/attention.h"
+
+using namespace nwreg;
+
+namespace {
+
+struct Case {
+  Dataset data;
+  double range = 1;  // of y
+  double x0 = 0;
+};
+
+// n keys on [x0, x0 + 10], y = y0 + sin x + noise; ties (x on a grid of 1/300) and sample weights
+// (with zeros) as asked.
+Case make_case(std::size_t n, double x0, double y0, bool ties, bool weights, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 10);
+  std::normal_distribution<double> noise(0, 0.3);
+  std::vector<double> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = ties ? std::round(u(rng) * 300) / 300 : u(rng);
+    x[i] = x0 + v;
+    y[i] = y0 + std::sin(v) + noise(rng);
+  }
+  Case c{testing::make_dataset(x, y), 1, x0};
+  if (weights)
+    for (std::size_t i = 0; i < n; ++i) c.data.weight.push_back(i % 13 == 0 ? 0.0 : 0.25 + static_cast<double>(i % 7) / 3);
+  const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
+  c.range = *hi - *lo;
+  return c;
+}
+
+EngineOptions options(Kernel kernel, std::size_t degree) {
+  EngineOptions o;
+  o.kernel = kernel;
+  o.method = degree == 0 ? Method::nw : Method::local_polynomial;
+  o.degree = degree;
+  return o;
+}
+
+bool close(double a, double b, double rel, double abs = 0) {
+  return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)) + abs;
+}
+
+}  // namespace
+
+TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sums") {
+  std::size_t compared = 0, by_moments = 0;
+  double worst = 0;
+  int trial = 0;
+  for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+    for (std::size_t degree = 0; degree <= 3; ++degree)
+      for (const double hr : {1e-6, 2e-3, 0.02, 0.1, 1e3, 1e6}) {
+        ++trial;
+        const bool ties = trial % 3 == 0, weights = trial % 2 == 1 || (kernel == Kernel::gaussian && degree == 0);
+        const double x0 = trial % 4 == 0 ? 1.7e9 : 0, y0 = trial % 5 == 0 ? 1e6 : 0;
+        const Case c = make_case(6000, x0, y0, ties, weights, 1000 + trial);
+        EngineOptions on = options(kernel, degree), off = on;
+        off.moments = false;
+        const std::vector<double> h = {10 * hr};
+        const Attention a(c.data, h, on), b(c.data, h, off);
+        CAPTURE(to_string(kernel));
+        CAPTURE(degree);
+        CAPTURE(hr);
+        CAPTURE(x0);
+        CAPTURE(ties);
+        CAPTURE(weights);
+        // On keys and between them; for NW also beyond the edges and far away. (A local
+        // polynomial extrapolated many bandwidths out solves a system as ill-conditioned as
+        // (distance / spread)^2P: any two ways of summing its moments differ there.)
+        std::vector<double> q;
+        for (int j = 0; j < 120; ++j) q.push_back(x0 + 10 * j / 119.0);
+        for (double far : {-1e3, -30.0, -0.5, 10.5, 25.0, 1e4}) q.push_back(x0 + (degree == 0 ? far : 5.0));
+        std::vector<double> fa(q.size()), fb(q.size());
+        a.predict(q.data(), q.size(), fa.data());
+        b.predict(q.data(), q.size(), fb.data());
+        for (std::size_t j = 0; j < q.size(); ++j) {
+          CAPTURE(q[j]);
+          CHECK(std::abs(fa[j] - fb[j]) <= 1e-10 * c.range);
+          worst = std::max(worst, std::abs(fa[j] - fb[j]) / c.range);
+          ++compared;
+        }
+        const LooResult la = a.loo(true), lb = b.loo(true);
+        CHECK(close(la.mse, lb.mse, 1e-10));
+        CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
+        const InSample ia = a.insample(true), ib = b.insample(true);
+        CHECK(close(ia.mse, ib.mse, 1e-10));
+        CHECK(close(ia.trace, ib.trace, 1e-10));
+        CHECK(close(ia.room, ib.room, 1e-10));
+        CHECK(close(ia.d_mse[0], ib.d_mse[0], 1e-7, 1e-12 * ib.mse));
+        CHECK(close(ia.d_trace[0], ib.d_trace[0], 1e-7, 1e-9));
+        CHECK(b.moment_rows() == 0);
+        if (a.moment_rows() > 0) ++by_moments;
+      }
+  MESSAGE("largest difference over the range of y: " << worst);
+  CHECK(compared == 48 * 126);
+  // The others: windows too narrow (h of 1e-6 of the range), boxes of too few keys for the
+  // transform to pay (Gaussian, 2e-3), or fewer than Attention::line_min_keys distinct keys.
+  CHECK(by_moments >= 24);
+}
+
+TEST_CASE("line sums: the gradients in log h match finite differences of the criteria") {
+  for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+    for (std::size_t degree : {0, 1, 2}) {
+      const Case c = make_case(5000, 1.7e9, 50, false, true, 77 + degree);
+      const EngineOptions o = options(kernel, degree);
+      const double h = 0.08, eps = 1e-4;
+      const Attention a(c.data, {h}, o), up(c.data, {h * std::exp(eps)}, o), down(c.data, {h * std::exp(-eps)}, o);
+      CAPTURE(to_string(kernel));
+      CAPTURE(degree);
+      const double fd = (up.loo(false).mse - down.loo(false).mse) / (2 * eps);
+      CHECK(close(a.loo(true).gradient[0], fd, 1e-5));
+      const InSample i = a.insample(true), iu = up.insample(false), id = down.insample(false);
+      CHECK(close(i.d_mse[0], (iu.mse - id.mse) / (2 * eps), 1e-5));
+      CHECK(close(i.d_trace[0], (iu.trace - id.trace) / (2 * eps), 1e-5));
+    }
+}
+
+TEST_CASE("line sums: the same bytes for any number of threads") {
+  ThreadPool two(2), four(4);
+  for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::tricube}) {
+    const Case c = make_case(20000, 0, 0, true, true, 5);
+    EngineOptions one = options(kernel, 1), many = one, more = one;
+    many.pool = &two;
+    more.pool = &four;
+    const Attention a(c.data, {0.3}, one), b(c.data, {0.3}, many), d(c.data, {0.3}, more);
+    CAPTURE(to_string(kernel));
+    const LooResult la = a.loo(true), lb = b.loo(true), ld = d.loo(true);
+    CHECK(la.mse == lb.mse);
+    CHECK(la.mse == ld.mse);
+    CHECK(la.gradient == lb.gradient);
+    CHECK(la.gradient == ld.gradient);
+    std::vector<double> q(3000), fa(q.size()), fb(q.size());
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] = 10.0 * static_cast<double>(j) / q.size();
+    a.predict(q.data(), q.size(), fa.data());
+    d.predict(q.data(), q.size(), fb.data());
+    CHECK(fa == fb);
+    CHECK(a.moment_rows() > 0);
+  }
+}
