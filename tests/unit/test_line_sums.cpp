@@ -154,3 +154,43 @@ TEST_CASE("line sums: the same bytes for any number of threads") {
     CHECK(a.moment_rows() > 0);
   }
 }
+
+TEST_CASE("line sums: standard errors' squared weights, smooths and slopes agree with the key-by-key sums") {
+  int trial = 0;
+  for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform})
+    for (std::size_t degree = 0; degree <= 2; ++degree) {
+      ++trial;
+      const bool ties = trial % 2 == 0, weights = trial % 3 != 0;
+      const double x0 = trial % 4 == 1 ? 1.7e9 : 0;
+      const Case c = make_case(6000, x0, 0, ties, weights, 300 + trial);
+      EngineOptions on = options(kernel, degree), off = on;
+      off.moments = false;
+      const Attention a(c.data, {0.4}, on), b(c.data, {0.4}, off);
+      CAPTURE(to_string(kernel));
+      CAPTURE(degree);
+      CAPTURE(ties);
+      CAPTURE(weights);
+      std::vector<double> q(300), v(c.data.n);
+      for (std::size_t j = 0; j < q.size(); ++j) q[j] = x0 + 0.5 + 9.0 * static_cast<double>(j) / q.size();
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.1 + std::fmod(static_cast<double>(i) * 0.37, 1.0);
+      std::vector<double> fa(q.size()), fb(q.size()), wa(q.size()), wb(q.size()), sa(q.size()), sb(q.size());
+      a.predict_detail(q.data(), q.size(), v, fa.data(), wa.data(), sa.data());
+      b.predict_detail(q.data(), q.size(), v, fb.data(), wb.data(), sb.data());
+      for (std::size_t j = 0; j < q.size(); ++j) {
+        CAPTURE(q[j]);
+        CHECK(std::abs(fa[j] - fb[j]) <= 1e-10 * c.range);
+        CHECK(close(wa[j], wb[j], 1e-10));
+        CHECK(close(sa[j], sb[j], 1e-10));
+      }
+      CHECK(a.moment_rows() > 0);
+      if (degree == 0) continue;  // NW's slope is summed key by key
+      std::vector<double> da(q.size()), db(q.size()), la(q.size()), lb(q.size());
+      a.slopes(q.data(), q.size(), da.data(), la.data());
+      b.slopes(q.data(), q.size(), db.data(), lb.data());
+      for (std::size_t j = 0; j < q.size(); ++j) {
+        CAPTURE(q[j]);
+        CHECK(close(da[j], db[j], 1e-9, 1e-10 * c.range));
+        CHECK(close(la[j], lb[j], 1e-10));
+      }
+    }
+}

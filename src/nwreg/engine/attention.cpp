@@ -88,7 +88,7 @@ Attention::Attention(const Dataset& train, EngineOptions options)
     fused_.emplace(ks_, index_, options_.tolerance, options_.transform, options_.pool, pairs_);
   if (options_.moments && index_.kind() == KeyIndex::Kind::line && options_.leave_out == 0 &&
       MomentLine::applies(ks_, options_.kernel))
-    moments_.emplace(ks_, options_.kernel, method_degree(options_.method, options_.degree));
+    moments_.emplace(ks_, options_.kernel, method_degree(options_.method, options_.degree), LineData::of(ks_));
 }
 
 Attention::Attention(const Dataset& train, std::vector<double> bandwidth, EngineOptions options)
@@ -163,26 +163,66 @@ void Attention::equivalent(const double* q, const Span& s, const double* c, Work
   estimator_.equivalent(keys(), q, s, c, w);
 }
 
-Attention::PassLine Attention::line_sums(std::size_t rows) const {
-  PassLine out;
+bool Attention::lines_apply() const {
   if (!options_.moments || index_.kind() != KeyIndex::Kind::line || options_.leave_out > 0 || ks_.d != 1 ||
       ks_.categorical)
-    return out;
+    return false;
+  // Compact kernels: the tree kept. Else a backend made for the pass's bandwidth: worth building
+  // (O(n)) over many keys, at one bandwidth for every row (the fused path has its own transform).
+  return moments_ || (!fused_ && !policy_.per_query() && ks_.n >= line_min_keys &&
+                      (options_.kernel == Kernel::gaussian || options_.kernel == Kernel::laplace));
+}
+
+std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineData& data, bool squared,
+                                               std::size_t rows) const {
+  const Kernel k = options_.kernel;
+  if (moments_) return squared ? std::make_unique<MomentLine>(ks_, k, degree, data, true) : std::make_unique<MomentLine>(ks_, k, degree, data);
+  // K(z)^2 = K(r z): the Gaussian at h / sqrt(2), Laplace at h / 2, read in powers of z.
+  const double r = !squared ? 1.0 : k == Kernel::gaussian ? std::sqrt(2.0) : 2.0;
+  std::unique_ptr<LineSums> line;
+  if (k == Kernel::gaussian) {
+    auto g = std::make_unique<GaussLine>(ks_, h_[0] / r, degree, options_.tolerance, rows, options_.pool, data);
+    if (!g->usable()) return nullptr;
+    line = std::move(g);
+  } else {
+    line = std::make_unique<LaplaceLine>(ks_, h_[0] / r, degree, data);
+  }
+  return squared ? std::make_unique<ScaledLine>(std::move(line), r) : std::move(line);
+}
+
+Attention::PassLine Attention::line_sums(std::size_t rows) const {
+  PassLine out;
+  if (!lines_apply()) return out;
   if (moments_) {
     out.line = &*moments_;
     return out;
   }
-  // A backend made for this bandwidth: worth building (O(n)) over many keys, at one bandwidth
-  // for every row (the fused path has its own transform).
-  if (fused_ || policy_.per_query() || ks_.n < line_min_keys) return out;
-  const std::size_t P = method_degree(options_.method, options_.degree);
-  if (options_.kernel == Kernel::gaussian) {
-    auto g = std::make_unique<GaussLine>(ks_, h_[0], P, options_.tolerance, rows, options_.pool);
-    if (g->usable()) out.owned = std::move(g);
-  } else if (options_.kernel == Kernel::laplace) {
-    out.owned = std::make_unique<LaplaceLine>(ks_, h_[0], P);
-  }
+  out.owned = make_line(method_degree(options_.method, options_.degree), LineData::of(ks_), false, rows);
   out.line = out.owned.get();
+  return out;
+}
+
+double Attention::squared_weights(const double* c, const LineMoments& sq) const {
+  const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
+  double v = 0;
+  for (std::size_t a = 0; a <= P; ++a)
+    for (std::size_t b = 0; b <= P; ++b) v += c[a] * c[b] * sq.M[a + b];
+  return v;
+}
+
+Attention::DetailLines Attention::detail_lines(std::size_t rows, bool squares, const std::vector<double>* v) const {
+  DetailLines out;
+  if (!lines_apply()) return out;
+  if (squares) {
+    // A merged key's rows share its weight e_g: their squares add up to e_g^2 q2_g.
+    out.w2.resize(ks_.n);
+    for (std::size_t g = 0; g < ks_.n; ++g) out.w2[g] = ks_.weight(g) * ks_.weight(g) * (ks_.merged ? ks_.q2[g] : 1.0);
+    out.squares = make_line(method_degree(options_.method, options_.degree), {out.w2.data(), ks_.ys.data(), ks_.y_mid},
+                            true, rows);
+  }
+  // Values v >= 0 (squared residuals) summed as they are: measured from an offset, a local mean
+  // many orders below the largest v would cancel.
+  if (v) out.values = make_line(0, {ks_.ws.empty() ? nullptr : ks_.ws.data(), v->data(), 0.0}, false, rows);
   return out;
 }
 

@@ -8,15 +8,14 @@
 namespace nwreg {
 
 GaussLine::GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows,
-                     ThreadPool* pool)
-    : keys_(keys), degree_(degree), tolerance_(tolerance) {
+                     ThreadPool* pool, const LineData& data)
+    : keys_(keys), data_(data), degree_(degree), tolerance_(tolerance) {
   if (!keys.bounded || keys.d != 1) return;
   GaussTransform::Shape shape;
-  shape.weights = keys.ws.empty() ? nullptr : keys.ws.data();
+  shape.weights = data.w;
   shape.order0 = 2 * degree + 3;  // M[0..2P] and G[m] = M[m + 2]
   shape.order1 = degree + 3;
-  auto t = std::make_unique<GaussTransform>(keys.xs.data(), keys.ys.data(), keys.n, h, tolerance, keys.y_mid, rows, pool,
-                                            shape);
+  auto t = std::make_unique<GaussTransform>(keys.xs.data(), data.y, keys.n, h, tolerance, data.y_mid, rows, pool, shape);
   if (t->usable()) fgt_ = std::move(t);
 }
 
@@ -28,9 +27,9 @@ bool GaussLine::sums(double q, double, std::size_t exclude, bool gradient, LineM
   fgt_->moments(q, M, My);
   const double total = M[0];
   if (exclude != no_key) {  // at distance 0: in M[0] and My[0] only (z = 0)
-    const double s = keys_.weight(exclude);
+    const double s = data_.weight(exclude);
     M[0] -= s;
-    My[0] -= s * (keys_.ys[exclude] - keys_.y_mid);
+    My[0] -= s * (data_.y[exclude] - data_.y_mid);
   }
   // Each sum within weight_error() W of the true one: answer only where that is below the
   // tolerance of the row's weight, and the left-out key did not carry most of it.
@@ -48,8 +47,8 @@ bool GaussLine::sums(double q, double, std::size_t exclude, bool gradient, LineM
   return true;
 }
 
-LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree)
-    : keys_(keys), degree_(degree), o0_(2 * degree + 2), o1_(degree + 2), h_(h), inv_h_(1 / h) {
+LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data)
+    : keys_(keys), data_(data), degree_(degree), o0_(2 * degree + 2), o1_(degree + 2), h_(h), inv_h_(1 / h) {
   binom_.assign(o0_ * o0_, 0.0);
   for (std::size_t m = 0; m < o0_; ++m) {
     binom_[m * o0_] = binom_[m * o0_ + m] = 1;
@@ -61,9 +60,9 @@ LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree)
   // From key `from` to key `to` at scaled distance d: the carried sums shifted, plus the key's own.
   auto step = [&](std::vector<double>& v, std::size_t to, std::size_t from, double d) {
     double* t = &v[to * stride];
-    const double s = keys.weight(to);
+    const double s = data.weight(to);
     t[0] = s;
-    t[o0_] = s * (keys.ys[to] - keys.y_mid);
+    t[o0_] = s * (data.y[to] - data.y_mid);
     if (from == no_key) return;
     const double f = std::exp(-d);
     if (f == 0) return;  // (and d may be inf: no 0 * inf)
@@ -144,6 +143,18 @@ bool LaplaceLine::sums(double q, double, std::size_t exclude, bool gradient, Lin
   for (std::size_t m = 0; m <= P; ++m)
     if (!std::isfinite(out.My[m]) || !std::isfinite(out.Gy[m])) return false;
   return out.M[0] > 0;
+}
+
+bool ScaledLine::sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const {
+  if (!inner_->sums(q, inv_h * r_, exclude, gradient, out)) return false;
+  double f = 1;
+  for (std::size_t m = 0; m < LineMoments::cap; ++m, f /= r_) {
+    out.M[m] *= f;
+    out.My[m] *= f;
+    out.G[m] *= f;
+    out.Gy[m] *= f;
+  }
+  return true;
 }
 
 }  // namespace nwreg

@@ -34,6 +34,17 @@
 
 namespace nwreg {
 
+/// What a backend sums over the keys: each key's weight s and value y (measured from y_mid).
+/// Default: the keys' own (sample weights, targets); standard errors also sum the squared
+/// weights (s^2 q2 with the squared kernel) and other values (squared residuals).
+struct LineData {
+  const double* w = nullptr;  //!< null: KeySet::weight
+  const double* y = nullptr;  //!< null: KeySet::ys, and y_mid the keys'
+  double y_mid = 0;
+  static LineData of(const KeySet& keys) { return {keys.ws.empty() ? nullptr : keys.ws.data(), keys.ys.data(), keys.y_mid}; }
+  double weight(std::size_t i) const { return w ? w[i] : 1.0; }
+};
+
 struct LineMoments {
   static constexpr std::size_t cap = 2 * max_degree + 1;
   double M[cap] = {}, My[cap] = {}, G[cap] = {}, Gy[cap] = {};
@@ -62,13 +73,15 @@ class GaussLine : public LineSums {
  public:
   /// Over `keys` (one column, sorted; they must outlive it) at bandwidth h, for about `rows`
   /// rows. usable() is false where the transform would not pay (gauss_transform.h).
-  GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows, ThreadPool* pool);
+  GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows, ThreadPool* pool,
+            const LineData& data);
   ~GaussLine() override;
   bool usable() const { return fgt_ != nullptr; }
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
  private:
   const KeySet& keys_;
+  LineData data_;
   std::size_t degree_;
   double tolerance_;
   std::unique_ptr<GaussTransform> fgt_;
@@ -84,7 +97,7 @@ class GaussLine : public LineSums {
 /// bandwidth, O(log n + P^2) a row; 2 (3P + 4) doubles a key.
 class LaplaceLine : public LineSums {
  public:
-  LaplaceLine(const KeySet& keys, double h, std::size_t degree);
+  LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data);
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
  private:
@@ -92,10 +105,25 @@ class LaplaceLine : public LineSums {
   // distance d from key j (its sums side_[j]), times exp(-(d - dmin)).
   void side(const std::vector<double>& sums, std::size_t j, double d, double dmin, double* P, double* Py) const;
   const KeySet& keys_;
+  LineData data_;
   std::size_t degree_, o0_, o1_;
   double h_, inv_h_;
   std::vector<double> left_, right_;  // per key: o0_ sums, then o1_
   std::vector<double> binom_;         // C(m, l) at m * o0_ + l
+};
+
+/// A backend of the kernel squared, K(z)^2 = K2(r z), read in powers of z: its sums at 1/h
+/// r / h divided by r^m (Gaussian: r = sqrt(2), Laplace: 2; a compact kernel's squared
+/// polynomial: r = 1). For the squared weights standard errors need, sum_i l_i^2.
+class ScaledLine : public LineSums {
+ public:
+  ScaledLine(std::unique_ptr<LineSums> inner, double r) : inner_(std::move(inner)), r_(r) {}
+  bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
+  bool any_bandwidth() const override { return inner_->any_bandwidth(); }
+
+ private:
+  std::unique_ptr<LineSums> inner_;
+  double r_;
 };
 
 }  // namespace nwreg

@@ -9,11 +9,21 @@ bool MomentLine::applies(const KeySet& keys, Kernel kernel) {
   return keys.d == 1 && !keys.categorical && is_compact(kernel);
 }
 
-MomentLine::MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree)
-    : keys_(keys), kernel_(kernel), degree_(degree) {
+MomentLine::MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, const LineData& data, bool squared)
+    : keys_(keys), data_(data), kernel_(kernel), degree_(degree) {
   visit_kernel(kernel, [&]<class K>(K) {
     if constexpr (K::compact) poly_.assign(std::begin(K::poly), std::end(K::poly));
   });
+  if (squared) {  // (sum c a^e)^2, like powers merged
+    std::vector<std::pair<double, int>> sq;
+    for (const auto& [c1, e1] : poly_)
+      for (const auto& [c2, e2] : poly_) {
+        auto it = std::find_if(sq.begin(), sq.end(), [&](const auto& t) { return t.second == e1 + e2; });
+        if (it == sq.end()) sq.emplace_back(c1 * c2, e1 + e2);
+        else it->first += c1 * c2;
+      }
+    poly_ = sq;
+  }
   int top = 0;
   for (const auto& [c, e] : poly_) top = std::max(top, e);
   J_ = 2 * degree + static_cast<std::size_t>(top) + 1;
@@ -47,7 +57,7 @@ MomentLine::MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree)
     double* A = &A_[node * J_];
     double* Ay = &Ay_[node * Jy_];
     for (std::size_t i = lo; i < hi; ++i) {
-      const double u = (keys.xs[i] - c) * inv_r, s = keys.weight(i), yv = keys.ys[i] - keys.y_mid;
+      const double u = (keys.xs[i] - c) * inv_r, s = data.weight(i), yv = data.y[i] - data.y_mid;
       double pw = s;
       for (std::size_t j = 0; j < J_; ++j, pw *= u) {
         A[j] += pw;
@@ -94,8 +104,8 @@ void MomentLine::node_sums(std::size_t node, double q, double inv_h, double* P, 
 
 void MomentLine::key_sums(std::size_t lo, std::size_t hi, double q, double inv_h, double* P, double* Py) const {
   for (std::size_t i = lo; i < hi; ++i) {
-    const double z = (keys_.xs[i] - q) * inv_h, yv = keys_.ys[i] - keys_.y_mid;
-    double pw = keys_.weight(i);
+    const double z = (keys_.xs[i] - q) * inv_h, yv = data_.y[i] - data_.y_mid;
+    double pw = data_.weight(i);
     for (std::size_t j = 0; j < J_; ++j, pw *= z) {
       P[j] += pw;
       if (j < Jy_) Py[j] += pw * yv;

@@ -35,8 +35,10 @@ class MomentLine : public LineSums {
   /// Whether it applies: one continuous column (keys sorted by x) and a compact kernel.
   static bool applies(const KeySet& keys, Kernel kernel);
 
-  /// Over `keys` (which must outlive it), for local polynomials up to `degree` (NW: 0).
-  MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree);
+  /// Over `keys` (which must outlive it), for local polynomials up to `degree` (NW: 0), summing
+  /// `data` (line_sums.h: the keys' weights and values by default); `squared`: the kernel's
+  /// square K(z)^2 (its polynomial squared), for squared weights.
+  MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, const LineData& data, bool squared = false);
 
   /// Windows shorter than this are summed key by key by the caller.
   static constexpr std::size_t min_window = 128;
@@ -65,6 +67,7 @@ class MomentLine : public LineSums {
   void key_sums(std::size_t lo, std::size_t hi, double q, double inv_h, double* P, double* Py) const;
 
   const KeySet& keys_;
+  LineData data_;
   Kernel kernel_;
   std::size_t degree_;
   std::vector<std::pair<double, int>> poly_;  // K(a) = sum c a^e on the support

@@ -67,7 +67,23 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
     if (!fgt2->usable()) fgt.reset();
     if (fgtv && !fgtv->usable()) fgtv.reset();
   }
-  const PassLine line = fused_ || detail ? PassLine{} : line_sums(m);
+  const PassLine line = fused_ ? PassLine{} : line_sums(m);
+  const DetailLines more = line.line && detail ? detail_lines(m, sum_w2 != nullptr, smooth ? &ve : nullptr) : DetailLines{};
+  // A row by moments, with what standard errors need from the same backends: false where one
+  // does not answer (the row is then gathered).
+  auto by_moments = [&](const double* q, Work& w, Span& s, std::size_t j) {
+    if (detail && ((sum_w2 && !more.squares) || (smooth && !more.values))) return false;
+    if (!moment_row(line.line, q, no_key, w, s, false)) return false;
+    std::vector<double> c(estimator_.p());
+    const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
+    LineMoments sq, sv;
+    if (sum_w2 && !more.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) return false;
+    if (smooth && !(more.values->sums(q[0], s.inv_h[0], no_key, false, sv) && sv.M[0] > 0)) return false;
+    out[j] = r.f * ks_.y_scale;
+    if (sum_w2) sum_w2[j] = squared_weights(c.data(), sq);
+    if (smooth) smooth[j] = sv.My[0] / sv.M[0];
+    return true;
+  };
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, index_.kind() == KeyIndex::Kind::line ? 32 : 8, shape(), [&](std::size_t j, Work& w) {
       const double* q = queries + j * ks_.d;
       if (fgt && fused_->fast(q[0]) && std::abs(ks_.xs[index_.nearest_1d(q[0], no_key)] - q[0]) <= h_[0]) {
@@ -109,7 +125,8 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
         return true;
       }
       Span s;
-      if (detail || !moment_row(line.line, q, no_key, w, s, false)) s = gather(q, no_key, w);
+      if (by_moments(q, w, s, j)) return true;
+      s = gather(q, no_key, w);
       std::vector<double> c(estimator_.p());
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
       if (!r.reached) return false;
@@ -134,12 +151,32 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
     throw ParameterError("derivative", "NW's slope with " + to_string(options_.neighbour_policy.kind) + " bandwidths is not built (each query's bandwidth moves with "
                                        "it); give --method local-linear, whose slope is its fitted line's");
   const std::size_t d = ks_.d, p = estimator_.p();
+  // A local fit's slope by moments (one column): beta_1 / h, and sum_i l_i^2 from the squared
+  // weights' moments, c_1 = S^-1 e_2.
+  const PassLine line = estimator_.local() ? line_sums(m) : PassLine{};
+  const DetailLines more = line.line && l_norm ? detail_lines(m, true, nullptr) : DetailLines{};
+  auto by_moments = [&](const double* q, Work& w, double* slope, double* l2) {
+    Span s;
+    if ((l2 && !more.squares) || !moment_row(line.line, q, no_key, w, s, false)) return false;
+    const SmallSystem sys = SmallSystem::factored(p, w.S.data());
+    std::vector<double> beta(p), c1(p), unit(p, 0.0);
+    unit[1] = 1;
+    sys.solve(w.tz.data(), beta.data());
+    sys.solve(unit.data(), c1.data());
+    LineMoments sq;
+    if (l2 && !more.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) return false;
+    const double zs = s.inv_h[0];
+    slope[0] = beta[1] * zs * ks_.y_scale;
+    if (l2) l2[0] = std::sqrt(std::max(0.0, squared_weights(c1.data(), sq))) * zs;
+    return true;
+  };
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, 8, shape(), [&](std::size_t j, Work& w) {
     const double* q = queries + j * d;
     double* slope = out + j * d;
     double* l2 = l_norm ? l_norm + j * d : nullptr;
     std::fill(slope, slope + d, 0.0);
     if (l2) std::fill(l2, l2 + d, 0.0);
+    if (line.line && by_moments(q, w, slope, l2)) return true;
     const Span s = gather(q, no_key, w);
     std::vector<double> c(p);
     const Row row = reduce(q, s, w, nullptr, c.data());

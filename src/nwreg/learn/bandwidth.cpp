@@ -46,9 +46,11 @@ double stable_floor(const Dataset& data, const EngineOptions& engine, const std:
   e.out_of_reach = OutOfReach::error;
   e.leave_out = 0;
   std::vector<double> out(q.size()), w2(q.size());
+  Attention engine_at(data, e);  // the keys laid out once, each bandwidth set on them
   auto fails = [&](double c) {
     try {
-      Attention(data, {c * sd}, e).predict_detail(q.data(), q.size(), {}, out.data(), w2.data(), nullptr);
+      engine_at.set_bandwidth({c * sd});
+      engine_at.predict_detail(q.data(), q.size(), {}, out.data(), w2.data(), nullptr);
     } catch (const DataError&) {  // a point of the range no key reaches
       return true;
     }

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Every road through the engine at 1e5 and 1e6 rows (issue "Every path fast"), whole process.
+
+Data: y = sin x + N(0, 0.5^2), x uniform on [0, 10] (seed 20261126); with --sample-weight, weights
+uniform on [0.5, 2]. Each case is timed once per size (the 1e6 runs take seconds; rerun for
+medians with --repeat), with a limit per run (--limit, default 300 s: a case past it prints ">").
+
+Cases, each at n = 1e5 and 1e6:
+  fixed:   nwreg predict TRAIN -b 0.05 (fitted values at every row)
+  loo:     nwreg fit TRAIN -b auto                 (LOO, the default criterion)
+  aicc:    nwreg fit TRAIN -b auto --criterion aicc
+for 5 kernels x {nw, local-linear, local-polynomial 2} x {plain, sample weights}; then knn:50,
+knn:auto, adaptive:50, span:0.3 (tricube, local linear: loess) and predict --se --derivative.
+Ratios: time(1e6) / time(1e5) (target <= 15), and time at 1e6 over the Gaussian NW case of the
+same kind in the same run (fixed against fixed, learned against learned; target <= 4).
+R's KernSmooth::locpoly and stats::loess at 1e6 where installed (a table, not a target): their
+time, and their largest difference from nwreg's exact local-linear fit on a grid.
+
+Usage: bench/paths.py [--nwreg build/src/nwreg] [--sizes 100000,1000000] [--only SUBSTR]
+                      [--limit 300] [--repeat 1] [--no-r]
+"""
+import argparse
+import os
+import random
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+KERNELS = ["gaussian", "epanechnikov", "tricube", "uniform", "laplace"]
+METHODS = [("nw", []), ("local-linear", ["--method", "local-linear"]),
+           ("local-poly 2", ["--method", "local-polynomial", "--degree", "2"])]
+KINDS = [("fixed", None), ("loo", []), ("aicc", ["--criterion", "aicc"])]
+
+
+def make_data(path, n, weights, seed):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("x,y,w\n" if weights else "x,y\n")
+        for _ in range(n):
+            x = rng.uniform(0, 10)
+            y = math.sin(x) + rng.gauss(0, 0.5)
+            f.write(f"{x!r},{y!r},{rng.uniform(0.5, 2)!r}\n" if weights else f"{x!r},{y!r}\n")
+
+
+def run(cmd, limit, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        try:
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return None
+        if r.returncode != 0:
+            sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr.decode()[:400]}")
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def cases():
+    for kind, crit in KINDS:
+        for weighted in (False, True):
+            for kernel in KERNELS:
+                for mname, margs in METHODS:
+                    label = f"{kernel} {mname} {kind}" + (" weighted" if weighted else "")
+                    base = ["--kernel", kernel] + margs + (["--sample-weight", "w"] if weighted else [])
+                    if crit is None:
+                        yield label, kind, weighted, ["predict", None, "-b", "0.05", "-o", "/dev/null"] + base
+                    else:
+                        yield label, kind, weighted, ["fit", None, "-b", "auto"] + crit + base
+    yield "knn:50 (gaussian nw)", "policy", False, ["fit", None, "-b", "knn:50"]
+    yield "knn:auto (gaussian nw)", "policy", False, ["fit", None, "-b", "knn:auto"]
+    yield "adaptive:50 (gaussian nw)", "policy", False, ["predict", None, "-b", "adaptive:50", "-o", "/dev/null"]
+    yield "span:0.3 tricube local-linear (loess)", "policy", False, [
+        "predict", None, "-b", "span:0.3", "--kernel", "tricube", "--method", "local-linear", "-o", "/dev/null"]
+    yield "predict --se --derivative (gaussian local-linear, h = 0.05)", "policy", False, [
+        "predict", None, "-b", "0.05", "--method", "local-linear", "--se", "--derivative", "-o", "/dev/null"]
+
+
+def fmt(t):
+    return ">" if t is None else f"{t:.2f} s"
+
+
+def ratio(a, b):
+    return "" if a is None or b is None or b == 0 else f"{a / b:.1f}"
+
+
+def r_compare(nwreg, path, tmp, limit):
+    """KernSmooth::locpoly (binned, 401 points) and stats::loess on the 1e6 data, against nwreg."""
+    if not shutil.which("Rscript"):
+        print("\n(R comparison skipped: apt-get install r-base-core r-cran-kernsmooth)")
+        return
+    grid = os.path.join(tmp, "grid.csv")
+    h = 0.05
+    exact = os.path.join(tmp, "exact.csv")
+    t0 = time.perf_counter()
+    subprocess.run([nwreg, "predict", path, "-b", str(h), "--method", "local-linear", "--grid-n", "401",
+                    "-o", exact], check=True, stderr=subprocess.DEVNULL)
+    t_nw = time.perf_counter() - t0
+    script = f"""
+d <- read.csv("{path}"); e <- read.csv("{exact}")
+out <- c()
+if (requireNamespace("KernSmooth", quietly = TRUE)) {{
+  t <- system.time(f <- KernSmooth::locpoly(d$x, d$y, degree = 1, bandwidth = {h}, gridsize = 401,
+                                             range.x = range(d$x)))[["elapsed"]]
+  out <- c(out, sprintf("locpoly|%.3f|%.3g", t, max(abs(f$y - e[[2]]))))
+}}
+s <- d[seq(1, nrow(d), length.out = min(nrow(d), 100000)), ]
+t <- system.time(m <- loess(y ~ x, data = s, span = 0.3, degree = 1, family = "gaussian",
+                            control = loess.control(surface = "interpolate")))[["elapsed"]]
+out <- c(out, sprintf("loess|%.3f|%d", t, nrow(s)))
+cat(out, sep = "\\n")
+"""
+    try:
+        r = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        print("\n(R comparison past the limit)")
+        return
+    print("\n## Beside R, n = 1e6, local linear, h = 0.05 (a table, not a target)\n")
+    print("| tool | time | accuracy |\n|---|---|---|")
+    print(f"| nwreg predict --method local-linear --grid-n 401 (exact, whole process incl. reading) | {t_nw:.2f} s | reference |")
+    for line in r.stdout.split():
+        name, t, acc = line.split("|")
+        if name == "locpoly":
+            print(f"| KernSmooth::locpoly, 401 bins (in R, data already read) | {float(t):.2f} s | largest difference from exact: {acc} |")
+        else:
+            print(f"| stats::loess span 0.3 degree 1, surface = interpolate, on {acc} rows (in R) | {float(t):.2f} s | kd-tree interpolation (approximate) |")
+    if "locpoly" not in r.stdout:
+        print("| KernSmooth::locpoly | not installed (apt-get install r-cran-kernsmooth) | |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nwreg", default="build/src/nwreg")
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--limit", type=float, default=300)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--no-r", action="store_true")
+    a = ap.parse_args()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for n in sizes:
+            for w in (False, True):
+                files[n, w] = os.path.join(tmp, f"d{n}{'w' if w else ''}.csv")
+                make_data(files[n, w], n, w, 20261126)
+        rows = []
+        base = {}
+        for label, kind, weighted, cmd in cases():
+            if a.only and a.only not in label:
+                continue
+            t = {}
+            for n in sizes:
+                c = [a.nwreg] + [files[n, weighted] if x is None else x for x in cmd]
+                t[n] = run(c, a.limit, a.repeat)
+                # Past the limit at one size: larger sizes would be too.
+                if t[n] is None:
+                    break
+            # What it is measured against: a predict against the fixed Gaussian NW predict, a fit
+            # against the Gaussian NW fit of the same criterion (LOO for the policies).
+            ref = kind if kind != "policy" else ("fixed" if cmd[0] == "predict" else "loo")
+            rows.append((label, ref, t))
+            if label.startswith("gaussian nw ") and not weighted:
+                base[kind] = t
+            print(f"# {label}: " + ", ".join(f"{n}: {fmt(t.get(n))}" for n in sizes), file=sys.stderr, flush=True)
+        big, small = max(sizes), min(sizes)
+        print(f"\n## Every path, whole process, n = {', '.join(f'{n:g}' for n in sizes)} (bench/paths.py)\n")
+        print(f"| case | {' | '.join(f'{n:g}' for n in sizes)} | {big:g} / {small:g} (<= 15) | vs Gaussian NW at {big:g} (<= 4) |")
+        print("|---" * (len(sizes) + 3) + "|")
+        for label, ref_kind, t in rows:
+            ref = base.get(ref_kind, {}).get(big)
+            cells = " | ".join(fmt(t.get(n)) for n in sizes)
+            print(f"| {label} | {cells} | {ratio(t.get(big), t.get(small))} | {ratio(t.get(big), ref)} |")
+        if not a.no_r and 1000000 in sizes:
+            r_compare(a.nwreg, files[1000000, False], tmp, a.limit)
+
+
+if __name__ == "__main__":
+    main()
