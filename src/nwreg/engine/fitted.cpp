@@ -100,8 +100,22 @@ double band_quantile(double level, double nu) {
     // to 1 (an infinite quantile) for a level within 1e-16 of 1, and lose the tail's digits near it.
     return level >= 0.5 ? -normal_quantile((1 - level) / 2) : normal_quantile(0.5 + level / 2);
   }
-  // t with P(T > t) = (1 - level) / 2, by bisection from the normal quantile (t's is larger).
+  // t with P(T > t) = (1 - level) / 2. The tail is convex and falling for t > 0, so Newton's
+  // steps from the normal quantile (below t's) rise to it without overshooting: a few steps a
+  // row (standard errors ask one per row, each with its own nu), to 1e-12 as the bisection
+  // below, which answers where they fail.
   const double upper = (1 - level) / 2;
+  if (level > 0) {
+    const double logc = std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * M_PI);
+    double t = band_quantile(level);
+    for (int i = 0; i < 60; ++i) {
+      const double density = std::exp(logc - (nu + 1) / 2 * std::log1p(t * t / nu));
+      const double step = (student_upper(t, nu) - upper) / density;
+      if (!std::isfinite(step)) break;
+      if (step <= 1e-12 * t) return t + std::max(step, 0.0);  // below t's tail's own rounding: a step back is noise
+      t += step;
+    }
+  }
   double lo = band_quantile(level), hi = std::max(2 * lo, 1.0);
   while (student_upper(hi, nu) > upper && hi < 1e150) hi *= 2;
   for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
