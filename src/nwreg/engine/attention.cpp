@@ -176,7 +176,7 @@ bool Attention::lines_apply() const {
 std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineData& data, bool squared,
                                                std::size_t rows) const {
   const Kernel k = options_.kernel;
-  if (moments_) return squared ? std::make_unique<MomentLine>(ks_, k, degree, data, true) : std::make_unique<MomentLine>(ks_, k, degree, data);
+  if (moments_) return std::make_unique<MomentLine>(ks_, k, degree, data, squared);
   // K(z)^2 = K(r z): the Gaussian at h / sqrt(2), Laplace at h / 2, read in powers of z.
   const double r = !squared ? 1.0 : k == Kernel::gaussian ? std::sqrt(2.0) : 2.0;
   std::unique_ptr<LineSums> line;
@@ -213,12 +213,23 @@ double Attention::squared_weights(const double* c, const LineMoments& sq) const 
 Attention::DetailLines Attention::detail_lines(std::size_t rows, bool squares, const std::vector<double>* v) const {
   DetailLines out;
   if (!lines_apply()) return out;
-  if (squares) {
-    // A merged key's rows share its weight e_g: their squares add up to e_g^2 q2_g.
-    out.w2.resize(ks_.n);
-    for (std::size_t g = 0; g < ks_.n; ++g) out.w2[g] = ks_.weight(g) * ks_.weight(g) * (ks_.merged ? ks_.q2[g] : 1.0);
-    out.squares = make_line(method_degree(options_.method, options_.degree), {out.w2.data(), ks_.ys.data(), ks_.y_mid},
-                            true, rows);
+  // A merged key's rows share its weight e_g: their squares add up to e_g^2 q2_g.
+  auto square_weights = [&](std::vector<double>& w2) {
+    w2.resize(ks_.n);
+    for (std::size_t g = 0; g < ks_.n; ++g) w2[g] = ks_.weight(g) * ks_.weight(g) * (ks_.merged ? ks_.q2[g] : 1.0);
+  };
+  const std::size_t P = method_degree(options_.method, options_.degree);
+  if (squares && moments_) {  // the kept tree, any bandwidth
+    const std::lock_guard<std::mutex> lock(squares_mutex_);
+    if (!squares_) {
+      square_weights(squares_w2_);
+      squares_ = std::make_unique<MomentLine>(ks_, options_.kernel, P, LineData{squares_w2_.data(), ks_.ys.data(), ks_.y_mid}, true);
+    }
+    out.squares = squares_.get();
+  } else if (squares) {
+    square_weights(out.w2);
+    out.owned = make_line(P, {out.w2.data(), ks_.ys.data(), ks_.y_mid}, true, rows);
+    out.squares = out.owned.get();
   }
   // Values v >= 0 (squared residuals) summed as they are: measured from an offset, a local mean
   // many orders below the largest v would cancel.

@@ -8,7 +8,7 @@
 ///   BandwidthPolicy (bandwidth_policy.h)  each query's bandwidths: fixed, knn, adaptive
 ///   Estimator (estimator.h)       what a row reduces to: NW or a local polynomial
 ///   FusedLine (fused_line.h)      the fused 1-D Gaussian NW path and its fast Gauss transform
-///   MomentLine (moment_line.h)    one column, a compact kernel: wide windows' sums by moments
+///   LineSums (line_sums.h)        one column, every kernel: a row's sums by moments
 ///
 /// and runs its passes (predict.cpp, loo.cpp) through one driver (pass.h): a query's row is the
 /// fused path's where it applies, else gathered (gather.cpp) and reduced.
@@ -45,9 +45,10 @@
 /// T = ln(n / (tolerance S0_low)), S0_low a lower bound on the row's weight sum: the omitted
 /// weights add up to less than tolerance * S0, so each prediction is within
 /// tolerance * (max y - min y) of the sum over all keys, and each omitted attention weight is
-/// below tolerance / n. Passes over many rows whose windows hold many keys (one column,
-/// Gaussian NW, no sample weights) sum them by a fast Gauss transform within the same bound
-/// (gauss_transform.h). With several columns the keys are stored in the leaf order of a k-d
+/// below tolerance / n. Rows whose windows hold many keys in one column are summed by moments
+/// instead (line_sums.h: a segment tree of power sums for compact kernels, a fast Gauss
+/// transform for the Gaussian, an exact recursion for Laplace), for every estimator, their
+/// gradients and standard errors, within a stated bound (docs/numerics.md). With several columns the keys are stored in the leaf order of a k-d
 /// tree and each query sums over the leaves within the same bound (key_index.h), or over every
 /// key where at this bandwidth the leaves would hold most of them (many columns, wide h). The
 /// Gaussian NW sums without sample weights in one column run fused (kernel1d.h). Queries run
@@ -79,6 +80,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -251,7 +253,8 @@ class Attention : public Pooling {
   // null where no backend applies. w2 holds the squared weights the first reads.
   struct DetailLines {
     std::vector<double> w2;
-    std::unique_ptr<LineSums> squares, values;
+    std::unique_ptr<LineSums> owned, values;
+    const LineSums* squares = nullptr;  // owned, or the compact kernels' kept tree (squares_)
   };
   DetailLines detail_lines(std::size_t rows, bool squares, const std::vector<double>* v) const;
   // sum_i l_i^2 of a row by moments, l_i = e_i c^T z_i: sum_(a,b) c_a c_b Q_(a+b), Q the squared
@@ -293,6 +296,10 @@ class Attention : public Pooling {
   mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0};
   std::optional<FusedLine> fused_;  // the fused 1-D Gaussian NW path, where it applies
   std::optional<MomentLine> moments_;  // sums by moments, where they apply
+  // Compact kernels: the squared weights' tree, built on first use (it holds for every bandwidth).
+  mutable std::mutex squares_mutex_;
+  mutable std::vector<double> squares_w2_;
+  mutable std::unique_ptr<MomentLine> squares_;
 };
 
 }  // namespace nwreg

@@ -103,12 +103,12 @@ class LaplaceLine : public LineSums {
  private:
   // One side's sums sum s exp(-D) D^m (m < o0_) and the same times y - y_mid (m < o1_) at
   // distance d from key j (its sums side_[j]), times exp(-(d - dmin)).
-  void side(const std::vector<double>& sums, std::size_t j, double d, double dmin, double* P, double* Py) const;
+  void side(const double* sums, std::size_t j, double d, double dmin, double* P, double* Py) const;
   const KeySet& keys_;
   LineData data_;
   std::size_t degree_, o0_, o1_;
   double h_, inv_h_;
-  std::vector<double> left_, right_;  // per key: o0_ sums, then o1_
+  std::unique_ptr<double[]> left_, right_;  // per key: o0_ sums, then o1_ (every entry written)
   std::vector<double> binom_;         // C(m, l) at m * o0_ + l
 };
 

@@ -52,8 +52,9 @@ struct EngineOptions {
   /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
   /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
   bool transform = true;
-  /// Wide windows of one column under a compact kernel are summed by moments (moment_line.h);
-  /// false sums them key by key: the same results to about 1e-13. For tests and benchmarks.
+  /// Wide windows of one column are summed by moments (line_sums.h: every kernel); false sums
+  /// them key by key: the same results within the bound of docs/numerics.md. For tests and
+  /// benchmarks.
   bool moments = true;
   /// Nearest-neighbour bandwidths (model/settings.h): knn = K scales each query's bandwidths to
   /// h_k s(q), s(q) the distance from q to its K-th nearest key in the space scaled by h (the
