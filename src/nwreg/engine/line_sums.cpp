@@ -24,7 +24,8 @@ GaussLine::~GaussLine() = default;
 bool GaussLine::sums(double q, double, std::size_t exclude, bool gradient, LineMoments& out) const {
   if (!(std::abs(q) <= KeySet::bounded_limit)) return false;
   double M[2 * max_degree + 3], My[max_degree + 3];
-  fgt_->moments(q, M, My);
+  const std::size_t more = gradient ? 2 : 0;  // G[m] = M[m + 2]
+  fgt_->moments(q, M, My, 2 * degree_ + 1 + more, degree_ + 1 + more);
   const double total = M[0];
   if (exclude != no_key) {  // at distance 0: in M[0] and My[0] only (z = 0)
     const double s = data_.weight(exclude);

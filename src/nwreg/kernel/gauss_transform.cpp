@@ -31,15 +31,16 @@ double truncation(std::size_t p, double amax, std::size_t power) {
 // The boxes [lo, hi)'s terms at q (see at): compiled for each instruction set, so that the
 // fused multiply-adds are instructions (the baseline's are exact too, and slower).
 NWREG_CLONES GaussTransform::Sums box_sums(const double* centre, const double* coef, std::size_t p, std::size_t stride,
-                                           std::size_t o0, std::size_t lo, std::size_t hi, double q, double inv,
-                                           bool gradient) {
+                                           std::size_t o0, const std::size_t* terms, std::size_t nterms,
+                                           std::size_t lo, std::size_t hi, double q, double inv, bool gradient) {
   GaussTransform::Sums s;
   for (std::size_t B = lo; B < hi; ++B) {
     const double a = (q - centre[B]) * inv, z = 2 * a, ea = std::exp(-a * a);
     const double* c = coef + B * p * stride;
-    // Six polynomials in z by Horner's rule, side by side: sum_k z^k m_(k+j) / k!.
+    // Six polynomials in z by Horner's rule, side by side: sum_k z^k m_(k+j) / k!, to the
+    // terms a box at this |a| needs.
     double r[6] = {};
-    for (std::size_t k = p; k-- > 0;)
+    for (std::size_t k = terms[std::min(static_cast<std::size_t>(std::abs(a) * 4), nterms - 1)]; k-- > 0;)
       for (int j = 0; j < 3; ++j) {
         r[j] = std::fma(r[j], z, c[k * stride + j]);
         r[3 + j] = std::fma(r[3 + j], z, c[k * stride + o0 + j]);
@@ -58,7 +59,8 @@ NWREG_CLONES GaussTransform::Sums box_sums(const double* centre, const double* c
 // The boxes [lo, hi)'s moments at q (see moments): per box, sum E b^l = exp(-a^2) r_l with
 // r_l = sum_k (2a)^k / k! m_(k+l), then z^m = sqrt(2)^m (b - a)^m by the binomial sum.
 NWREG_CLONES void box_moments_at(const double* centre, const double* coef, std::size_t p, std::size_t o0,
-                                 std::size_t o1, std::size_t lo, std::size_t hi, double q, double inv, double* M,
+                                 std::size_t o1, const std::size_t* terms, std::size_t nterms, std::size_t n0,
+                                 std::size_t n1, std::size_t lo, std::size_t hi, double q, double inv, double* M,
                                  double* My) {
   const std::size_t stride = o0 + o1;
   double r[64], B0[32], B1[32];
@@ -73,18 +75,19 @@ NWREG_CLONES void box_moments_at(const double* centre, const double* coef, std::
     const double a = (q - centre[B]) * inv, z = 2 * a, ea = std::exp(-a * a);
     const double* c = coef + B * p * stride;
     std::fill(r, r + stride, 0.0);
-    for (std::size_t k = p; k-- > 0;)
+    // To the terms a box at this |a| needs (every moment kept: one loop the compiler unrolls).
+    for (std::size_t k = terms[std::min(static_cast<std::size_t>(std::abs(a) * 4), nterms - 1)]; k-- > 0;)
       for (std::size_t j = 0; j < stride; ++j) r[j] = std::fma(r[j], z, c[k * stride + j]);
     // sum E (b - a)^m = ea sum_l C(m, l) (-a)^(m - l) r_l
     double na[32];
     na[0] = 1;
     for (std::size_t m = 1; m < o0 || m < o1; ++m) na[m] = na[m - 1] * -a;
-    for (std::size_t m = 0; m < o0; ++m) {
+    for (std::size_t m = 0; m < n0; ++m) {
       double v = 0;
       for (std::size_t l = 0; l <= m; ++l) v += binom[m][l] * na[m - l] * r[l];
       B0[m] += ea * v;
     }
-    for (std::size_t m = 0; m < o1; ++m) {
+    for (std::size_t m = 0; m < n1; ++m) {
       double v = 0;
       for (std::size_t l = 0; l <= m; ++l) v += binom[m][l] * na[m - l] * r[o0 + l];
       B1[m] += ea * v;
@@ -173,6 +176,13 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   for (p_ = 1; p_ <= max_terms && truncation(p_, R + 0.5, power) > bound; ++p_) {
   }
   if (p_ > max_terms) return;
+  // Fewer terms serve the boxes near the query: those where |a| <= (i + 1) / 4.
+  std::size_t pp = 1;
+  for (double amax = 0.25;; amax += 0.25) {
+    while (pp < p_ && truncation(pp, std::min(amax, R + 0.5), power) > bound) ++pp;
+    terms_.push_back(pp);
+    if (amax >= R + 0.5) break;
+  }
   centre_.resize(boxes);
   const std::size_t stride = order0_ + order1_, top = std::max(order0_, order1_);
   coef_.assign(boxes * p_ * stride, 0.0);
@@ -224,13 +234,15 @@ void GaussTransform::reach(double q, std::size_t& lo, std::size_t& hi) const {
 GaussTransform::Sums GaussTransform::at(double q, bool gradient) const {
   std::size_t lo, hi;
   reach(q, lo, hi);
-  return box_sums(centre_.data(), coef_.data(), p_, order0_ + order1_, order0_, lo, hi, q, inv_, gradient);
+  return box_sums(centre_.data(), coef_.data(), p_, order0_ + order1_, order0_, terms_.data(), terms_.size(), lo, hi, q,
+                  inv_, gradient);
 }
 
-void GaussTransform::moments(double q, double* M, double* My) const {
+void GaussTransform::moments(double q, double* M, double* My, std::size_t n0, std::size_t n1) const {
   std::size_t lo, hi;
   reach(q, lo, hi);
-  box_moments_at(centre_.data(), coef_.data(), p_, order0_, order1_, lo, hi, q, inv_, M, My);
+  box_moments_at(centre_.data(), coef_.data(), p_, order0_, order1_, terms_.data(), terms_.size(), std::min(n0, order0_),
+                 std::min(n1, order1_), lo, hi, q, inv_, M, My);
 }
 
 }  // namespace nwreg

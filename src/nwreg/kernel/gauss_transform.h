@@ -55,9 +55,9 @@ class GaussTransform {
   double y0() const { return y0_; }
   /// The sums at q (the gradient's t and v only if asked).
   Sums at(double q, bool gradient) const;
-  /// M[m] = sum w E z^m (m < order0) and My[m] = sum w E z^m (y - y0) (m < order1) at q,
-  /// z = (x - q) / h, w the keys' weights: a local polynomial's moments.
-  void moments(double q, double* M, double* My) const;
+  /// M[m] = sum w E z^m (m < n0 <= order0) and My[m] = sum w E z^m (y - y0) (m < n1 <= order1)
+  /// at q, z = (x - q) / h, w the keys' weights: a local polynomial's moments.
+  void moments(double q, double* M, double* My, std::size_t n0, std::size_t n1) const;
   /// The sum of the keys' weights (each sum errs by at most weight_error() times this, times
   /// max |y - y0| for the sums with y).
   double total_weight() const { return total_; }
@@ -75,6 +75,7 @@ class GaussTransform {
   double y0_ = 0, bound_ = 0;
   double width_ = 0, inv_ = 0, reach_ = 0;  // box width sqrt(2) h; 1 / width; reach in x
   std::size_t p_ = 0;                       // terms of the series
+  std::vector<std::size_t> terms_;          // terms a box needs where |a| <= (i + 1) / 4 (at most p_)
   std::size_t order0_ = 3, order1_ = 3;     // moments kept (Shape)
   double total_ = 0;
   std::vector<double> centre_;
