@@ -4,9 +4,6 @@
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <csignal>
@@ -155,13 +152,6 @@ int main(int argc, char** argv) {
   // A closed pipe shows up as EPIPE on write, so temporary files are removed before exiting.
   std::signal(SIGPIPE, SIG_IGN);
   nwreg::cli::install_signal_cleanup();
-#ifdef __GLIBC__
-  // Each pass of learning allocates its buffers afresh (a recursion's sums, scratch rows: tens of
-  // MB at 1e6 rows); from the heap rather than new mappings, freed pages are reused instead of
-  // faulted in and zeroed again by the kernel each pass (a fifth of a Laplace fit's time).
-  mallopt(M_MMAP_THRESHOLD, 512 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
 
   CLI::App app{"nwreg: Nadaraya-Watson kernel regression as attention pooling.\n"
                "Each query attends to the training x through a softmax over Gaussian kernel\n"

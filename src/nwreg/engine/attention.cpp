@@ -185,7 +185,7 @@ std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineDat
     if (!g->usable()) return nullptr;
     line = std::move(g);
   } else {
-    line = std::make_unique<LaplaceLine>(ks_, h_[0] / r, degree, data);
+    line = std::make_unique<LaplaceLine>(ks_, h_[0] / r, degree, data, &buffers_);
   }
   return squared ? std::make_unique<ScaledLine>(std::move(line), r) : std::move(line);
 }

@@ -300,6 +300,7 @@ class Attention : public Pooling {
   mutable std::mutex squares_mutex_;
   mutable std::vector<double> squares_w2_;
   mutable std::unique_ptr<MomentLine> squares_;
+  mutable BufferPool buffers_;  // per-pass backends' storage, kept between passes
 };
 
 }  // namespace nwreg

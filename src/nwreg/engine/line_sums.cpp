@@ -48,8 +48,34 @@ bool GaussLine::sums(double q, double, std::size_t exclude, bool gradient, LineM
   return true;
 }
 
-LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data)
-    : keys_(keys), data_(data), degree_(degree), o0_(2 * degree + 2), o1_(degree + 2), h_(h), inv_h_(1 / h) {
+std::unique_ptr<double[]> BufferPool::take(std::size_t n) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->first >= n) {
+        std::unique_ptr<double[]> b = std::move(it->second);
+        free_.erase(it);
+        return b;
+      }
+  }
+  return std::make_unique_for_overwrite<double[]>(n);
+}
+
+void BufferPool::give(std::unique_ptr<double[]> buffer, std::size_t n) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.size() < 4) free_.emplace_back(n, std::move(buffer));
+}
+
+LaplaceLine::~LaplaceLine() {
+  if (!buffers_) return;
+  const std::size_t size = keys_.n * (o0_ + o1_);
+  buffers_->give(std::move(left_), size);
+  buffers_->give(std::move(right_), size);
+}
+
+LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers)
+    : keys_(keys), data_(data), degree_(degree), o0_(2 * degree + 2), o1_(degree + 2), h_(h), inv_h_(1 / h),
+      buffers_(buffers) {
   binom_.assign(o0_ * o0_, 0.0);
   for (std::size_t m = 0; m < o0_; ++m) {
     binom_[m * o0_] = binom_[m * o0_ + m] = 1;
@@ -57,8 +83,8 @@ LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const
   }
   const std::size_t n = keys.n, stride = o0_ + o1_;
   // Not zeroed (1e6 keys, a pass each): step writes every entry.
-  left_ = std::make_unique_for_overwrite<double[]>(n * stride);
-  right_ = std::make_unique_for_overwrite<double[]>(n * stride);
+  left_ = buffers ? buffers->take(n * stride) : std::make_unique_for_overwrite<double[]>(n * stride);
+  right_ = buffers ? buffers->take(n * stride) : std::make_unique_for_overwrite<double[]>(n * stride);
   // From key `from` to key `to` at scaled distance d: the carried sums shifted, plus the key's own.
   auto step = [&](double* v, std::size_t to, std::size_t from, double d) {
     double* t = &v[to * stride];

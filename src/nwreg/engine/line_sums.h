@@ -27,6 +27,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "nwreg/engine/key_set.h"
@@ -63,6 +65,20 @@ class LineSums {
 class GaussTransform;
 class ThreadPool;
 
+/// Buffers an engine keeps between passes, so that a backend made per pass reuses the pages the
+/// last one touched instead of mapping new ones for the kernel to fault in and zero (a Laplace
+/// recursion's sums take 112 MB at 1e6 keys, once a pass). Thread-safe; keeps a few.
+class BufferPool {
+ public:
+  /// At least n doubles, not zeroed.
+  std::unique_ptr<double[]> take(std::size_t n);
+  void give(std::unique_ptr<double[]> buffer, std::size_t n);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::size_t, std::unique_ptr<double[]>>> free_;
+};
+
 /// The Gaussian kernel's moments by a fast Gauss transform (gauss_transform.h) of the keys'
 /// sample weights times exp(-z^2 / 2), kept to the powers a degree-P fit and its gradient need
 /// (dlog = z^2: G[m] = M[m + 2]). Each sum errs by at most weight_error() times the keys' total
@@ -97,7 +113,9 @@ class GaussLine : public LineSums {
 /// bandwidth, O(log n + P^2) a row; 2 (3P + 4) doubles a key.
 class LaplaceLine : public LineSums {
  public:
-  LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data);
+  /// Its sums' storage from `buffers` (null: its own), given back when it goes.
+  LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers = nullptr);
+  ~LaplaceLine() override;
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
  private:
@@ -108,6 +126,7 @@ class LaplaceLine : public LineSums {
   LineData data_;
   std::size_t degree_, o0_, o1_;
   double h_, inv_h_;
+  BufferPool* buffers_;
   std::unique_ptr<double[]> left_, right_;  // per key: o0_ sums, then o1_ (every entry written)
   std::vector<double> binom_;         // C(m, l) at m * o0_ + l
 };
