@@ -144,7 +144,9 @@ Row Attention::loo_row(const LineSums* line, const Slot& at, Work& w, Rest& cach
     if (c || !moment_row(line, q, at.key, w, s, grad != nullptr)) s = gather(q, at.key, w, grad != nullptr);
     return reduce(q, s, w, grad, c);
   }
-  if (!c && moment_row(line, q, at.key, w, s, grad != nullptr)) {  // the key left out, then its rest
+  // The key left out, then its rest; not where this key's rows were gathered (cache): a failed
+  // try would rewrite w.ranges, which the cached span's ranges are.
+  if (!c && cache.key != at.key && moment_row(line, q, at.key, w, s, grad != nullptr)) {
     add_rest(s, w, at);
     return reduce(q, s, w, grad, c);
   }

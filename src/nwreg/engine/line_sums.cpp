@@ -15,6 +15,7 @@ GaussLine::GaussLine(const KeySet& keys, double h, std::size_t degree, double to
   shape.weights = data.w;
   shape.order0 = 2 * degree + 3;  // M[0..2P] and G[m] = M[m + 2]
   shape.order1 = degree + 3;
+  shape.powers = true;
   auto t = std::make_unique<GaussTransform>(keys.xs.data(), data.y, keys.n, h, tolerance, data.y_mid, rows, pool, shape);
   if (t->usable()) fgt_ = std::move(t);
 }
@@ -92,34 +93,16 @@ LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const
     std::fill(t, t + stride, 0.0);
     t[0] = s;
     t[o0_] = s * (data.y[to] - data.y_mid);
-    if (from == no_key) return;
-    const double f = std::exp(-d);
-    if (f == 0) return;  // (and d may be inf: no 0 * inf)
-    const double* u = &v[from * stride];
-    double dp[2 * max_degree + 2];
-    dp[0] = 1;
-    for (std::size_t m = 1; m < o0_; ++m) dp[m] = dp[m - 1] * d;
-    for (std::size_t m = 0; m < o0_; ++m) {
-      double a = 0, ay = 0;
-      for (std::size_t l = 0; l <= m; ++l) {
-        const double c = binom_[m * o0_ + l] * dp[m - l];
-        a += c * u[l];
-        if (m < o1_) ay += c * u[o0_ + l];
-      }
-      t[m] += f * a;
-      if (m < o1_) t[o0_ + m] += f * ay;
-    }
+    if (from != no_key) shift(&v[from * stride], d, 0, t, t + o0_);
   };
   for (std::size_t j = 0; j < n; ++j) step(left_.get(), j, j == 0 ? no_key : j - 1, j == 0 ? 0.0 : (keys.xs[j] - keys.xs[j - 1]) * inv_h_);
   for (std::size_t j = n; j-- > 0;)
     step(right_.get(), j, j + 1 == n ? no_key : j + 1, j + 1 == n ? 0.0 : (keys.xs[j + 1] - keys.xs[j]) * inv_h_);
 }
 
-void LaplaceLine::side(const double* sums, std::size_t j, double d, double dmin, double* P, double* Py) const {
-  const std::size_t stride = o0_ + o1_;
+void LaplaceLine::shift(const double* u, double d, double dmin, double* P, double* Py) const {
   const double f = std::exp(-(d - dmin));
-  if (f == 0) return;
-  const double* u = &sums[j * stride];
+  if (f == 0) return;  // (and d may be inf: no 0 * inf)
   double dp[2 * max_degree + 2];
   dp[0] = 1;
   for (std::size_t m = 1; m < o0_; ++m) dp[m] = dp[m - 1] * d;
@@ -130,8 +113,8 @@ void LaplaceLine::side(const double* sums, std::size_t j, double d, double dmin,
       a += c * u[l];
       if (m < o1_) ay += c * u[o0_ + l];
     }
-    P[m] = f * a;
-    if (m < o1_) Py[m] = f * ay;
+    P[m] += f * a;
+    if (m < o1_) Py[m] += f * ay;
   }
 }
 
@@ -151,9 +134,13 @@ bool LaplaceLine::sums(double q, double, std::size_t exclude, bool gradient, Lin
   const double dl = l == no_key ? 0 : (q - keys_.xs[l]) * inv_h_, dr = r == no_key ? 0 : (keys_.xs[r] - q) * inv_h_;
   if (l == no_key && r == no_key) return false;
   const double dmin = l == no_key ? dr : r == no_key ? dl : std::min(dl, dr);
+  // Far from every key (in bandwidths) the unit exp(dmin) could overflow what is added at
+  // distance 0 (a merged key's rest): summed key by key there.
+  if (!(dmin <= 300)) return false;
   double L[2 * max_degree + 2] = {}, Ly[max_degree + 2] = {}, R[2 * max_degree + 2] = {}, Ry[max_degree + 2] = {};
-  if (l != no_key) side(left_.get(), l, dl, dmin, L, Ly);
-  if (r != no_key) side(right_.get(), r, dr, dmin, R, Ry);
+  const std::size_t stride = o0_ + o1_;
+  if (l != no_key) shift(&left_[l * stride], dl, dmin, L, Ly);
+  if (r != no_key) shift(&right_[r * stride], dr, dmin, R, Ry);
   // Left of q z = -D: its odd powers change sign; |z| = -z there and z on the right.
   const std::size_t P = degree_;
   for (std::size_t m = 0; m <= 2 * P; ++m) {
@@ -166,7 +153,7 @@ bool LaplaceLine::sums(double q, double, std::size_t exclude, bool gradient, Lin
     out.My[m] = sg * Ly[m] + Ry[m];
     if (gradient) out.Gy[m] = sg * Ly[m + 1] + Ry[m + 1];
   }
-  out.unit = std::exp(std::min(dmin, 700.0));
+  out.unit = std::exp(dmin);
   for (std::size_t m = 0; m <= 2 * P; ++m)
     if (!std::isfinite(out.M[m]) || !std::isfinite(out.G[m])) return false;
   for (std::size_t m = 0; m <= P; ++m)

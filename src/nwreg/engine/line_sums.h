@@ -119,9 +119,10 @@ class LaplaceLine : public LineSums {
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
  private:
-  // One side's sums sum s exp(-D) D^m (m < o0_) and the same times y - y_mid (m < o1_) at
-  // distance d from key j (its sums side_[j]), times exp(-(d - dmin)).
-  void side(const double* sums, std::size_t j, double d, double dmin, double* P, double* Py) const;
+  // Adds one side's sums s exp(-D) D^m (m < o0_) and the same times y - y_mid (m < o1_) at
+  // distance d beyond a key whose sums are u (D measured from it), times exp(-(d - dmin)):
+  // sum_l C(m, l) d^(m - l) u_l, every term non-negative.
+  void shift(const double* u, double d, double dmin, double* P, double* Py) const;
   const KeySet& keys_;
   LineData data_;
   std::size_t degree_, o0_, o1_;

@@ -147,8 +147,8 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
                                std::size_t queries, ThreadPool* pool, const Shape& shape)
     : y0_(y0), order0_(std::max<std::size_t>(shape.order0, 3)), order1_(std::max<std::size_t>(shape.order1, 3)) {
   if (n == 0 || !(tolerance > 0) || order0_ > 24 || order1_ > 24) return;
-  // The largest power of z a moment carries beyond NW's sums (whose bound is the plain one).
-  const std::size_t power = order0_ > 3 || order1_ > 3 ? std::max(order0_, order1_) - 1 : 0;
+  // The largest power of z a moment carries, where the bound must hold for those sums too.
+  const std::size_t power = shape.powers ? std::max(order0_, order1_) - 1 : 0;
   for (std::size_t i = 0; i < n; ++i) total_ += shape.weights ? shape.weights[i] : 1.0;
   width_ = std::sqrt(2.0) * h;
   inv_ = 1 / width_;

@@ -48,6 +48,9 @@ class GaussTransform {
   struct Shape {
     const double* weights = nullptr;
     std::size_t order0 = 3, order1 = 3;
+    /// Every sum moments() gives within the bound (truncation and reach widened for the largest
+    /// power of z kept); false: the plain bound of E's sums (at(), as NW's fused path has it).
+    bool powers = false;
   };
   GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
                  std::size_t queries, ThreadPool* pool, const Shape& shape);
