@@ -174,7 +174,7 @@ bool Attention::lines_apply() const {
 }
 
 std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineData& data, bool squared,
-                                               std::size_t rows) const {
+                                               std::size_t rows, bool gradient) const {
   const Kernel k = options_.kernel;
   if (moments_) return std::make_unique<MomentLine>(ks_, k, degree, data, squared);
   // K(z)^2 = K(r z): the Gaussian at h / sqrt(2), Laplace at h / 2, read in powers of z.
@@ -185,19 +185,19 @@ std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineDat
     if (!g->usable()) return nullptr;
     line = std::move(g);
   } else {
-    line = std::make_unique<LaplaceLine>(ks_, h_[0] / r, degree, data, &buffers_);
+    line = std::make_unique<LaplaceLine>(ks_, h_[0] / r, degree, data, &buffers_, gradient);
   }
   return squared ? std::make_unique<ScaledLine>(std::move(line), r) : std::move(line);
 }
 
-Attention::PassLine Attention::line_sums(std::size_t rows) const {
+Attention::PassLine Attention::line_sums(std::size_t rows, bool gradient) const {
   PassLine out;
   if (!lines_apply()) return out;
   if (moments_) {
     out.line = &*moments_;
     return out;
   }
-  out.owned = make_line(method_degree(options_.method, options_.degree), LineData::of(ks_), false, rows);
+  out.owned = make_line(method_degree(options_.method, options_.degree), LineData::of(ks_), false, rows, gradient);
   out.line = out.owned.get();
   return out;
 }

@@ -247,7 +247,7 @@ class Attention : public Pooling {
     std::unique_ptr<LineSums> owned;
     const LineSums* line = nullptr;
   };
-  PassLine line_sums(std::size_t rows) const;
+  PassLine line_sums(std::size_t rows, bool gradient = false) const;  // `gradient`: its rows may ask for it
   // Standard errors' sums by moments, for rows line_sums answers: the squared weights' (the
   // kernel squared, each key weighing s^2 q2) and the NW smooth of values v (per key); each
   // null where no backend applies. w2 holds the squared weights the first reads.
@@ -262,7 +262,8 @@ class Attention : public Pooling {
   double squared_weights(const double* c, const LineMoments& sq) const;
   bool lines_apply() const;  // whether line_sums makes a backend (the options and the layout allow one)
   // The backend for this kernel over `data`, of degree `degree`, for the kernel squared if asked.
-  std::unique_ptr<LineSums> make_line(std::size_t degree, const LineData& data, bool squared, std::size_t rows) const;
+  std::unique_ptr<LineSums> make_line(std::size_t degree, const LineData& data, bool squared, std::size_t rows,
+                                      bool gradient = false) const;
   static constexpr std::size_t line_min_keys = 2048;  // fewer keys: the windows are summed key by key
   // The row's sums (no weights per key) by `line` where its window is wide, with the gradient's
   // (Work::G, Gy) if asked: false where it is not, the line's bound does not hold, or no key is in

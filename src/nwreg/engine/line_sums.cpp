@@ -1,6 +1,7 @@
 #include "nwreg/engine/line_sums.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "nwreg/kernel/gauss_transform.h"
@@ -67,6 +68,37 @@ void BufferPool::give(std::unique_ptr<double[]> buffer, std::size_t n) {
   if (free_.size() < 4) free_.emplace_back(n, std::move(buffer));
 }
 
+namespace {
+
+// P[m] += f sum_l C(m, l) d^(m - l) u_l for m < O0, and Py likewise from u[O0..O0 + O1): sizes
+// fixed per degree so that the loops unroll (a Laplace pass makes 4 of these a key).
+template <std::size_t O0, std::size_t O1>
+void shift_sums(const double* u, double d, double f, double* P, double* Py) {
+  static constexpr auto binom = [] {
+    std::array<std::array<double, O0>, O0> b{};
+    for (std::size_t m = 0; m < O0; ++m) {
+      b[m][0] = b[m][m] = 1;
+      for (std::size_t l = 1; l < m; ++l) b[m][l] = b[m - 1][l - 1] + b[m - 1][l];
+    }
+    return b;
+  }();
+  double dp[O0];
+  dp[0] = 1;
+  for (std::size_t m = 1; m < O0; ++m) dp[m] = dp[m - 1] * d;
+  for (std::size_t m = 0; m < O0; ++m) {
+    double a = 0;
+    for (std::size_t l = 0; l <= m; ++l) a += binom[m][l] * dp[m - l] * u[l];
+    P[m] += f * a;
+  }
+  for (std::size_t m = 0; m < O1; ++m) {
+    double a = 0;
+    for (std::size_t l = 0; l <= m; ++l) a += binom[m][l] * dp[m - l] * u[O0 + l];
+    Py[m] += f * a;
+  }
+}
+
+}  // namespace
+
 LaplaceLine::~LaplaceLine() {
   if (!buffers_) return;
   const std::size_t size = keys_.n * (o0_ + o1_);
@@ -74,51 +106,48 @@ LaplaceLine::~LaplaceLine() {
   buffers_->give(std::move(right_), size);
 }
 
-LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers)
-    : keys_(keys), data_(data), degree_(degree), o0_(2 * degree + 2), o1_(degree + 2), h_(h), inv_h_(1 / h),
-      buffers_(buffers) {
-  binom_.assign(o0_ * o0_, 0.0);
-  for (std::size_t m = 0; m < o0_; ++m) {
-    binom_[m * o0_] = binom_[m * o0_ + m] = 1;
-    for (std::size_t l = 1; l < m; ++l) binom_[m * o0_ + l] = binom_[(m - 1) * o0_ + l - 1] + binom_[(m - 1) * o0_ + l];
-  }
+LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers,
+                         bool gradient)
+    : keys_(keys), data_(data), degree_(degree), gradient_(gradient), o0_(2 * degree + 1 + gradient),
+      o1_(degree + 1 + gradient), h_(h), inv_h_(1 / h), buffers_(buffers) {
+  static_assert(max_degree == 3, "a shift_sums per degree");
+  static constexpr void (*table[])(const double*, double, double, double*, double*) = {
+      &shift_sums<1, 1>, &shift_sums<2, 2>, &shift_sums<3, 2>, &shift_sums<4, 3>,
+      &shift_sums<5, 3>, &shift_sums<6, 4>, &shift_sums<7, 4>, &shift_sums<8, 5>};
+  shift_ = table[2 * degree + gradient];
   const std::size_t n = keys.n, stride = o0_ + o1_;
   // Not zeroed (1e6 keys, a pass each): step writes every entry.
   left_ = buffers ? buffers->take(n * stride) : std::make_unique_for_overwrite<double[]>(n * stride);
   right_ = buffers ? buffers->take(n * stride) : std::make_unique_for_overwrite<double[]>(n * stride);
-  // From key `from` to key `to` at scaled distance d: the carried sums shifted, plus the key's own.
-  auto step = [&](double* v, std::size_t to, std::size_t from, double d) {
+  // The gaps between neighbouring keys, d_j = (x_j - x_(j-1)) / h, and exp(-d_j): both sides'.
+  std::unique_ptr<double[]> gap = buffers ? buffers->take(2 * n) : std::make_unique_for_overwrite<double[]>(2 * n);
+  double* e = gap.get() + n;
+  for (std::size_t j = 1; j < n; ++j) {
+    gap[j] = (keys.xs[j] - keys.xs[j - 1]) * inv_h_;
+    e[j] = std::exp(-gap[j]);
+  }
+  // From key `from` to key `to` across gap j: the carried sums shifted, plus the key's own.
+  auto step = [&](double* v, std::size_t to, std::size_t from, std::size_t j) {
     double* t = &v[to * stride];
     const double s = data.weight(to);
     std::fill(t, t + stride, 0.0);
     t[0] = s;
     t[o0_] = s * (data.y[to] - data.y_mid);
-    if (from != no_key) shift(&v[from * stride], d, 0, t, t + o0_);
+    if (from != no_key && e[j] > 0) shift_(&v[from * stride], gap[j], e[j], t, t + o0_);  // (no 0 * inf)
   };
-  for (std::size_t j = 0; j < n; ++j) step(left_.get(), j, j == 0 ? no_key : j - 1, j == 0 ? 0.0 : (keys.xs[j] - keys.xs[j - 1]) * inv_h_);
-  for (std::size_t j = n; j-- > 0;)
-    step(right_.get(), j, j + 1 == n ? no_key : j + 1, j + 1 == n ? 0.0 : (keys.xs[j + 1] - keys.xs[j]) * inv_h_);
+  for (std::size_t j = 0; j < n; ++j) step(left_.get(), j, j == 0 ? no_key : j - 1, j);
+  for (std::size_t j = n; j-- > 0;) step(right_.get(), j, j + 1 == n ? no_key : j + 1, j + 1);
+  if (buffers) buffers->give(std::move(gap), 2 * n);
 }
 
 void LaplaceLine::shift(const double* u, double d, double dmin, double* P, double* Py) const {
   const double f = std::exp(-(d - dmin));
   if (f == 0) return;  // (and d may be inf: no 0 * inf)
-  double dp[2 * max_degree + 2];
-  dp[0] = 1;
-  for (std::size_t m = 1; m < o0_; ++m) dp[m] = dp[m - 1] * d;
-  for (std::size_t m = 0; m < o0_; ++m) {
-    double a = 0, ay = 0;
-    for (std::size_t l = 0; l <= m; ++l) {
-      const double c = binom_[m * o0_ + l] * dp[m - l];
-      a += c * u[l];
-      if (m < o1_) ay += c * u[o0_ + l];
-    }
-    P[m] += f * a;
-    if (m < o1_) Py[m] += f * ay;
-  }
+  shift_(u, d, f, P, Py);
 }
 
 bool LaplaceLine::sums(double q, double, std::size_t exclude, bool gradient, LineMoments& out) const {
+  if (gradient && !gradient_) return false;  // built without the gradient's moments
   const std::size_t n = keys_.n;
   // The nearest key on each side: l (x <= q) and r (x > q), or around the left-out key.
   std::size_t l, r;

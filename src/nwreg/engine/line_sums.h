@@ -114,7 +114,9 @@ class GaussLine : public LineSums {
 class LaplaceLine : public LineSums {
  public:
   /// Its sums' storage from `buffers` (null: its own), given back when it goes.
-  LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers = nullptr);
+  /// With `gradient`, the moments the gradient needs too (one more power).
+  LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers = nullptr,
+              bool gradient = true);
   ~LaplaceLine() override;
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
@@ -125,11 +127,13 @@ class LaplaceLine : public LineSums {
   void shift(const double* u, double d, double dmin, double* P, double* Py) const;
   const KeySet& keys_;
   LineData data_;
-  std::size_t degree_, o0_, o1_;
+  std::size_t degree_;
+  bool gradient_;
+  std::size_t o0_, o1_;
   double h_, inv_h_;
   BufferPool* buffers_;
   std::unique_ptr<double[]> left_, right_;  // per key: o0_ sums, then o1_ (every entry written)
-  std::vector<double> binom_;         // C(m, l) at m * o0_ + l
+  void (*shift_)(const double* u, double d, double f, double* P, double* Py);  // shift's sums, for this degree
 };
 
 /// A backend of the kernel squared, K(z)^2 = K2(r z), read in powers of z: its sums at 1/h

@@ -26,7 +26,7 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
-  const PassLine line = fused_ ? PassLine{} : line_sums(cnt);
+  const PassLine line = fused_ ? PassLine{} : line_sums(cnt, with_gradient);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
     Rest cache;
@@ -77,7 +77,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   // Per row: its weighted squared residual, its own weight l_pp, 1 - l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), room(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const std::unique_ptr<GaussTransform> fgt = transform(cnt);
-  const PassLine line = fused_ ? PassLine{} : line_sums(cnt);
+  const PassLine line = fused_ ? PassLine{} : line_sums(cnt, with_gradient);
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
     std::optional<Work> wide;  // the fused path's rows that nearly interpolate, gathered key by key
