@@ -1,9 +1,9 @@
 #include "nwreg/engine/line_sums.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
+#include "nwreg/kernel/binomial.h"
 #include "nwreg/kernel/gauss_transform.h"
 
 namespace nwreg {
@@ -74,27 +74,11 @@ namespace {
 // fixed per degree so that the loops unroll (a Laplace pass makes 4 of these a key).
 template <std::size_t O0, std::size_t O1>
 void shift_sums(const double* u, double d, double f, double* P, double* Py) {
-  static constexpr auto binom = [] {
-    std::array<std::array<double, O0>, O0> b{};
-    for (std::size_t m = 0; m < O0; ++m) {
-      b[m][0] = b[m][m] = 1;
-      for (std::size_t l = 1; l < m; ++l) b[m][l] = b[m - 1][l - 1] + b[m - 1][l];
-    }
-    return b;
-  }();
   double dp[O0];
   dp[0] = 1;
   for (std::size_t m = 1; m < O0; ++m) dp[m] = dp[m - 1] * d;
-  for (std::size_t m = 0; m < O0; ++m) {
-    double a = 0;
-    for (std::size_t l = 0; l <= m; ++l) a += binom[m][l] * dp[m - l] * u[l];
-    P[m] += f * a;
-  }
-  for (std::size_t m = 0; m < O1; ++m) {
-    double a = 0;
-    for (std::size_t l = 0; l <= m; ++l) a += binom[m][l] * dp[m - l] * u[O0 + l];
-    Py[m] += f * a;
-  }
+  kernel::binomial_shift(u, dp, O0, f, P);
+  kernel::binomial_shift(u + O0, dp, O1, f, Py);
 }
 
 }  // namespace

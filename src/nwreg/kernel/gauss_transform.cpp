@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "nwreg/kernel/binomial.h"
 #include "nwreg/kernel/kernels.h"
 #include "nwreg/base/simd.h"
 #include "nwreg/base/thread_pool.h"
@@ -66,11 +67,6 @@ NWREG_CLONES void box_moments_at(const double* centre, const double* coef, std::
   double r[64], B0[32], B1[32];
   std::fill(B0, B0 + o0, 0.0);
   std::fill(B1, B1 + o1, 0.0);
-  double binom[32][32];
-  for (std::size_t m = 0; m < o0 || m < o1; ++m) {
-    binom[m][0] = binom[m][m] = 1;
-    for (std::size_t l = 1; l < m; ++l) binom[m][l] = binom[m - 1][l - 1] + binom[m - 1][l];
-  }
   for (std::size_t B = lo; B < hi; ++B) {
     const double a = (q - centre[B]) * inv, z = 2 * a, ea = std::exp(-a * a);
     const double* c = coef + B * p * stride;
@@ -82,16 +78,8 @@ NWREG_CLONES void box_moments_at(const double* centre, const double* coef, std::
     double na[32];
     na[0] = 1;
     for (std::size_t m = 1; m < o0 || m < o1; ++m) na[m] = na[m - 1] * -a;
-    for (std::size_t m = 0; m < n0; ++m) {
-      double v = 0;
-      for (std::size_t l = 0; l <= m; ++l) v += binom[m][l] * na[m - l] * r[l];
-      B0[m] += ea * v;
-    }
-    for (std::size_t m = 0; m < n1; ++m) {
-      double v = 0;
-      for (std::size_t l = 0; l <= m; ++l) v += binom[m][l] * na[m - l] * r[o0 + l];
-      B1[m] += ea * v;
-    }
+    kernel::binomial_shift(r, na, n0, ea, B0);
+    kernel::binomial_shift(r + o0, na, n1, ea, B1);
   }
   double f = 1;  // sqrt(2)^m
   for (std::size_t m = 0; m < o0 || m < o1; ++m, f *= 1.4142135623730951) {
