@@ -13,10 +13,13 @@ for 5 kernels x {nw, local-linear, local-polynomial 2} x {plain, sample weights}
 knn:auto, adaptive:50, span:0.3 (tricube, local linear: loess) and predict --se --derivative.
 Ratios: time(1e6) / time(1e5) (target <= 15), and time at 1e6 over the Gaussian NW case of the
 same kind in the same run (fixed against fixed, learned against learned; target <= 4).
+Then several x columns: fit -b auto (Gaussian NW, LOO) with 1, 2 and 3 columns at 1e5 rows
+(y = sin x1 + cos x2 + x3 / 5 + noise, x uniform on [0, 10]^3); target: 2 and 3 columns <= 10x
+one column.
 R's KernSmooth::locpoly and stats::loess at 1e6 where installed (a table, not a target): their
 time, and their largest difference from nwreg's exact local-linear fit on a grid.
 
-Usage: bench/paths.py [--nwreg build/src/nwreg] [--sizes 100000,1000000] [--only SUBSTR]
+Usage: bench/paths.py [--nwreg build/src/nwreg] [--sizes 100000,1000000] [--only SUBSTR|columns]
                       [--limit 300] [--repeat 1] [--no-r]
 """
 import argparse
@@ -57,6 +60,29 @@ def run(cmd, limit, repeat):
             sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr.decode()[:400]}")
         times.append(time.perf_counter() - t0)
     return sorted(times)[len(times) // 2]
+
+
+def make_columns(path, n, seed):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("x1,x2,x3,y\n")
+        for _ in range(n):
+            x1, x2, x3 = rng.uniform(0, 10), rng.uniform(0, 10), rng.uniform(0, 10)
+            f.write(f"{x1!r},{x2!r},{x3!r},{math.sin(x1) + math.cos(x2) + x3 / 5 + rng.gauss(0, 0.5)!r}\n")
+
+
+def columns(nwreg, tmp, n, limit, repeat):
+    path = os.path.join(tmp, f"cols{n}.csv")
+    make_columns(path, n, 20261126)
+    t = {}
+    for k in (1, 2, 3):
+        x = ",".join(f"x{i}" for i in range(1, k + 1))
+        t[k] = run([nwreg, "fit", path, "-x", x, "-y", "y", "-b", "auto"], limit, repeat)
+        print(f"# {k} column(s) at {n}: {fmt(t[k])}", file=sys.stderr, flush=True)
+    print(f"\n## Several x columns, fit -b auto (Gaussian NW, LOO), n = {n:g}, whole process\n")
+    print("| columns | time | vs one column (<= 10) |\n|---|---|---|")
+    for k in (1, 2, 3):
+        print(f"| {k} | {fmt(t[k])} | {ratio(t[k], t[1])} |")
 
 
 def cases():
@@ -167,15 +193,22 @@ def main():
                 base[kind] = t
             print(f"# {label}: " + ", ".join(f"{n}: {fmt(t.get(n))}" for n in sizes), file=sys.stderr, flush=True)
         big, small = max(sizes), min(sizes)
-        print(f"\n## Every path, whole process, n = {', '.join(f'{n:g}' for n in sizes)} (bench/paths.py)\n")
-        print(f"| case | {' | '.join(f'{n:g}' for n in sizes)} | {big:g} / {small:g} (<= 15) | vs Gaussian NW at {big:g} (<= 4) |")
-        print("|---" * (len(sizes) + 3) + "|")
-        for label, ref_kind, t in rows:
-            ref = base.get(ref_kind, {}).get(big)
-            cells = " | ".join(fmt(t.get(n)) for n in sizes)
-            print(f"| {label} | {cells} | {ratio(t.get(big), t.get(small))} | {ratio(t.get(big), ref)} |")
+        if rows:
+            table(rows, base, sizes, big, small)
+        if not a.only or a.only in "columns":
+            columns(a.nwreg, tmp, min(100000, big), a.limit, a.repeat)
         if not a.no_r and 1000000 in sizes:
             r_compare(a.nwreg, files[1000000, False], tmp, a.limit)
+
+
+def table(rows, base, sizes, big, small):
+    print(f"\n## Every path, whole process, n = {', '.join(f'{n:g}' for n in sizes)} (bench/paths.py)\n")
+    print(f"| case | {' | '.join(f'{n:g}' for n in sizes)} | {big:g} / {small:g} (<= 15) | vs Gaussian NW at {big:g} (<= 4) |")
+    print("|---" * (len(sizes) + 3) + "|")
+    for label, ref_kind, t in rows:
+        ref = base.get(ref_kind, {}).get(big)
+        cells = " | ".join(fmt(t.get(n)) for n in sizes)
+        print(f"| {label} | {cells} | {ratio(t.get(big), t.get(small))} | {ratio(t.get(big), ref)} |")
 
 
 if __name__ == "__main__":

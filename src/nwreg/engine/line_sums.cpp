@@ -10,7 +10,7 @@ namespace nwreg {
 
 GaussLine::GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows,
                      ThreadPool* pool, const LineData& data)
-    : keys_(keys), data_(data), degree_(degree), tolerance_(tolerance) {
+    : data_(data), degree_(degree), tolerance_(tolerance) {
   if (!keys.bounded || keys.d != 1) return;
   GaussTransform::Shape shape;
   shape.weights = data.w;
@@ -93,7 +93,7 @@ LaplaceLine::~LaplaceLine() {
 LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers,
                          bool gradient)
     : keys_(keys), data_(data), degree_(degree), gradient_(gradient), o0_(2 * degree + 1 + gradient),
-      o1_(degree + 1 + gradient), h_(h), inv_h_(1 / h), buffers_(buffers) {
+      o1_(degree + 1 + gradient), inv_h_(1 / h), buffers_(buffers) {
   static_assert(max_degree == 3, "a shift_sums per degree");
   static constexpr void (*table[])(const double*, double, double, double*, double*) = {
       &shift_sums<1, 1>, &shift_sums<2, 2>, &shift_sums<3, 2>, &shift_sums<4, 3>,

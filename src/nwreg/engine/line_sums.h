@@ -96,7 +96,6 @@ class GaussLine : public LineSums {
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
  private:
-  const KeySet& keys_;
   LineData data_;
   std::size_t degree_;
   double tolerance_;
@@ -130,7 +129,7 @@ class LaplaceLine : public LineSums {
   std::size_t degree_;
   bool gradient_;
   std::size_t o0_, o1_;
-  double h_, inv_h_;
+  double inv_h_;
   BufferPool* buffers_;
   std::unique_ptr<double[]> left_, right_;  // per key: o0_ sums, then o1_ (every entry written)
   void (*shift_)(const double* u, double d, double f, double* P, double* Py);  // shift's sums, for this degree

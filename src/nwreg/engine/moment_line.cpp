@@ -16,11 +16,12 @@ MomentLine::MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, co
   });
   if (squared) {  // (sum c a^e)^2, like powers merged
     std::vector<std::pair<double, int>> sq;
-    for (const auto& [c1, e1] : poly_)
-      for (const auto& [c2, e2] : poly_) {
-        auto it = std::find_if(sq.begin(), sq.end(), [&](const auto& t) { return t.second == e1 + e2; });
-        if (it == sq.end()) sq.emplace_back(c1 * c2, e1 + e2);
-        else it->first += c1 * c2;
+    for (const auto& t1 : poly_)
+      for (const auto& t2 : poly_) {
+        const int e = t1.second + t2.second;
+        auto it = std::find_if(sq.begin(), sq.end(), [e](const auto& t) { return t.second == e; });
+        if (it == sq.end()) sq.emplace_back(t1.first * t2.first, e);
+        else it->first += t1.first * t2.first;
       }
     poly_ = sq;
   }
