@@ -109,7 +109,7 @@ class GaussLine : public LineSums {
 /// every term non-negative (the same from the right). A query then shifts them by its own
 /// distance in the same way, measured from the nearer side (unit = exp(D_nearest), so nothing
 /// underflows). dlog = |z|: G[m] = -M_left[m + 1] + M_right[m + 1]. O(n P^2) to build per
-/// bandwidth, O(log n + P^2) a row; 2 (3P + 4) doubles a key.
+/// bandwidth, O(log n + P^2) a row; 2 (3P + 4) doubles a key (2 (3P + 2) without the gradient).
 class LaplaceLine : public LineSums {
  public:
   /// Its sums' storage from `buffers` (null: its own), given back when it goes.
