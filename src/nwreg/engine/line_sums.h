@@ -58,8 +58,6 @@ class LineSums {
   virtual ~LineSums() = default;
   /// The moments above at q (G and Gy only if `gradient`); false where the bound does not hold.
   virtual bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const = 0;
-  /// Whether inv_h may differ from the pass's bandwidth (per-query bandwidths: knn, span).
-  virtual bool any_bandwidth() const { return false; }
 };
 
 class GaussTransform;
@@ -142,7 +140,6 @@ class ScaledLine : public LineSums {
  public:
   ScaledLine(std::unique_ptr<LineSums> inner, double r) : inner_(std::move(inner)), r_(r) {}
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
-  bool any_bandwidth() const override { return inner_->any_bandwidth(); }
 
  private:
   std::unique_ptr<LineSums> inner_;

@@ -55,7 +55,6 @@ class MomentLine : public LineSums {
               double* G = nullptr, double* Gy = nullptr) const;
   /// LineSums: over the kernel's support at q; false where M[0] is below min_share of the mass.
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
-  bool any_bandwidth() const override { return true; }
 
   /// The kernel's terms cancel where the window's weight sits near its edge (an extrapolated
   /// query, keys crowded at the support's end): sums by moments are used only where M[0] is at
