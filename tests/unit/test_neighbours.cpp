@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
@@ -215,5 +216,92 @@ TEST_CASE("knn: K keys at the query give their mean, as just beside them (no jum
     e.predict(q, 3, f);
     CAPTURE(to_string(kernel));
     for (double v : f) CHECK(v == doctest::Approx(1.0).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over every key") {
+  // Density that varies a thousandfold: 2000 keys on [0, 1], 900 on [1, 10], 100 on [50, 60],
+  // so the scales s_i do too; sample weights with zeros.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> x, y;
+  for (int i = 0; i < 3000; ++i) {
+    const double v = i < 2000 ? u(rng) : i < 2900 ? 1 + 9 * u(rng) : 50 + 10 * u(rng);
+    x.push_back(v);
+    y.push_back(std::sin(v) + 0.2 * (u(rng) - 0.5));
+  }
+  Dataset d = testing::make_dataset(x, y);
+  std::vector<double> q;
+  for (int j = 0; j <= 80; ++j) q.push_back(-5 + 70.0 * j / 80);
+  for (bool weighted : {false, true}) {
+    d.weight.clear();
+    if (weighted)
+      for (std::size_t i = 0; i < d.n; ++i) d.weight.push_back(i % 11 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 5));
+    for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+      for (Method method : {Method::nw, Method::local_linear}) {
+        EngineOptions on;
+        on.kernel = kernel;
+        on.method = method;
+        on.neighbour_policy = {Neighbours::adaptive, 20};
+        EngineOptions every = on;
+        every.tolerance = 0;  // no pruning: every key
+        const Attention a(d, {1.5}, on), b(d, {1.5}, every);
+        CAPTURE(weighted);
+        CAPTURE(to_string(kernel));
+        CAPTURE(to_string(method));
+        std::vector<double> fa(q.size()), fb(q.size());
+        a.predict(q.data(), q.size(), fa.data());
+        b.predict(q.data(), q.size(), fb.data());
+        // (A local line extrapolated across the gap between 10 and 50, or beyond the ends, solves
+        // a system as ill-conditioned as (distance / spread)^2: any two ways of summing differ.)
+        for (std::size_t j = 0; j < q.size(); ++j) {
+          CAPTURE(q[j]);
+          const bool inside = (q[j] >= 0 && q[j] <= 10) || (q[j] >= 50 && q[j] <= 60);
+          if (method == Method::nw || inside) CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
+        }
+        const LooResult la = a.loo(true), lb = b.loo(true);
+        CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
+        CHECK(la.gradient[0] == doctest::Approx(lb.gradient[0]).epsilon(1e-9));
+        CHECK(a.pairs() * 2 < b.pairs());  // the blocks kept hold under half the keys
+      }
+  }
+  // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i
+  // weighing K(|x_i - q| / s_i) / s_i, s_i its K-th nearest other key's distance widened to the
+  // next distance beyond it.
+  d.weight.clear();
+  const std::size_t K = 15;
+  std::vector<double> s(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) {
+    std::vector<double> r;
+    for (std::size_t j = 0; j < d.n; ++j)
+      if (j != i) r.push_back(std::abs(x[j] - x[i]));
+    std::sort(r.begin(), r.end());
+    const auto beyond = std::upper_bound(r.begin(), r.end(), r[K - 1]);
+    s[i] = beyond == r.end() ? 2 * r[K - 1] : *beyond;
+  }
+  auto brute = [&](Kernel kernel, double qv, std::size_t skip) {
+    long double s0 = 0, s1 = 0;
+    for (std::size_t i = 0; i < d.n; ++i) {
+      const double t = std::abs(x[i] - qv) / s[i];
+      if (i == skip || t >= 1) continue;
+      const double k = kernel == Kernel::epanechnikov ? 1 - t * t : std::pow(1 - t * t * t, 3);
+      s0 += k / s[i], s1 += k / s[i] * y[i];
+    }
+    return static_cast<double>(s1 / s0);
+  };
+  for (Kernel kernel : {Kernel::epanechnikov, Kernel::tricube}) {
+    EngineOptions o;
+    o.kernel = kernel;
+    o.neighbour_policy = {Neighbours::adaptive, K};
+    const Attention a(d, {1.0}, o);
+    CAPTURE(to_string(kernel));
+    for (double qv : {0.3, 0.97, 2.5, 7.77, 52.0}) {
+      double f;
+      a.predict(&qv, 1, &f);
+      CHECK(f == doctest::Approx(brute(kernel, qv, static_cast<std::size_t>(-1))).epsilon(1e-12));
+    }
+    long double sse = 0;
+    for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(y[i] - brute(kernel, x[i], i), 2);
+    CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
   }
 }

@@ -116,6 +116,7 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   for (double v : h_) inv_h_.push_back(1 / v);
   if (fused_) fused_->set_bandwidth(h_[0]);
   policy_.set(ks_, index_, inv_h_.data(), options_.pool);
+  index_.set_scales(policy_.inv_s(), policy_.lognorm());
   tree_ih_.clear();
   for (std::size_t k : ks_.cont) tree_ih_.push_back(inv_h_[k]);
   index_.choose(tree_ih_.data(), keys(), policy_.per_query());

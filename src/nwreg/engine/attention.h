@@ -61,7 +61,9 @@
 /// Nearest-neighbour bandwidths scale h per query (EngineOptions::knn) or per key (adaptive).
 /// knn sums the window (one column) or the k-d tree's leaves (several) within reach at the
 /// query's own scale, its K-th nearest distance found by binary search or a tree search;
-/// adaptive bandwidths sum every key (each key reaches as far as its own scale).
+/// adaptive bandwidths sum, in one column, the blocks of keys in x order that some key reaches
+/// at its own scale (KeyIndex::set_scales: a tree over the blocks' widest scale and heaviest
+/// normalisation, O(log n) a query plus the keys kept); with several columns, every key.
 ///
 /// Identical keys (equal in every column) are one key to the loops: its weight is the sum of
 /// their sample weights W and its value their weighted mean ybar, which gives every prediction

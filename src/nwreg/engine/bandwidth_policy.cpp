@@ -24,7 +24,7 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
   inv_s_.assign(keys.n, 1.0);
   lognorm_.assign(keys.n, 0.0);
   parallel_for(pool, keys.n, 64, [&](std::size_t a, std::size_t z) {
-    std::vector<double> scratch(keys.n);
+    std::vector<double> scratch(index.kth_scratch());
     for (std::size_t i = a; i < z; ++i) {
       KeyIndex::Neighbourhood how = index.kernel_neighbourhood();
       how.key_only = true;

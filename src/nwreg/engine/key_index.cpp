@@ -50,6 +50,91 @@ Block KeyIndex::block(std::size_t exclude) const {
   return {exclude - std::min(exclude, leave_out_), std::min(keys_.n, exclude + leave_out_ + 1)};
 }
 
+void KeyIndex::set_scales(const double* inv_s, const double* lognorm) {
+  scale_nodes_.clear();
+  if (!inv_s || keys_.d != 1 || keys_.categorical || kind_ != Kind::every) return;
+  const std::size_t n = keys_.n, blocks = (n + scale_block - 1) / scale_block;
+  scale_leaf_ = 1;
+  while (scale_leaf_ < blocks) scale_leaf_ *= 2;
+  scale_nodes_.assign(2 * scale_leaf_, ScaleNode{n, n, std::numeric_limits<double>::infinity(),
+                                                 -std::numeric_limits<double>::infinity()});
+  for (std::size_t j = 0; j < blocks; ++j) {
+    ScaleNode& v = scale_nodes_[scale_leaf_ + j];
+    v.lo = j * scale_block;
+    v.hi = std::min(n, v.lo + scale_block);
+    for (std::size_t i = v.lo; i < v.hi; ++i) {
+      v.inv_s = std::min(v.inv_s, inv_s[i]);
+      v.lognorm = std::max(v.lognorm, lognorm[i]);
+    }
+  }
+  for (std::size_t j = scale_leaf_ - 1; j >= 1; --j) {
+    const ScaleNode &a = scale_nodes_[2 * j], &z = scale_nodes_[2 * j + 1];
+    scale_nodes_[j] = {a.lo, std::max(a.hi, z.lo == n ? a.hi : z.hi), std::min(a.inv_s, z.inv_s),
+                       std::max(a.lognorm, z.lognorm)};
+  }
+  weight_top_ = keys_.ws.empty() ? 1.0 : *std::max_element(keys_.ws.begin(), keys_.ws.end());
+}
+
+std::size_t KeyIndex::cover_scaled(const double* q, std::size_t exclude, const double* inv_h,
+                                   const kernel::Keys& keys, std::vector<Range>& ranges) const {
+  // Key i weighs w_i 2^lognorm_i K(|x_i - q| / (h s_i)): a node's keys at least D from q weigh
+  // at most w_top 2^lognorm K(D / (h s)), its heaviest normalisation and widest scale. Compact
+  // kernels: nodes beyond every key's support are left out. Exponential ones: relative to c,
+  // the key nearest q in x (S0 >= its weight), nodes whose keys weigh below tolerance / n of it
+  // (their sum below tolerance S0, as window_1d). Without sample weights on c, every key.
+  const double* xs = keys_.xs.data();
+  const std::size_t n = keys_.n;
+  const Block ex = block(exclude);
+  const std::size_t c = nearest_1d(q[0], exclude);
+  double floor = -std::numeric_limits<double>::infinity();  // log2 of the weight a node must reach
+  const bool compact = is_compact(kernel_);
+  bool prune = compact;
+  if (!compact && tolerance_ > 0 && c != no_key && keys_.weight(c) > 0) {
+    floor = kernel::log2_weight(kernel_, keys, c, q, inv_h) + std::log2(keys_.weight(c) / weight_top_) +
+            std::log2(tolerance_ / static_cast<double>(n));
+    prune = std::isfinite(floor);
+  }
+  auto reaches = [&](const ScaleNode& v) {
+    if (!prune) return true;
+    const double D = std::max({0.0, xs[v.lo] - q[0], q[0] - xs[v.hi - 1]}), ih = inv_h[0] * v.inv_s;
+    return visit_kernel(kernel_, [&]<class K>(K) {
+      if constexpr (K::compact) return D * ih <= 1 + 1e-12;
+      else return v.lognorm + K::term(D, 0, 0, ih) >= floor - 1e-9;
+    });
+  };
+  ranges.clear();
+  std::vector<std::size_t> stack{1};
+  while (!stack.empty()) {
+    const std::size_t j = stack.back();
+    stack.pop_back();
+    const ScaleNode& v = scale_nodes_[j];
+    if (v.lo >= n || !reaches(v)) continue;
+    if (j >= scale_leaf_) {
+      if (!ranges.empty() && ranges.back().second == v.lo) ranges.back().second = v.hi;
+      else ranges.emplace_back(v.lo, v.hi);
+      continue;
+    }
+    stack.push_back(2 * j + 1);  // left first: ranges in x order
+    stack.push_back(2 * j);
+  }
+  // b: the key of largest weight (kernel::nearest's distance of equal weight), as a scan of
+  // every key finds it: no key weighs more than c without sample weights, so none left out.
+  std::size_t b = no_key;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [lo, hi] : ranges)
+    for (const auto& [a, z] : {Range{lo, std::clamp(ex.lo, lo, hi)}, Range{std::clamp(ex.hi, lo, hi), hi}}) {
+      if (a >= z) continue;
+      double r;
+      const std::size_t i = kernel::nearest(kernel_, keys, a, z, exclude, q, inv_h, r);
+      if (i != no_key && (b == no_key || r < best)) best = r, b = i;
+    }
+  if (b == no_key) {  // no key in any support (compact): the nearest of all, for the fallback
+    double r;
+    b = nearest(q, exclude, inv_h, keys, r);
+  }
+  return b;
+}
+
 double KeyIndex::level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const {
   if (!keys.cat) return 1;
   double cost = 0;
@@ -85,6 +170,7 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     }
     return b;
   }
+  if (!scale_nodes_.empty() && rest == 0) return cover_scaled(q, exclude, inv_h, keys, ranges);
   std::size_t b = exclude;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
   if (rest == 0) {
     b = nearest(q, exclude, inv_h, keys, rb);
@@ -297,6 +383,10 @@ double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t 
       if (scratch[i] > after) s = std::min(s, scratch[i]);
     return s;
   });
+}
+
+std::size_t KeyIndex::kth_scratch() const {
+  return kind_ == Kind::every && (keys_.d > 1 || keys_.categorical) ? keys_.n : 0;
 }
 
 double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const {

@@ -57,6 +57,11 @@ class KeyIndex {
   /// The left-out block of a leave-one-out row at key `exclude` (none: empty).
   Block block(std::size_t exclude) const;
 
+  /// Adaptive bandwidths in one continuous column (keys sorted by x, the every kind): each key's
+  /// 1 / s_i and log2(1 / s_i) (BandwidthPolicy), summarised over blocks of keys in x order so
+  /// that cover prunes (nullptr: none). Set at each bandwidth.
+  void set_scales(const double* inv_s, const double* lognorm);
+
   /// The keys a query covers, into `ranges`, and its nearest key b (by the whole distance,
   /// categorical costs included), other than `exclude`. With rest > 0, q is key `exclude`
   /// itself, whose other rows weigh at least `rest`: b is that key, reach measured from it.
@@ -114,6 +119,8 @@ class KeyIndex {
   /// every/tree kinds).
   double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch,
                       Neighbourhood how) const;
+  /// The doubles of scratch kth_distance needs: n for the every kind over several columns, else 0.
+  std::size_t kth_scratch() const;
 
  private:
   std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
@@ -124,6 +131,23 @@ class KeyIndex {
   double neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const;
   double level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const;
   Norm nearest_norm() const;
+
+  // Adaptive in one column: the keys a query reaches, each weighing its own scale (see
+  // set_scales), and b among them.
+  std::size_t cover_scaled(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
+                           std::vector<Range>& ranges) const;
+
+  // A binary tree over blocks of `scale_block` keys in x order (node 1 the root, node j's
+  // children 2j and 2j + 1, leaves from scale_leaf_): each node's keys [lo, hi), their smallest
+  // 1 / s_i (the widest reach) and largest log2(1 / s_i) (the heaviest normalisation).
+  struct ScaleNode {
+    std::size_t lo = 0, hi = 0;
+    double inv_s = 0, lognorm = 0;
+  };
+  static constexpr std::size_t scale_block = 32;
+  std::vector<ScaleNode> scale_nodes_;
+  std::size_t scale_leaf_ = 0;
+  double weight_top_ = 1;  // the largest sample weight
 
   const KeySet& keys_;
   Kernel kernel_;
