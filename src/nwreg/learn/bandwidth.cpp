@@ -214,7 +214,7 @@ Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
   LooResult cur = eval(theta);
   if (!std::isfinite(cur.mse)) throw DataError("the start point of the descent is out of bounds (its loss is not finite)");
   record(0, theta, cur.mse);
-  Descent res{theta, cur.mse, 0, false, "epochs done"};
+  Descent res{theta, cur.mse, 0, false, "epochs done", {}};
   std::vector<double> m1(theta.size(), 0.0), m2(theta.size(), 0.0);
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     for (std::size_t k = 0; k < theta.size(); ++k) {
@@ -246,7 +246,7 @@ Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record,
-                    const Box& box) {
+                    const Box& box, const std::vector<double>& curvature) {
   Descent res;
   const std::size_t d = theta.size();
   auto clamp = [&](std::size_t k, double t) { return box.empty() ? t : std::clamp(t, box.lo[k], box.hi[k]); };
@@ -274,7 +274,8 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
     for (std::size_t k = 0; k < d; ++k) inv[k * d + k] = scale;
   };
   reset(opt.lr / std::max(max_abs(cur.gradient), std::numeric_limits<double>::min()));
-  bool curvature_known = false;
+  bool curvature_known = curvature.size() == d * d;
+  if (curvature_known) inv = curvature;
   auto held = [&](std::size_t k) {
     return !box.empty() && cur.gradient[k] == 0 && (theta[k] <= box.lo[k] || theta[k] >= box.hi[k]);
   };
@@ -365,13 +366,17 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   }
   res.theta = theta;
   res.loss = cur.mse;
+  if (curvature_known) res.curvature = std::move(inv);
   return res;
 }
 
 namespace {
 
+// A line search from h. Going on from an earlier descent (`from`: its epochs and curvature),
+// its epochs are numbered on from that one's and its start point is not recorded again.
 FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::vector<double>& h, Objective& obj,
-                  const std::function<void(const Epoch&)>& on_epoch) {
+                  const std::function<void(const Epoch&)>& on_epoch, std::vector<double>* curvature = nullptr,
+                  int first_epoch = 0) {
   FitResult res;
   auto eval = [&](const std::vector<double>& t) {
     const auto trial_h = coords.h(t);
@@ -385,11 +390,13 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
     return r;
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
-    Epoch e{epoch, coords.h(t), loss, {}};
+    if (first_epoch > 0 && epoch == 0) return;
+    Epoch e{first_epoch + epoch, coords.h(t), loss, {}};
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
   };
-  const Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box());
+  Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box(), curvature ? *curvature : std::vector<double>{});
+  if (curvature) *curvature = std::move(dsc.curvature);
   res.bandwidth = coords.h(dsc.theta);
   res.criterion = obj.mean(dsc.loss);
   res.converged = dsc.converged;
@@ -568,12 +575,31 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
   obj.use_rows(sgd_run ? 0 : options.descent_rows);
+  // With several start points each descends until its gradient is within start_tol of its
+  // loss (the loss then known to about start_tol^2), and only the best goes on to the
+  // tolerance, from its curvature: the others' last epochs would polish a basin that loses.
+  constexpr double start_tol = 1e-4;
+  const bool polish = !more.empty() && options.tol < start_tol;
+  FitOptions first = options;
+  if (polish) first.tol = start_tol;
+  std::vector<double> curvature;
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
-                          : descend(options, coords, start, obj, on_epoch);
+                          : descend(first, coords, start, obj, on_epoch, &curvature);
   for (const auto& h : more) {
     if (!usable(h) || !std::isfinite(obj.at(h, false).mse)) continue;
-    FitResult other = descend(options, coords, h, obj, on_epoch);
-    if (other.criterion < res.criterion) res = std::move(other);
+    std::vector<double> c;
+    FitResult other = descend(first, coords, h, obj, on_epoch, &c);
+    if (other.criterion < res.criterion) res = std::move(other), curvature = std::move(c);
+  }
+  if (polish && res.stop_reason == "tolerance" && res.history.back().epoch < options.epochs) {
+    FitOptions rest = options;
+    rest.epochs = options.epochs - res.history.back().epoch;
+    FitResult fine = descend(rest, coords, res.bandwidth, obj, on_epoch, &curvature, res.history.back().epoch);
+    for (Epoch& e : fine.history) record_epoch(res.history, std::move(e));
+    res.bandwidth = std::move(fine.bandwidth);
+    res.criterion = fine.criterion;
+    res.converged = fine.converged;
+    res.stop_reason = std::move(fine.stop_reason);
   }
   res.descent_rows = obj.rows();
   res.scan_widest = scan_widest;

@@ -105,6 +105,8 @@ struct Descent {
   int epochs = 0;             //!< accepted steps
   bool converged = false;
   std::string stop_reason;    //!< "tolerance", "no further decrease" or "epoch cap"
+  /// The inverse Hessian estimate reached (d x d, row-major), to go on from (line_search).
+  std::vector<double> curvature;
 };
 
 /// Per-parameter bounds of a descent, lo[k] <= theta[k] <= hi[k] (empty: none).
@@ -120,11 +122,12 @@ struct Box {
 /// should report 0 for a gradient component that points out of the box at a bound. `eval` gives
 /// the objective and its gradient (mse = +inf where theta is unusable); `record` sees (epoch,
 /// theta, loss) after each accepted step, epoch 0 first. Stops per FitOptions::tol and epochs.
-/// Throws DataError when the start point is unusable.
+/// `curvature` (an earlier Descent's) goes on from that inverse Hessian estimate instead of
+/// plain gradient steps. Throws DataError when the start point is unusable.
 Descent line_search(std::vector<double> theta, const FitOptions& options,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record,
-                    const Box& box = {});
+                    const Box& box = {}, const std::vector<double>& curvature = {});
 
 /// `epochs` fixed-rate steps from theta: Adam's (Kingma and Ba 2015: beta1 0.9, beta2 0.999,
 /// eps 1e-8, rate options.lr) or, with `adam` false, plain gradient steps theta -= lr g. The
