@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nwreg/base/thread_pool.h"
 #include "nwreg/kernel/binomial.h"
 #include "nwreg/kernel/gauss_transform.h"
 
@@ -91,7 +92,7 @@ LaplaceLine::~LaplaceLine() {
 }
 
 LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers,
-                         bool gradient)
+                         bool gradient, ThreadPool* pool)
     : keys_(keys), data_(data), degree_(degree), gradient_(gradient), o0_(2 * degree + 1 + gradient),
       o1_(degree + 1 + gradient), inv_h_(1 / h), buffers_(buffers) {
   static_assert(max_degree == 3, "a shift_sums per degree");
@@ -119,8 +120,13 @@ LaplaceLine::LaplaceLine(const KeySet& keys, double h, std::size_t degree, const
     t[o0_] = s * (data.y[to] - data.y_mid);
     if (from != no_key && e[j] > 0) shift_(&v[from * stride], gap[j], e[j], t, t + o0_);  // (no 0 * inf)
   };
-  for (std::size_t j = 0; j < n; ++j) step(left_.get(), j, j == 0 ? no_key : j - 1, j);
-  for (std::size_t j = n; j-- > 0;) step(right_.get(), j, j + 1 == n ? no_key : j + 1, j + 1);
+  parallel_for(pool, 2, 1, [&](std::size_t a, std::size_t z) {
+    for (std::size_t side = a; side < z; ++side)
+      if (side == 0)
+        for (std::size_t j = 0; j < n; ++j) step(left_.get(), j, j == 0 ? no_key : j - 1, j);
+      else
+        for (std::size_t j = n; j-- > 0;) step(right_.get(), j, j + 1 == n ? no_key : j + 1, j + 1);
+  });
   if (buffers) buffers->give(std::move(gap), 2 * n);
 }
 

@@ -111,9 +111,13 @@ class GaussLine : public LineSums {
 class LaplaceLine : public LineSums {
  public:
   /// Its sums' storage from `buffers` (null: its own), given back when it goes.
-  /// With `gradient`, the moments the gradient needs too (one more power).
+  /// With `gradient`, the moments the gradient needs too (one more power). The two sides'
+  /// recursions run in parallel on `pool`.
   LaplaceLine(const KeySet& keys, double h, std::size_t degree, const LineData& data, BufferPool* buffers = nullptr,
-              bool gradient = true);
+              bool gradient = true, ThreadPool* pool = nullptr);
+  /// About what one key of the recursion costs, in key-by-key kernel terms (measured: 1e6 keys,
+  /// local linear, 2 threads): a pass of fewer rows x window keys sums key by key instead.
+  static constexpr double terms_per_key = 50;
   ~LaplaceLine() override;
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;
 
