@@ -100,3 +100,31 @@ TEST_CASE("several x columns: the LOO gradient matches finite differences in eac
     CHECK(r.gradient[k] == doctest::Approx((at(eps) - at(-eps)) / (2 * eps)).epsilon(1e-5).scale(1e-8 * r.mse));
   }
 }
+
+TEST_CASE("several x columns: the start points' descents stop early, the best one goes on to the tolerance") {
+  // Boston: the winner's epochs run on from its looser stop, numbered without a repeat, and it
+  // reaches the tolerance a single full descent reaches (from the same start: --init).
+  const Dataset boston = load(multi_sets().at(0));
+  FitOptions o;
+  int zeros = 0;
+  const FitResult r = fit_bandwidth(boston, o, [&](const Epoch& e) { zeros += e.epoch == 0; });
+  CHECK(zeros == 3);  // each start point's epoch 0, none for the polish
+  CHECK(r.stop_reason == "tolerance");
+  for (std::size_t i = 1; i < r.history.size(); ++i) CHECK(r.history[i].epoch > r.history[i - 1].epoch);
+  FitOptions one;
+  one.init = r.bandwidth;
+  const FitResult again = fit_bandwidth(boston, one);
+  CHECK(again.history.back().epoch <= 2);  // already at the minimum
+  CHECK(again.loo_mse >= r.loo_mse * (1 - 1e-12));
+  // Every start at a stationary point (y constant: the loss is 0 everywhere): the first wins at
+  // epoch 0 and the polish adds no second epoch 0.
+  std::vector<double> x, y;
+  for (int i = 0; i < 40; ++i) x.push_back(std::sin(i * 1.3)), x.push_back(std::cos(i * 0.7)), y.push_back(2.5);
+  Dataset flat = testing::make_dataset(y, y);
+  flat.d = 2;
+  flat.x = x;
+  flat.x_names = {"a", "b"};
+  const FitResult f = fit_bandwidth(flat, o);
+  CHECK(f.history.size() == 1);
+  CHECK(f.stop_reason == "tolerance");
+}

@@ -305,3 +305,24 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
     CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
   }
 }
+
+TEST_CASE("adaptive bandwidths in one column: out of every support, the nearest key by its own scale answers") {
+  // A block is kept where its widest scale reaches q, though none of its keys may: at q = 21
+  // the key at 60 (scaled distance 39 / 29.97 = 1.30, its block kept) is not the nearest; the
+  // key at 10 is (11 / 9.97 = 1.10, its block left out).
+  std::vector<double> x;
+  for (int i = 0; i <= 30; ++i) x.push_back(i * 0.001);
+  x.push_back(10);
+  for (int i = 0; i <= 30; ++i) x.push_back(30 + i * 0.001);
+  x.push_back(60);
+  const Dataset d = testing::make_dataset(x, x);  // y = x: the answer names the key
+  EngineOptions o;
+  o.kernel = Kernel::uniform;
+  o.neighbour_policy = {Neighbours::adaptive, 1};
+  o.out_of_reach = OutOfReach::nearest;
+  const Attention a(d, {1.0}, o);
+  const double q = 21;
+  double f;
+  a.predict(&q, 1, &f);
+  CHECK(f == 10.0);
+}

@@ -188,13 +188,14 @@ std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineDat
   } else {
     // The recursion costs about terms_per_key key-by-key terms a key: a pass whose rows'
     // windows hold fewer in all (the scan's 1000 rows at a narrow h) sums key by key. The mean
-    // window from 16 keys spread over x, as queries.
+    // window from 16 keys spread over x, as queries, at the pass's h (the squared kernel's line
+    // is built where the pass's is).
     const std::size_t m = 16;
     double window = 0;
     for (std::size_t k = 0; k < m; ++k) {
       const std::size_t b = (2 * k + 1) * ks_.n / (2 * m);
       std::size_t lo, hi;
-      index_.window_1d(ks_.xs[b], h_[0] / r, b, ks_.weight(b), lo, hi);
+      index_.window_1d(ks_.xs[b], h_[0], b, ks_.weight(b), lo, hi);
       window += static_cast<double>(hi - lo) / m;
     }
     if (static_cast<double>(rows) * window < LaplaceLine::terms_per_key * static_cast<double>(ks_.n)) return nullptr;

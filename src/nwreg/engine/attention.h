@@ -263,7 +263,8 @@ class Attention : public Pooling {
   // weights' moments (NW: c = (1 / s0, 0..0)).
   double squared_weights(const double* c, const LineMoments& sq) const;
   bool lines_apply() const;  // whether line_sums makes a backend (the options and the layout allow one)
-  // The backend for this kernel over `data`, of degree `degree`, for the kernel squared if asked.
+  // The backend for this kernel over `data`, of degree `degree`, for the kernel squared if asked;
+  // null where it would not pay for `rows` rows. Builds on the pool: never from inside a pool task.
   std::unique_ptr<LineSums> make_line(std::size_t degree, const LineData& data, bool squared, std::size_t rows,
                                       bool gradient = false) const;
   static constexpr std::size_t line_min_keys = 2048;  // fewer keys: the windows are summed key by key

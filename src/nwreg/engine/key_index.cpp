@@ -128,7 +128,9 @@ std::size_t KeyIndex::cover_scaled(const double* q, std::size_t exclude, const d
       const std::size_t i = kernel::nearest(kernel_, keys, a, z, exclude, q, inv_h, r);
       if (i != no_key && (b == no_key || r < best)) best = r, b = i;
     }
-  if (b == no_key) {  // no key in any support (compact): the nearest of all, for the fallback
+  // No key kept whose support holds q (compact: a node is kept where its widest scale reaches,
+  // not each key's own): the nearest of all, for the nearest-key fallback.
+  if (b == no_key || (compact && !(best <= 1))) {
     double r;
     b = nearest(q, exclude, inv_h, keys, r);
   }

@@ -372,11 +372,13 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
 
 namespace {
 
-// A line search from h. Going on from an earlier descent (`from`: its epochs and curvature),
-// its epochs are numbered on from that one's and its start point is not recorded again.
+// A line search from h; `curvature`, when given, starts from that inverse Hessian estimate
+// (empty: plain gradient steps) and receives the last one. Going on from an earlier descent
+// that ended at epoch `resume_at` (>= 0), its epochs are numbered on from there and its start
+// point, that descent's last, is not recorded again.
 FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::vector<double>& h, Objective& obj,
                   const std::function<void(const Epoch&)>& on_epoch, std::vector<double>* curvature = nullptr,
-                  int first_epoch = 0) {
+                  int resume_at = -1) {
   FitResult res;
   auto eval = [&](const std::vector<double>& t) {
     const auto trial_h = coords.h(t);
@@ -390,8 +392,8 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
     return r;
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
-    if (first_epoch > 0 && epoch == 0) return;
-    Epoch e{first_epoch + epoch, coords.h(t), loss, {}};
+    if (resume_at >= 0 && epoch == 0) return;
+    Epoch e{std::max(resume_at, 0) + epoch, coords.h(t), loss, {}};
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
   };
@@ -591,15 +593,21 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     FitResult other = descend(first, coords, h, obj, on_epoch, &c);
     if (other.criterion < res.criterion) res = std::move(other), curvature = std::move(c);
   }
-  if (polish && res.stop_reason == "tolerance" && res.history.back().epoch < options.epochs) {
-    FitOptions rest = options;
-    rest.epochs = options.epochs - res.history.back().epoch;
-    FitResult fine = descend(rest, coords, res.bandwidth, obj, on_epoch, &curvature, res.history.back().epoch);
-    for (Epoch& e : fine.history) record_epoch(res.history, std::move(e));
-    res.bandwidth = std::move(fine.bandwidth);
-    res.criterion = fine.criterion;
-    res.converged = fine.converged;
-    res.stop_reason = std::move(fine.stop_reason);
+  if (polish && res.stop_reason == "tolerance") {
+    const int done = res.history.back().epoch;
+    if (done >= options.epochs) {  // only the looser tolerance met
+      res.converged = false;
+      res.stop_reason = "epoch cap";
+    } else {
+      FitOptions rest = options;
+      rest.epochs = options.epochs - done;
+      FitResult fine = descend(rest, coords, res.bandwidth, obj, on_epoch, &curvature, done);
+      for (Epoch& e : fine.history) record_epoch(res.history, std::move(e));
+      res.bandwidth = std::move(fine.bandwidth);
+      res.criterion = fine.criterion;
+      res.converged = fine.converged;
+      res.stop_reason = std::move(fine.stop_reason);
+    }
   }
   res.descent_rows = obj.rows();
   res.scan_widest = scan_widest;
