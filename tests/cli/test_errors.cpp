@@ -30,6 +30,7 @@ const std::map<std::string, std::string> exempt = {
     {"the test needs a smooth linear in y; robustness weights depend on y (leave out --robust)",
      "the CLI refuses --robust first, naming it"},
     {"the permutation calibration needs the plan the bandwidth was chosen by", "the CLI always gives the plan"},
+    {"set_neighbours keeps the policy: ", "only the K grid calls it, with its own policy's K"},
     {" is categorical (the gaussian score weighs levels by their own kernel)",
      "the CLI refuses --categorical and --ordered with another score first, once for a batch"},
     {"the chi-square p-value is not finite: the smooth's weights underflow against each other at this ",

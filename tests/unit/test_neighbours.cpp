@@ -326,3 +326,27 @@ TEST_CASE("adaptive bandwidths in one column: out of every support, the nearest 
   a.predict(&q, 1, &f);
   CHECK(f == 10.0);
 }
+
+TEST_CASE("set_neighbours: another K on the same keys gives what a new engine gives") {
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
+  for (Neighbours kind : {Neighbours::knn, Neighbours::adaptive, Neighbours::span}) {
+    EngineOptions o;
+    o.kernel = kind == Neighbours::span ? Kernel::tricube : Kernel::gaussian;
+    o.neighbour_policy = kind == Neighbours::span ? NeighbourBandwidth{kind, 0, 0.2} : NeighbourBandwidth{kind, 3};
+    Attention a(mcycle, {1.0}, o);
+    CAPTURE(to_string(kind));
+    for (const NeighbourBandwidth nb : kind == Neighbours::span
+                                           ? std::vector<NeighbourBandwidth>{{kind, 0, 0.5}, {kind, 0, 0.1}}
+                                           : std::vector<NeighbourBandwidth>{{kind, 20}, {kind, 2}}) {
+      a.set_neighbours(nb);
+      EngineOptions fresh = o;
+      fresh.neighbour_policy = nb;
+      CHECK(a.loo(false).mse == Attention(mcycle, {1.0}, fresh).loo(false).mse);
+    }
+  }
+  EngineOptions o;
+  o.neighbour_policy = {Neighbours::knn, 3};
+  Attention a(mcycle, {1.0}, o);
+  CHECK_THROWS_WITH_AS(a.set_neighbours({Neighbours::adaptive, 3}),
+                       "set_neighbours keeps the policy: knn, got adaptive", ParameterError);
+}

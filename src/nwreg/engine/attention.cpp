@@ -9,6 +9,7 @@
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/engine/hermite_line.h"
 #include "nwreg/kernel/gauss_transform.h"
 
 namespace nwreg {
@@ -122,6 +123,16 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
   index_.choose(tree_ih_.data(), keys(), policy_.per_query());
 }
 
+void Attention::set_neighbours(NeighbourBandwidth neighbours) {
+  if (neighbours.kind != options_.neighbour_policy.kind || !neighbours)
+    throw ParameterError("neighbour_policy", "set_neighbours keeps the policy: " +
+                                                 to_string(options_.neighbour_policy.kind) + ", got " +
+                                                 to_string(neighbours.kind));
+  options_.neighbour_policy = neighbours;
+  policy_ = BandwidthPolicy(neighbours);
+  set_bandwidth(h_);
+}
+
 void Attention::check_loo_rows() const {
   if (ks_.rows < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(ks_.rows));
   check_leave_out(ks_.rows, options_.leave_out);
@@ -168,10 +179,27 @@ bool Attention::lines_apply() const {
   if (!options_.moments || index_.kind() != KeyIndex::Kind::line || options_.leave_out > 0 || ks_.d != 1 ||
       ks_.categorical)
     return false;
-  // Compact kernels: the tree kept. Else a backend made for the pass's bandwidth: worth building
-  // (O(n)) over many keys, at one bandwidth for every row (the fused path has its own transform).
-  return moments_ || (!fused_ && !policy_.per_query() && ks_.n >= line_min_keys &&
-                      (options_.kernel == Kernel::gaussian || options_.kernel == Kernel::laplace));
+  // Compact kernels: the tree kept. Else a backend made for the pass, worth building (O(n)) over
+  // many keys: the Gaussian's at one bandwidth for every row (the fused path has its own
+  // transform) or at each row's own (HermiteLine), Laplace's at one.
+  const bool per_query = policy_.per_query();
+  return moments_ || (!fused_ && ks_.n >= line_min_keys &&
+                      (options_.kernel == Kernel::gaussian || (options_.kernel == Kernel::laplace && !per_query)));
+}
+
+double Attention::mean_window(double h) const {
+  // Over 16 keys spread over x, as queries, at their own scale where the policy gives one.
+  const std::size_t m = 16;
+  double window = 0, buf = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::size_t b = (2 * k + 1) * ks_.n / (2 * m);
+    double hb = h;
+    policy_.query(index_, &ks_.xs[b], no_key, inv_h_.data(), cat_.data(), 1, &buf, nullptr, hb);
+    std::size_t lo, hi;
+    index_.window_1d(ks_.xs[b], hb, b, ks_.weight(b), lo, hi);
+    window += static_cast<double>(hi - lo) / m;
+  }
+  return window;
 }
 
 std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineData& data, bool squared,
@@ -181,24 +209,20 @@ std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineDat
   // K(z)^2 = K(r z): the Gaussian at h / sqrt(2), Laplace at h / 2, read in powers of z.
   const double r = !squared ? 1.0 : k == Kernel::gaussian ? std::sqrt(2.0) : 2.0;
   std::unique_ptr<LineSums> line;
-  if (k == Kernel::gaussian) {
+  if (policy_.per_query()) {  // the Gaussian (lines_apply), each row at its own bandwidth
+    if (static_cast<double>(rows) * mean_window(h_[0]) < HermiteLine::terms_per_key * static_cast<double>(ks_.n))
+      return nullptr;
+    line = std::make_unique<HermiteLine>(ks_, degree, data, options_.tolerance);
+  } else if (k == Kernel::gaussian) {
     auto g = std::make_unique<GaussLine>(ks_, h_[0] / r, degree, options_.tolerance, rows, options_.pool, data);
     if (!g->usable()) return nullptr;
     line = std::move(g);
   } else {
     // The recursion costs about terms_per_key key-by-key terms a key: a pass whose rows'
-    // windows hold fewer in all (the scan's 1000 rows at a narrow h) sums key by key. The mean
-    // window from 16 keys spread over x, as queries, at the pass's h (the squared kernel's line
-    // is built where the pass's is).
-    const std::size_t m = 16;
-    double window = 0;
-    for (std::size_t k = 0; k < m; ++k) {
-      const std::size_t b = (2 * k + 1) * ks_.n / (2 * m);
-      std::size_t lo, hi;
-      index_.window_1d(ks_.xs[b], h_[0], b, ks_.weight(b), lo, hi);
-      window += static_cast<double>(hi - lo) / m;
-    }
-    if (static_cast<double>(rows) * window < LaplaceLine::terms_per_key * static_cast<double>(ks_.n)) return nullptr;
+    // windows hold fewer in all (the scan's 1000 rows at a narrow h) sums key by key. At the
+    // pass's h: the squared kernel's line is built where the pass's is.
+    if (static_cast<double>(rows) * mean_window(h_[0]) < LaplaceLine::terms_per_key * static_cast<double>(ks_.n))
+      return nullptr;
     line = std::make_unique<LaplaceLine>(ks_, h_[0] / r, degree, data, &buffers_, gradient, options_.pool);
   }
   return squared ? std::make_unique<ScaledLine>(std::move(line), r) : std::move(line);

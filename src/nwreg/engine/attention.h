@@ -154,6 +154,9 @@ class Attention : public Pooling {
   /// categorical column's entry is its lambda, within its kernel's range: levels.h).
   void set_bandwidth(std::vector<double> bandwidth);
   const std::vector<double>& bandwidth() const { return h_; }
+  /// Another K (or F) of the same nearest-neighbour policy, the keys' layout kept (a grid of K
+  /// without sorting the keys again). Throws ParameterError for another policy.
+  void set_neighbours(NeighbourBandwidth neighbours);
 
   /// Predicts at m query points (m x d, row-major) into out[0..m). Throws DataError naming the
   /// first query out of reach (OutOfReach::error).
@@ -263,6 +266,9 @@ class Attention : public Pooling {
   // weights' moments (NW: c = (1 / s0, 0..0)).
   double squared_weights(const double* c, const LineMoments& sq) const;
   bool lines_apply() const;  // whether line_sums makes a backend (the options and the layout allow one)
+  // The mean window (keys in reach, one column) of 16 keys spread over x, as queries at h (each
+  // at its own scale under knn or span): what a pass costs key by key, per row.
+  double mean_window(double h) const;
   // The backend for this kernel over `data`, of degree `degree`, for the kernel squared if asked;
   // null where it would not pay for `rows` rows. Builds on the pool: never from inside a pool task.
   std::unique_ptr<LineSums> make_line(std::size_t degree, const LineData& data, bool squared, std::size_t rows,

@@ -9,6 +9,8 @@
 ///                                of z, one per pass (its bandwidth fixed)
 ///   LaplaceLine (below)          Laplace: exp(-|z|) z^m summed by a recursion over the sorted
 ///                                keys from each side, one per pass (its bandwidth fixed)
+///   HermiteLine (hermite_line.h) Gaussian at each row's own bandwidth (knn, span): the keys'
+///                                power sums in a tree, a Taylor series in each node's offset
 ///
 /// Each gives, at query q with 1 / h = inv_h, over every key but `exclude`, with z = (x - q) / h,
 /// s the key's sample weight (a merged key's, the sum of its rows') and e = s K(z) (times a

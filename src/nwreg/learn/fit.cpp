@@ -220,11 +220,17 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
                     : neighbour_grid(given.kind, span ? data.n : data.n - std::min(out, data.n - 1), kernel::make_design(data.d, method_degree(engine.method, engine.degree)).p);
   double best = std::numeric_limits<double>::infinity();
   bool found = false;
+  std::optional<Attention> grid_engine;  // the keys laid out once for the grid
   for (std::size_t i = 0; i < grid.size(); ++i) {
-    EngineOptions e = engine;
-    e.neighbour_policy = grid[i];
-    e.progress = nullptr;
-    const Attention a(data, m.bandwidth, e);
+    if (!grid_engine) {
+      EngineOptions e = engine;
+      e.neighbour_policy = grid[i];
+      e.progress = nullptr;
+      grid_engine.emplace(data, m.bandwidth, e);
+    } else {
+      grid_engine->set_neighbours(grid[i]);
+    }
+    const Attention& a = *grid_engine;
     const auto rows = a.spread_rows(2000);
     double value;
     if (!uses_in_sample(plan.fit.criterion)) {
