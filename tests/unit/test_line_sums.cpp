@@ -221,7 +221,7 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
   std::size_t by_moments = 0;
   int trial = 0;
   for (const NeighbourBandwidth policy :
-       {NeighbourBandwidth{Neighbours::knn, 100}, NeighbourBandwidth{Neighbours::knn, 1500},
+       {NeighbourBandwidth{Neighbours::knn, 700}, NeighbourBandwidth{Neighbours::knn, 1500},
         NeighbourBandwidth{Neighbours::span, 0, 0.3}})
     for (std::size_t degree = 0; degree <= 2; ++degree) {
       ++trial;

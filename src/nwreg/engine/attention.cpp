@@ -210,7 +210,9 @@ std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineDat
   const double r = !squared ? 1.0 : k == Kernel::gaussian ? std::sqrt(2.0) : 2.0;
   std::unique_ptr<LineSums> line;
   if (policy_.per_query()) {  // the Gaussian (lines_apply), each row at its own bandwidth
-    if (static_cast<double>(rows) * mean_window(h_[0]) < HermiteLine::terms_per_key * static_cast<double>(ks_.n))
+    const double window = mean_window(h_[0]);
+    if (window < HermiteLine::min_window ||
+        static_cast<double>(rows) * window < HermiteLine::terms_per_key * static_cast<double>(ks_.n))
       return nullptr;
     line = std::make_unique<HermiteLine>(ks_, degree, data, options_.tolerance);
   } else if (k == Kernel::gaussian) {

@@ -35,6 +35,10 @@ class HermiteLine : public LineSums {
   /// About what building costs a key, in key-by-key kernel terms: passes whose rows' windows
   /// hold fewer in all are summed key by key.
   static constexpr double terms_per_key = 40;
+  /// A row's series cost about as much as this many keys summed one by one (measured: knn:K
+  /// at 1e5 rows breaks even near K = 500, windows of some 5000 keys): narrower windows are
+  /// summed key by key.
+  static constexpr double min_window = 5000;
 
  private:
   // Adds the sums over keys [lo, hi) (less `exclude`) key by key into S (k-th Hermite moment
