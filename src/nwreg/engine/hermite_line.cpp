@@ -236,17 +236,9 @@ bool HermiteLine::sums(double q, double inv_h, std::size_t exclude, bool gradien
     }
   }
   if (!(M[0] > 0) || !(err <= 0.5 * tolerance_ * M[0])) return false;
-  for (std::size_t m = 0; m <= 2 * P; ++m) {
-    out.M[m] = M[m];
-    if (gradient) out.G[m] = M[m + 2];  // dlog = z^2
-  }
-  for (std::size_t m = 0; m <= P; ++m) {
-    out.My[m] = My[m];
-    if (gradient) out.Gy[m] = My[m + 2];
-  }
-  out.unit = 1;
   for (std::size_t m = 0; m <= top; ++m)
     if (!std::isfinite(M[m]) || !std::isfinite(My[m])) return false;
+  out.gaussian(M, My, P, gradient);
   return true;
 }
 

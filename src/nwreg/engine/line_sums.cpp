@@ -38,16 +38,7 @@ bool GaussLine::sums(double q, double, std::size_t exclude, bool gradient, LineM
   // Each sum within weight_error() W of the true one: answer only where that is below the
   // tolerance of the row's weight, and the left-out key did not carry most of it.
   if (!(fgt_->weight_error() * fgt_->total_weight() <= tolerance_ * M[0]) || !(M[0] >= 0.5 * total)) return false;
-  const std::size_t P = degree_;
-  for (std::size_t m = 0; m <= 2 * P; ++m) {
-    out.M[m] = M[m];
-    if (gradient) out.G[m] = M[m + 2];  // dlog = z^2
-  }
-  for (std::size_t m = 0; m <= P; ++m) {
-    out.My[m] = My[m];
-    if (gradient) out.Gy[m] = My[m + 2];
-  }
-  out.unit = 1;
+  out.gaussian(M, My, degree_, gradient);
   return true;
 }
 

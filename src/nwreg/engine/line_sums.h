@@ -53,6 +53,19 @@ struct LineMoments {
   static constexpr std::size_t cap = 2 * max_degree + 1;
   double M[cap] = {}, My[cap] = {}, G[cap] = {}, Gy[cap] = {};
   double unit = 1;  //!< the weight of a key at distance 0, per unit of its sample weight
+  /// The Gaussian's, from sums of e z^m (m <= 2P + 2) and e z^m (y - y_mid) (m <= P + 2): its
+  /// dlog is z^2, so G and Gy are those sums two powers up; unit 1.
+  void gaussian(const double* Z, const double* Zy, std::size_t P, bool gradient) {
+    for (std::size_t m = 0; m <= 2 * P; ++m) {
+      M[m] = Z[m];
+      if (gradient) G[m] = Z[m + 2];
+    }
+    for (std::size_t m = 0; m <= P; ++m) {
+      My[m] = Zy[m];
+      if (gradient) Gy[m] = Zy[m + 2];
+    }
+    unit = 1;
+  }
 };
 
 class LineSums {
