@@ -349,4 +349,12 @@ TEST_CASE("set_neighbours: another K on the same keys gives what a new engine gi
   Attention a(mcycle, {1.0}, o);
   CHECK_THROWS_WITH_AS(a.set_neighbours({Neighbours::adaptive, 3}),
                        "set_neighbours keeps the policy: knn, got adaptive", ParameterError);
+  // A span that holds no key: refused, the engine left as it was.
+  EngineOptions sp;
+  sp.kernel = Kernel::tricube;
+  sp.neighbour_policy = {Neighbours::span, 0, 0.3};
+  Attention s(mcycle, {1.0}, sp);
+  const double before = s.loo(false).mse;
+  CHECK_THROWS_AS(s.set_neighbours({Neighbours::span, 0, 1e-4}), DataError);
+  CHECK(s.loo(false).mse == before);
 }

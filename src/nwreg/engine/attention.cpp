@@ -128,9 +128,17 @@ void Attention::set_neighbours(NeighbourBandwidth neighbours) {
     throw ParameterError("neighbour_policy", "set_neighbours keeps the policy: " +
                                                  to_string(options_.neighbour_policy.kind) + ", got " +
                                                  to_string(neighbours.kind));
+  const NeighbourBandwidth was = options_.neighbour_policy;
   options_.neighbour_policy = neighbours;
   policy_ = BandwidthPolicy(neighbours);
-  set_bandwidth(h_);
+  try {
+    set_bandwidth(h_);
+  } catch (...) {  // (a span holding no key) the engine as it was
+    options_.neighbour_policy = was;
+    policy_ = BandwidthPolicy(was);
+    set_bandwidth(h_);
+    throw;
+  }
 }
 
 void Attention::check_loo_rows() const {
@@ -195,8 +203,8 @@ double Attention::mean_window(double h) const {
     const std::size_t b = (2 * k + 1) * ks_.n / (2 * m);
     double hb = h;
     policy_.query(index_, &ks_.xs[b], no_key, inv_h_.data(), cat_.data(), 1, &buf, nullptr, hb);
-    std::size_t lo, hi;
-    index_.window_1d(ks_.xs[b], hb, b, ks_.weight(b), lo, hi);
+    std::size_t lo, hi;  // (a key of weight 0, kept as a neighbour, measured as weighing 1)
+    index_.window_1d(ks_.xs[b], hb, b, ks_.weight(b) > 0 ? ks_.weight(b) : 1.0, lo, hi);
     window += static_cast<double>(hi - lo) / m;
   }
   return window;
@@ -210,7 +218,7 @@ std::unique_ptr<LineSums> Attention::make_line(std::size_t degree, const LineDat
   const double r = !squared ? 1.0 : k == Kernel::gaussian ? std::sqrt(2.0) : 2.0;
   std::unique_ptr<LineSums> line;
   if (policy_.per_query()) {  // the Gaussian (lines_apply), each row at its own bandwidth
-    const double window = mean_window(h_[0]);
+    const double window = options_.tolerance > 0 ? mean_window(h_[0]) : 0.0;  // 0: every key, exactly
     if (window < HermiteLine::min_window ||
         static_cast<double>(rows) * window < HermiteLine::terms_per_key * static_cast<double>(ks_.n))
       return nullptr;

@@ -14,7 +14,8 @@
 /// wider ones split, and blocks at the window's ends or wider than h are summed key by key. By
 /// Cramer's inequality |He_j(t)| phi(t) <= 1.0865 sqrt(j!) exp(-t^2 / 4), the series left out
 /// after `terms` terms weighs below 4e-27 of the node's keys (bound checked per row, with the
-/// keys beyond the window, against tolerance * the row's weight sum).
+/// keys beyond the window, against tolerance * the row's weight sum; rounding aside, as for
+/// the key-by-key sums: the highest powers of a node near q lose a few digits).
 
 #include <cstddef>
 #include <vector>
@@ -41,8 +42,8 @@ class HermiteLine : public LineSums {
   static constexpr double min_window = 5000;
 
  private:
-  // Adds the sums over keys [lo, hi) (less `exclude`) key by key into S (k-th Hermite moment
-  // form is not used there: plain z^m).
+  // Adds the sums over keys [lo, hi) (less `exclude`) key by key: Z[m] += sum s phi(z) z^m and
+  // Zy[m] the same times y - y_mid, m <= top.
   void keys_into(std::size_t lo, std::size_t hi, double q, double inv_h, std::size_t exclude, std::size_t top,
                  double* Z, double* Zy) const;
   // Adds node j's series: T[k] += sum_a rho^a A_a / a! phi^(k + a)(t) for k <= top (and Ty),
