@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "nwreg/engine/attention.h"
+#include "nwreg/engine/fitted.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/io/writers.h"
@@ -129,7 +130,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   if (degree_given && e.method != Method::local_polynomial)
     throw UsageError("--degree: only with --method local-polynomial (local-linear is degree 1, nw degree 0)");
   e.degree = static_cast<std::size_t>(degree);
-  e.out_of_reach = parse_out_of_reach(out_of_reach);
+  e.out_of_reach = engine_reach(parse_unsupported(out_of_reach));
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   e.categorical = parse_categorical_kernel(categorical_kernel);
   if (categorical_fit != "weights" && categorical_fit != "line")
@@ -158,8 +159,10 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
       ->capture_default_str()
       ->each([&o](const std::string&) { o.degree_given = true; });
   app.add_option("--out-of-reach", o.out_of_reach,
-                 "A query with no key within a compact kernel's reach: error (names it) or nearest (the "
-                 "nearest key's y; of identical nearest keys, their mean)")
+                 "Queries the data do not support: past an x column's training range, or with no key within a "
+                 "compact kernel's reach. auto: predictions past the range extrapolated (said on stderr), their "
+                 "--se band cells empty, a query out of reach an error; extrapolate (or nearest): every cell "
+                 "answered, out of reach by the nearest key's y; empty: their cells empty; error: refused")
       ->capture_default_str();
   app.add_option("--leave-out", o.leave_out,
                  "Leave-block-out cross-validation (one x column): each leave-one-out row also leaves out the K "
@@ -257,9 +260,15 @@ CsvOptions csv_options(const InputOptions& o) {
   return opts;
 }
 
+CsvOptions query_csv_options(const InputOptions& o) {
+  CsvOptions opts = csv_options(o);
+  if (opts.na == NaPolicy::skip) opts.na = NaPolicy::keep;
+  return opts;
+}
+
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
-                                    std::istream& stdin_stream) {
-  const CsvOptions opts = csv_options(o);
+                                    std::istream& stdin_stream, bool queries) {
+  const CsvOptions opts = queries ? query_csv_options(o) : csv_options(o);
   if (path == "-") return std::make_unique<CsvReader>(stdin_stream, "<stdin>", opts);
   return std::make_unique<CsvReader>(path, opts);
 }
@@ -371,7 +380,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   BandwidthPlan plan;
   const Kernel kernel = parse_kernel(engine.kernel);
   const Method method = parse_method(engine.method);
-  parse_out_of_reach(engine.out_of_reach);
+  parse_unsupported(engine.out_of_reach);
   plan.verbose = o.verbose;
   const BandwidthSpec spec = parse_bandwidth_spec(o.bandwidth, "--bandwidth");
   plan.kind = spec.kind;

@@ -69,7 +69,7 @@ struct EngineCliOptions {
   std::string method = "nw";             //!< --method: nw | local-linear | local-polynomial
   long long degree = 2;                  //!< --degree: local-polynomial's degree (checked: 0 to max_degree)
   bool degree_given = false;
-  std::string out_of_reach = "error";    //!< --out-of-reach: error | nearest
+  std::string out_of_reach = "auto";     //!< --out-of-reach: auto | extrapolate (nearest) | empty | error
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
   std::string categorical_kernel = "aitchison-aitken";  //!< --categorical-kernel
   std::string categorical_fit = "weights";  //!< --categorical-fit weights|line
@@ -116,12 +116,15 @@ void add_method_options(CLI::App& app, EngineCliOptions& o);
 void add_performance_options(CLI::App& app, EngineCliOptions& o);
 void add_bandwidth_options(CLI::App& app, BandwidthOptions& o);
 
-/// Opens the training CSV (stdin for "-").
 /// The CSV options of the input options (delimiter, decimal mark, header, missing values).
 CsvOptions csv_options(const InputOptions& o);
+/// The same for query rows: --na skip keeps a query row with a missing value in its place
+/// (NaPolicy::keep), answered with empty cells.
+CsvOptions query_csv_options(const InputOptions& o);
 
+/// Opens a CSV (stdin for "-"): the training data, or with `queries` query rows.
 std::unique_ptr<CsvReader> open_csv(const std::string& path, const InputOptions& o,
-                                    std::istream& stdin_stream);
+                                    std::istream& stdin_stream, bool queries = false);
 
 /// Reads the training set; when -x/-y/--sample-weight are not given, `model_columns` (from the
 /// model file `model_path`) pick the columns by name if the file has a header, else the first

@@ -85,7 +85,7 @@ Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double
       rows.x = linspace(lo, lo + s.range, cmd.grid_n);
     }
   } else if (!cmd.query.empty()) {
-    auto reader = open_csv(cmd.query, cmd.input, std::cin);
+    auto reader = open_csv(cmd.query, cmd.input, std::cin, true);
     QueryRows q = read_query_rows(*reader, data, cmd.keep);
     report_skipped(*reader, "query row", std::cerr);
     rows.x = std::move(q.x);  // written as the training column's kind (dates stay dates)
@@ -224,6 +224,15 @@ struct Block {
   std::vector<double> pred;
   std::optional<Band> band;
   std::optional<Fitted::Slopes> slopes;  // --derivative: m x d
+  std::vector<char> none;     // per row: no answer, every value cell empty (a missing x; --out-of-reach empty)
+  std::vector<char> no_band;  // per row: its standard errors and band empty (past the range, --out-of-reach auto)
+};
+
+// Queries the data do not support (--out-of-reach) in a block: the policy, and which of its
+// rows lie past the training range (nullptr: none).
+struct Reach {
+  Unsupported policy = Unsupported::flag;
+  const char* past = nullptr;
 };
 // How --se's band is made: its multiplier (the pointwise z, or the simultaneous critical value)
 // and the fit it is centred on (--interval rbc: the bias-corrected one), or none.
@@ -258,7 +267,10 @@ void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, c
   if (static_cast<double>(m) * static_cast<double>(data.n) > most)
     throw UsageError("--simultaneous: the band walks each query's weights over every training row, " + std::to_string(m) +
                      " x " + std::to_string(data.n) + " > 1e10; give fewer queries (a grid of a few hundred is enough)");
-  const Simultaneous s = fitted.simultaneous(q, m, cmd.level, band.corrected ? &*band.corrected : nullptr);
+  std::vector<double> known;  // the queries with no missing x (one column)
+  for (std::size_t j = 0; j < m; ++j)
+    if (!std::isnan(q[j])) known.push_back(q[j]);
+  const Simultaneous s = fitted.simultaneous(known.data(), known.size(), cmd.level, band.corrected ? &*band.corrected : nullptr);
   band.critical = s.critical;
   std::cerr << "nwreg: simultaneous " << format_double(cmd.level) << " band over " << m << (m == 1 ? " query" : " queries")
             << ": critical value "
@@ -268,8 +280,8 @@ void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, c
 
 // The answers to m queries, the first of them query number first + 1 of the user's: an error
 // names a query by that number.
-Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t first, const LooDetail* loo,
-             const BandSetup& band, bool derivative) try {
+Block answer_all(const Fitted& fitted, const double* q, std::size_t m, std::size_t first, const LooDetail* loo,
+                 const BandSetup& band, bool derivative) try {
   Block b;
   b.pred.resize(m);
   if (loo)
@@ -282,26 +294,111 @@ Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t f
   throw e.at(first);
 }
 
+// The same where some queries are none: a row with a missing coordinate (--na skip keeps its
+// place) is not asked; a row past the range or out of reach gets what `reach` says.
+Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t d, std::size_t first,
+             const LooDetail* loo, const BandSetup& band, bool derivative, const Reach& reach) {
+  std::vector<std::size_t> asked;
+  for (std::size_t j = 0; j < m; ++j)
+    if (std::all_of(q + j * d, q + (j + 1) * d, [](double v) { return !std::isnan(v); })) asked.push_back(j);
+  Block b;
+  if (asked.size() == m) {
+    b = answer_all(fitted, q, m, first, loo, band, derivative);
+  } else {
+    // Only the rows asked, each error named by its own query number.
+    std::vector<double> qa;
+    for (std::size_t j : asked) qa.insert(qa.end(), q + j * d, q + (j + 1) * d);
+    Block a;
+    try {
+      a = answer_all(fitted, qa.data(), asked.size(), 0, loo, band, derivative);
+    } catch (const QueryError& e) {
+      throw QueryError(first + asked[e.index()], e.detail());
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    b.pred.assign(m, nan);
+    if (a.band) b.band = Band{std::vector<double>(m, nan), std::vector<double>(m, nan), std::vector<double>(m, nan)};
+    if (a.slopes) b.slopes = Fitted::Slopes{std::vector<double>(m * d, nan), std::vector<double>(a.slopes->se.empty() ? 0 : m * d, nan)};
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      const std::size_t j = asked[i];
+      b.pred[j] = a.pred[i];
+      if (a.band) b.band->se[j] = a.band->se[i], b.band->lower[j] = a.band->lower[i], b.band->upper[j] = a.band->upper[i];
+      if (a.slopes) {
+        std::copy_n(a.slopes->slope.begin() + i * d, d, b.slopes->slope.begin() + j * d);
+        if (!a.slopes->se.empty()) std::copy_n(a.slopes->se.begin() + i * d, d, b.slopes->se.begin() + j * d);
+      }
+    }
+  }
+  // A NaN prediction is a query no key reaches under --out-of-reach empty, or one not asked.
+  b.none.assign(m, 0);
+  b.no_band.assign(m, 0);
+  for (std::size_t j = 0; j < m; ++j) {
+    b.none[j] = std::isnan(b.pred[j]) || (reach.past && reach.past[j] && reach.policy == Unsupported::empty);
+    b.no_band[j] = reach.past && reach.past[j] && reach.policy == Unsupported::flag;
+  }
+  return b;
+}
+
+// The training range of the column of `p`'s farthest query, as "[lo, hi]".
+std::string range_text(const PastRange& p, const Dataset& data) {
+  const bool time = is_time(data.kind(p.column));
+  auto value = [&](double v) { return time ? format_instant(v, data.kind(p.column) == ColumnKind::date) : format_g3(v); };
+  return "[" + value(p.lo) + ", " + value(p.hi) + "]";
+}
+
+// Under --out-of-reach error, a query past the training range is refused: a QueryError naming
+// the first (first + 1 numbers the first query of `p`).
+void refuse_past(const PastRange& p, std::size_t first, const Dataset& data, Unsupported policy) {
+  if (!p.count || policy != Unsupported::error) return;
+  throw QueryError(first + p.first, " lies past the training range " + range_text(p, data) + " of x column " +
+                                        quote(data.x_names[p.column]) + "; give --out-of-reach extrapolate (or empty) to answer it");
+}
+
+// Says on stderr, once, after the output, how many queries lie past the training range, how
+// far, and what they got.
+void report_past(const PastRange& p, std::size_t total, const Dataset& data, Unsupported policy, bool se) {
+  if (!p.count) return;
+  const std::string column = quote(data.x_names[p.column]), range = range_text(p, data);
+  const bool time = is_time(data.kind(p.column));
+  std::string what = policy == Unsupported::empty ? "their cells are left empty"
+                     : policy == Unsupported::extrapolate
+                         ? std::string("they are extrapolated") + (se ? ", bands included" : "")
+                     : se ? "their predictions are extrapolated and their band cells left empty (--out-of-reach "
+                            "extrapolate fills them, empty leaves every cell empty, error refuses)"
+                          : "their predictions are extrapolated (--out-of-reach empty leaves them empty, error refuses)";
+  std::cerr << "nwreg: note: " << p.count << " of " << total << (total == 1 ? " query lies" : " queries lie")
+            << " past the training x range (farthest: " << (time ? format_duration(p.beyond) : format_g3(p.beyond))
+            << " past " << range << " of " << column << ", " << format_g3(p.ranges) << " of its range); " << what << "\n";
+}
+
 
 // Writes block `b`, rows [from, from + m) of `rows`.
 void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size_t from, const Block& b,
                  const std::vector<SlopeColumn>& slope_cols) {
   std::vector<std::string_view> kept(rows.kept.size());
   std::vector<double> v;
+  std::vector<char> blank;  // x cells, then value cells
   for (std::size_t i = 0; i < b.pred.size(); ++i) {
     const std::size_t r = from + i;
+    const double* x = rows.x.data() + r * d;
     for (std::size_t c = 0; c < kept.size(); ++c) kept[c] = rows.kept[c][r];
     v.clear();
-    if (rows.y) v.push_back((*rows.y)[r]);
-    v.push_back(b.pred[i]);
-    if (b.band) v.insert(v.end(), {b.band->se[i], b.band->lower[i], b.band->upper[i]});
+    blank.clear();
+    for (std::size_t k = 0; k < d; ++k) blank.push_back(std::isnan(x[k]));
+    const char none = b.none[i], no_se = none || b.no_band[i];
+    auto put = [&](double value, char empty) {
+      v.push_back(value);
+      blank.push_back(empty);
+    };
+    if (rows.y) put((*rows.y)[r], 0);
+    put(b.pred[i], none);
+    if (b.band) put(b.band->se[i], no_se), put(b.band->lower[i], no_se), put(b.band->upper[i], no_se);
     if (b.slopes) {
-      for (const SlopeColumn& s : slope_cols) v.push_back(b.slopes->slope[i * d + s.k] * s.per);
+      for (const SlopeColumn& s : slope_cols) put(b.slopes->slope[i * d + s.k] * s.per, none);
       if (!b.slopes->se.empty())
-        for (const SlopeColumn& s : slope_cols) v.push_back(b.slopes->se[i * d + s.k] * s.per);
+        for (const SlopeColumn& s : slope_cols) put(b.slopes->se[i * d + s.k] * s.per, no_se);
     }
-    if (rows.y) v.push_back((*rows.y)[r] - b.pred[i]);
-    w.row(kept.data(), rows.x.data() + r * d, v.data());
+    if (rows.y) put((*rows.y)[r] - b.pred[i], none);
+    w.row(kept.data(), x, v.data(), blank.data());
   }
 }
 
@@ -312,7 +409,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   // Line by line, unless the stream is gzip-compressed (its first byte 0x1f is no text): that
   // is inflated in blocks, answered as they come.
   const bool gzip = std::cin.peek() == 0x1f;
-  CsvReader reader(std::cin, "<stdin>", csv_options(cmd.input), !gzip);
+  CsvReader reader(std::cin, "<stdin>", query_csv_options(cmd.input), !gzip);
   const std::vector<std::size_t> columns = query_columns(reader, data);
   std::vector<std::string> kept_names;
   const CsvReader::TextColumns keep = kept_columns(reader, cmd.keep, kept_names);
@@ -328,6 +425,9 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
     loo = Fitted(data, model, engine).loo_residuals();
     set_band(band, cmd, data, model, one, fitted, nullptr, 0);  // (--simultaneous is refused for a stream)
   }
+  const Unsupported policy = parse_unsupported(cmd.engine.out_of_reach);
+  PastRange farthest;  // the stream's farthest query past the range,
+  std::size_t queries = 0, past = 0;  // and how many of how many lie past it
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
@@ -339,7 +439,14 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
       Block b;
       try {
-        b = answer(fitted, row.x.data(), 1, 0, loo ? &*loo : nullptr, band, cmd.derivative);
+        const PastRange p = past_range(data, row.x.data(), 1);
+        ++queries;
+        if (p.count) {
+          refuse_past(p, 0, data, policy);
+          if (!past++ || p.ranges > farthest.ranges) farthest = p;
+        }
+        b = answer(fitted, row.x.data(), 1, data.d, 0, loo ? &*loo : nullptr, band, cmd.derivative,
+                   {policy, p.past.data()});
       } catch (const QueryError& e) {  // named by its line in the stream
         throw InputError(reader.source(), reader.line(), "", "the query" + e.detail());
       }
@@ -349,6 +456,8 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
     w.finish();
   });
   report_skipped(reader, "query row", std::cerr);
+  farthest.count = past;
+  report_past(farthest, queries, data, policy, cmd.se);
 }
 
 }  // namespace
@@ -496,12 +605,24 @@ PredictSetup check_predict(const PredictCommand& cmd) {
 
 // --plot's picture: the training points, the curve at the m queries q and its band.
 FitPlot fit_plot(const Dataset& data, const Model& model, const double* q, std::size_t m, const Block& all) {
+  // Cells left empty are not drawn: NaN breaks the curve and the band there; a query row with a
+  // missing x is left out (one x column).
+  std::vector<double> qx, f, lower, upper;
+  for (std::size_t j = 0; j < m; ++j) {
+    if (std::isnan(q[j])) continue;
+    qx.push_back(q[j]);
+    f.push_back(all.none[j] ? NAN : all.pred[j]);
+    if (!all.band) continue;
+    const bool empty = all.none[j] || all.no_band[j];
+    lower.push_back(empty ? NAN : all.band->lower[j]);
+    upper.push_back(empty ? NAN : all.band->upper[j]);
+  }
   FitPlot p{data.x,
             data.y,
-            std::vector<double>(q, q + m * data.d),
-            all.pred,
-            all.band ? all.band->lower : std::vector<double>{},
-            all.band ? all.band->upper : std::vector<double>{},
+            std::move(qx),
+            std::move(f),
+            std::move(lower),
+            std::move(upper),
             data.x_names[0],
             data.y_name,
             "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n),
@@ -652,8 +773,16 @@ void run_predict(const PredictCommand& given) {
   const double* q = rows.x.data() + first * data.d;
   const bool header = setup.shard.k == 1;
   if (weights_file) check_weights_size(m, data.n, cmd.max_weights);
+  if (weights_file || heatmap_file)
+    for (std::size_t j = 0; j < m * data.d; ++j)
+      if (std::isnan(q[j]))
+        throw UsageError(std::string(weights_file ? "--weights" : "--heatmap") + ": query " + std::to_string(first + j / data.d + 1) +
+                         " has a missing x and no weights; drop such rows from the --query file");
   const Model model = choose_model();
   const Fitted fitted(data, model, engine);
+  const Unsupported policy = parse_unsupported(cmd.engine.out_of_reach);
+  const PastRange past = past_range(data, q, m);
+  refuse_past(past, first, data, policy);
   std::optional<LooDetail> loo;
   BandSetup band;
   if (cmd.se) {
@@ -677,8 +806,8 @@ void run_predict(const PredictCommand& given) {
       for (std::size_t size = 256; blocks_done < m; size = std::min<std::size_t>(size * 2, 65536)) {
         const std::size_t count = std::min(size, m - blocks_done);
         write_block(w, rows, data.d, first + blocks_done,
-                    answer(fitted, q + blocks_done * data.d, count, first + blocks_done, loo ? &*loo : nullptr, band,
-                           cmd.derivative),
+                    answer(fitted, q + blocks_done * data.d, count, data.d, first + blocks_done, loo ? &*loo : nullptr,
+                           band, cmd.derivative, {policy, past.past.data() + blocks_done}),
                     slope_cols);
         w.flush();
         blocks_done += count;
@@ -686,11 +815,13 @@ void run_predict(const PredictCommand& given) {
       w.finish();
     });
     out.commit();
+    report_past(past, m, data, policy, cmd.se);
     return;
   }
-  const Block all = answer(fitted, q, m, first, loo ? &*loo : nullptr, band, cmd.derivative);
+  const Block all = answer(fitted, q, m, data.d, first, loo ? &*loo : nullptr, band, cmd.derivative, {policy, past.past.data()});
   const Answers answers{cmd, setup, data, rows, model, fitted, columns, slope_cols, all, q, m, first, header};
   write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
+  report_past(past, m, data, policy, cmd.se);
 }
 
 }  // namespace nwreg::cli

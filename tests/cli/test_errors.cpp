@@ -160,7 +160,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--model",
         file("tp.json", base + R"("bandwidth":[1],"method":"local-polynomial","degree":-1})")},
        "", 1, (s / "tp.json").string() + ": not a usable nwreg model: \"degree\" must be a whole number"},
-      {{"fit", syn, "--out-of-reach", "x"}, "", 2, "--out-of-reach: unknown policy \"x\" (known: error, nearest)"},
+      {{"fit", syn, "--out-of-reach", "x"}, "", 2, "--out-of-reach: unknown policy \"x\" (known: auto, extrapolate, empty, error)"},
       {{"fit", syn, "--na", "x"}, "", 2, "--na: unknown policy \"x\" (known: fail, skip)"},
       {{"fit", syn, "--metric", "x"}, "", 2, "--metric: unknown metric \"x\" (known: diagonal, full)"},
       {{"fit", syn, "--rank", "1"}, "", 2, "--rank: only with --metric full"},
@@ -197,6 +197,11 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", "-", "--sample-weight", "w", "-b", "1"}, "x,y,w\n1,2,0\n2,3,0\n", 1,
        "every sample weight is 0: there is nothing to attend to"},
       {{"predict", syn, "--se", "--level", "1.5"}, "", 2, "--level: must be > 0 and < 1, got 1.5"},
+      {{"predict", syn, "--grid", "1:7:2", "--out-of-reach", "error"}, "", 1,
+       "query 3 lies past the training range [0.0512, 4.83] of x column \"x\"; give --out-of-reach extrapolate (or "
+       "empty) to answer it"},
+      {{"predict", syn, "-b", "1", "--na", "skip", "--query", "-", "--weights", "/dev/null"}, "x\n1\nNA\n", 2,
+       "--weights: query 2 has a missing x and no weights; drop such rows from the --query file"},
       {{"predict", syn, "--kernel", "uniform", "-b", "0.01", "--grid", "100:101:1"}, "", 1,
        "query 1 (x = 100) has no training point within reach of the uniform kernel (bandwidth 0.01): widen "
        "--bandwidth or give --out-of-reach nearest"},

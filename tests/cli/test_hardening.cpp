@@ -149,7 +149,7 @@ TEST_CASE("hardening: /dev/stdout and /dev/stderr are written in place, appendin
   CHECK(r.out == "a\n" + expected);
   // --weights /dev/stderr 2>> errlog
   spit(s / "errlog", "earlier\n");
-  r = run_with({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:1:0.5", "--weights", "/dev/stderr"},
+  r = run_with({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0.5:1.5:0.5", "--weights", "/dev/stderr"},
                [&] {
                  const int e = open((s / "errlog").c_str(), O_WRONLY | O_APPEND);
                  dup2(e, 2);

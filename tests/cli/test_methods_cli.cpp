@@ -360,7 +360,8 @@ TEST_CASE("methods cli: --se bands are robust bias-corrected by default, plain o
   }
   // A query far beyond the data, where the local quadratic's powers overflow: the band about the
   // estimate, as NW still answers there.
-  const Result far = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--se"}, "times\n1e200\n");
+  const Result far =
+      run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--se", "--out-of-reach", "extrapolate"}, "times\n1e200\n");
   REQUIRE(far.exit_code == 0);
   const auto fl = split(lines(far.out)[1]);
   CHECK((std::stod(fl[3]) + std::stod(fl[4])) / 2 == doctest::Approx(std::stod(fl[1])).epsilon(1e-12));

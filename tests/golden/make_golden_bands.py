@@ -9,7 +9,11 @@ of nwreg's engine. For each case (data set, method, fixed Gaussian h) at a few q
   plain_lower, plain_upper           prediction -+ z se, z = Phi^-1(0.975)
   rbc_lower, rbc_upper               f_q -+ t se_q: f_q the local polynomial of degree max(p + 1, 2)
                                      at the same h, se_q its se from the same sigma^2, t Student's
-                                     0.975 quantile with nu = 1 / sum w_i(q)^2 (the estimate's)
+                                     0.975 quantile with nu = 1 / sum w_i(q)^2 (the estimate's);
+                                     where nu < 4, sigma^2 topped up to 4 residuals' worth with the
+                                     mean r_i^2 and t with 4 df; where se_q > 2 se, the centre
+                                     f + lambda (f_q - f), lambda = 4 sum w^2 / sum w_q^2, and
+                                     its se from the weights (1 - lambda) w + lambda w_q
   critical, kappa0                   the simultaneous rbc band's multiplier over these queries: the
                                      tube formula's t form 2 P(T_nu > c) + kappa0/pi (1 + c^2/nu)^(-nu/2)
                                      = 0.05, kappa0 the length of the path of the corrected fit's
@@ -85,12 +89,17 @@ def main():
             a = weights(qq, x, h, 0)
             wc = weights(qq, x, h, max(p + 1, 2))
             sigma2 = a @ (r * r)
-            se, se_c = math.sqrt(sigma2 * (w @ w)), math.sqrt(sigma2 * (wc @ wc))
+            se = math.sqrt(sigma2 * (w @ w))
             f, fc = w @ y, wc @ y
-            t = t_quantile(0.975, 1 / (w @ w))
-            rows.append([qq, f, se, f - z * se, f + z * se, fc - t * se_c, fc + t * se_c])
+            nu = 1 / (w @ w)
+            s2 = sigma2 if nu >= 4 else (nu * sigma2 + (4 - nu) * np.mean(r * r)) / 4
+            lam = min(1.0, 4 * (w @ w) / (wc @ wc))
+            wl = (1 - lam) * w + lam * wc
+            centre, se_c = f + lam * (fc - f), math.sqrt(s2 * (wl @ wl))
+            t = t_quantile(0.975, max(nu, 4))
+            rows.append([qq, f, se, f - z * se, f + z * se, centre - t * se_c, centre + t * se_c])
             units.append(wc / np.linalg.norm(wc))
-            inv_nu += (w @ w) / len(q)
+            inv_nu += min(0.25, w @ w) / len(q)
         kappa0 = sum(2 * math.asin(np.linalg.norm(units[i] - units[i + 1]) / 2) for i in range(len(q) - 1))
         nu = 1 / inv_nu
         # P(|T_nu| > c) = I_{nu / (nu + c^2)}(nu / 2, 1 / 2), plus the tube's term, falls through 0.05.

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ios>
+#include <limits>
 #include <system_error>
 #include <vector>
 
@@ -464,6 +465,7 @@ bool CsvReader::local_times(std::size_t column) const {
 }
 
 bool CsvReader::missing(std::size_t column, std::string_view field) {
+  if (options_.na == NaPolicy::keep) return true;
   if (options_.na == NaPolicy::skip) {
     if (skipped_++ == 0) first_skipped_ = line_;
     return false;
@@ -484,7 +486,11 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
   for (std::size_t c = 0; c < columns.size(); ++c) {
     std::string_view field = fields_[columns[c]];
     if (kinds && (*kinds)[c] && is_categorical(*(*kinds)[c])) {
-      if (is_missing(field)) return missing(columns[c], field);
+      if (is_missing(field)) {
+        if (!missing(columns[c], field)) return false;
+        out[c] = std::numeric_limits<double>::quiet_NaN();
+        continue;
+      }
       LabelMap& map = labels->at(c);
       const auto v = map.code(field);
       if (!v)
@@ -518,7 +524,11 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
       out[c] = *v;
       continue;
     }
-    if (is_missing(field)) return missing(columns[c], field);
+    if (is_missing(field)) {
+      if (!missing(columns[c], field)) return false;
+      out[c] = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
     throw InputError(source_, line_, column_label(columns[c]), describe(why, fields_[columns[c]]) + hint(fields_[columns[c]]));
   }
   return true;

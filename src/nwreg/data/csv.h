@@ -33,7 +33,8 @@ enum class HeaderMode {
 /// What a missing value in a chosen column does (--na).
 enum class NaPolicy {
   fail,  //!< InputError naming file, line and column
-  skip   //!< the row is dropped and counted (CsvReader::skipped)
+  skip,  //!< the row is dropped and counted (CsvReader::skipped)
+  keep   //!< the value reads as NaN and the row stays (query rows keep their place: --na skip)
 };
 
 /// Whether a field marks a missing value: empty, NA, N/A, NaN, nan, null, NULL or NaT (blanks
@@ -156,7 +157,7 @@ class CsvReader {
   bool next_row();  // fills fields_ and line_; false at end of input
   char* next_line();  // the next physical line, without its line end; nullptr at the end
   bool parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds, Labels* labels);  // false: skipped
-  bool missing(std::size_t column, std::string_view field);  // skips the row (false) or throws
+  bool missing(std::size_t column, std::string_view field);  // skips the row (false), keeps it (true) or throws
   double parse_instant_field(std::size_t column, std::string_view field, std::optional<ColumnKind>& kind);
   std::string hint(std::string_view field) const;  // what a field that is not a number may mean
   std::string separator_hint(std::string_view field) const;  // another delimiter in a field

@@ -14,14 +14,6 @@
 
 namespace nwreg {
 
-std::string to_string(OutOfReach policy) { return policy == OutOfReach::error ? "error" : "nearest"; }
-
-OutOfReach parse_out_of_reach(const std::string& name) {
-  if (name == "error") return OutOfReach::error;
-  if (name == "nearest") return OutOfReach::nearest;
-  throw ParameterError("out_of_reach", "unknown policy " + quote(name) + " (known: error, nearest)");
-}
-
 void check_tolerance(double tolerance) {
   if (!(tolerance >= 0 && tolerance < 1))
     throw ParameterError("tolerance", "must be >= 0 and < 1, got " + format_double(tolerance));

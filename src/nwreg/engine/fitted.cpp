@@ -151,22 +151,97 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   // the multiplier Student's t with the variance estimate's degrees of freedom, 1 / sum w_i^2
   // of the estimate (Satterthwaite's for a kernel-weighted mean of squared residuals; NW's
   // weights are sigma^2's own, a local polynomial's vary more: fewer, to the safe side).
+  // Where fewer than min_band_df residuals inform sigma^2(q) (a gap, past the data), it is topped
+  // up to min_band_df of them by the mean squared residual of all rows: (nu sigma^2(q) +
+  // (min_band_df - nu) s^2) / min_band_df, with min_band_df degrees of freedom.
+  double mean_r2 = 0;
+  for (double r : r2) mean_r2 += r / static_cast<double>(r2.size());
   std::vector<double> fc(m), w2c(m), zc;
-  const std::vector<double> nu = [&] {
-    std::vector<double> v(m);
-    for (std::size_t j = 0; j < m; ++j) v[j] = w2[j] > 0 ? 1 / w2[j] : 1e300;
-    return v;
-  }();
   centre->engine_->predict_detail(centre->mapped(q, m, zc), m, r2, fc.data(), w2c.data(), sigma2.data());
+  // Where data are thin (a gap, past the ends) the degree-q fit extrapolates and its standard
+  // error runs away from the estimate's. The correction is then taken in part: the centre
+  // f + lambda (f_q - f), lambda = min(1, (R se / se_q)^2), a linear smoother with weights
+  // (1 - lambda) w + lambda w_q, whose variance is sigma^2 ((1 - lambda)^2 sum w^2 + 2 lambda
+  // (1 - lambda) sum w w_q + lambda^2 sum w_q^2): the cross sum from both fits' weight rows,
+  // or where those would be too many (over 1e9 weights) its bound sqrt(sum w^2 sum w_q^2),
+  // se <= (1 - lambda) se_p + lambda se_q. lambda = 1 (the whole correction) wherever
+  // se_q <= R se, as in dense data; the correction's own variance, lambda^2 se_q^2 = R^4 se^4 /
+  // se_q^2, fades as se_q grows, and far into a gap the band is the estimate's.
+  std::vector<double> lambda(m, 1.0), cross(m, std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::size_t> partial;
+  for (std::size_t j = 0; j < m; ++j)
+    if (w2c[j] > rbc_ratio * rbc_ratio * w2[j]) {
+      lambda[j] = rbc_ratio * rbc_ratio * w2[j] / w2c[j];
+      partial.push_back(j);
+    }
+  if (!partial.empty() && static_cast<double>(partial.size()) * static_cast<double>(n_) <= 1e9) {
+    std::vector<double> qs, row;
+    for (std::size_t j : partial) qs.insert(qs.end(), q + j * d_, q + (j + 1) * d_);
+    std::vector<std::vector<double>> rows(partial.size());
+    weights(qs.data(), partial.size(), [&](std::size_t i, const double* a) { rows[i].assign(a, a + n_); });
+    centre->weights(qs.data(), partial.size(), [&](std::size_t i, const double* a) {
+      double c = 0;
+      for (std::size_t r = 0; r < n_; ++r) c += rows[i][r] * a[r];
+      cross[partial[i]] = c;
+      rows[i] = {};
+    });
+  }
   for (std::size_t j = 0; j < m; ++j) {
-    const double se = std::ldexp(std::sqrt(sigma2[j] * w2c[j]), k), t = critical ? *critical : band_quantile(level, nu[j]);
+    const double nu = w2[j] > 0 ? 1 / w2[j] : 1e300;
+    const double t = critical ? *critical : band_quantile(level, std::max(nu, min_band_df));
+    const double s2 = nu >= min_band_df ? sigma2[j] : (nu * sigma2[j] + (min_band_df - nu) * mean_r2) / min_band_df;
+    const double l = lambda[j];
+    const double c = std::isnan(cross[j]) ? std::sqrt(w2[j] * w2c[j]) : cross[j];
+    const double v = (1 - l) * (1 - l) * w2[j] + 2 * l * (1 - l) * c + l * l * w2c[j];
+    const double centre_j = out[j] + l * (fc[j] - out[j]), se = std::ldexp(std::sqrt(s2 * std::max(v, 0.0)), k);
     // A query so far beyond the data that the corrected fit's powers of (x - q) / h overflow
     // (NW and local linear still answer there): the band about the estimate itself.
-    const bool finite = std::isfinite(fc[j] - t * se) && std::isfinite(fc[j] + t * se);
-    band.lower.push_back(finite ? fc[j] - t * se : out[j] - t * band.se[j]);
-    band.upper.push_back(finite ? fc[j] + t * se : out[j] + t * band.se[j]);
+    const bool finite = std::isfinite(centre_j - t * se) && std::isfinite(centre_j + t * se);
+    band.lower.push_back(finite ? centre_j - t * se : out[j] - t * band.se[j]);
+    band.upper.push_back(finite ? centre_j + t * se : out[j] + t * band.se[j]);
   }
   return band;
+}
+
+Unsupported parse_unsupported(const std::string& name) {
+  if (name == "auto") return Unsupported::flag;
+  if (name == "extrapolate" || name == "nearest") return Unsupported::extrapolate;
+  if (name == "empty") return Unsupported::empty;
+  if (name == "error") return Unsupported::error;
+  throw ParameterError("out_of_reach", "unknown policy " + quote(name) + " (known: auto, extrapolate, empty, error)");
+}
+
+OutOfReach engine_reach(Unsupported policy) {
+  switch (policy) {
+    case Unsupported::extrapolate: return OutOfReach::nearest;
+    case Unsupported::empty: return OutOfReach::empty;
+    default: return OutOfReach::error;
+  }
+}
+
+PastRange past_range(const Dataset& train, const double* q, std::size_t m) {
+  const std::size_t d = train.d;
+  std::vector<double> lo(d, INFINITY), hi(d, -INFINITY);
+  for (std::size_t i = 0; i < train.n; ++i)
+    for (std::size_t k = 0; k < d; ++k) {
+      lo[k] = std::min(lo[k], train.x[i * d + k]);
+      hi[k] = std::max(hi[k], train.x[i * d + k]);
+    }
+  PastRange p;
+  p.past.assign(m, 0);
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k < d; ++k) {
+      const double v = q[j * d + k];
+      if (is_categorical(train.kind(k)) || !(v < lo[k] || v > hi[k])) continue;
+      const double beyond = v < lo[k] ? lo[k] - v : v - hi[k];
+      const double ranges = hi[k] > lo[k] ? beyond / (hi[k] - lo[k]) : INFINITY;
+      if (!p.past[j] && p.count++ == 0) p.first = j;
+      p.past[j] = 1;
+      if (p.beyond == 0 || ranges > p.ranges) {  // (beyond > 0 for every query past its column)
+        p.column = k, p.beyond = beyond, p.ranges = ranges, p.lo = lo[k], p.hi = hi[k];
+      }
+    }
+  return p;
 }
 
 Interval parse_interval(const std::string& name) {
@@ -205,7 +280,7 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
       for (std::size_t i = 0; i < n; ++i) top = std::max(top, std::abs(row[i]));
       if (top > 0)
         for (std::size_t i = 0; i < n; ++i) total += row[i] / top, squares += (row[i] / top) * (row[i] / top);
-      if (df) inverse_nu += total != 0 ? squares / (total * total) / static_cast<double>(m) : 0.0;
+      if (df) inverse_nu += total != 0 ? std::min(1 / min_band_df, squares / (total * total)) / static_cast<double>(m) : 0.0;
       if (!path) return;
       std::vector<double> t(n, 0.0);
       if (top > 0)

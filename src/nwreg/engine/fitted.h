@@ -44,6 +44,15 @@ struct Band {
 ///          bandwidth (their rho = 1): then the corrected estimate is that fit's, and the band
 ///          f_q -+ z se(f_q) carries the variance of the correction too.
 enum class Interval { plain, rbc };
+/// The rbc band takes the whole correction where the corrected fit's standard error is at most
+/// this many times the estimate's (everywhere the data are dense: about 1.2-2.5 times there),
+/// and a part lambda = (rbc_ratio se / se_q)^2 of it where the corrected fit extrapolates (in
+/// gaps and past the data), with the standard error of that partly corrected estimate.
+inline constexpr double rbc_ratio = 2;
+/// The rbc band's noise variance sigma^2(q) rests on at least this many residuals' worth: where
+/// its kernel weights give fewer (nu = 1 / sum w_i^2 < min_band_df), it is topped up with the
+/// mean squared leave-one-out residual of every row, and t takes min_band_df degrees of freedom.
+inline constexpr double min_band_df = 4;
 Interval parse_interval(const std::string& name);  //!< "plain", "rbc"; UsageError naming --interval
 std::string to_string(Interval interval);
 
@@ -64,6 +73,35 @@ struct Simultaneous {
   double kappa0 = 0;
   double nu = 0;        //!< the t form's degrees of freedom (infinite: the normal form)
 };
+
+/// What a query the training data do not support gets (--out-of-reach): one past a continuous x
+/// column's training range, or one that no key of a compact kernel reaches.
+enum class Unsupported {
+  flag,         //!< predictions past the range extrapolated, their band cells left empty; a query
+                //!< out of a compact kernel's reach an error (the default: "auto")
+  extrapolate,  //!< every cell answered: past the range extrapolated, its band too; out of reach,
+                //!< the nearest key's y ("nearest", its former name, is the same)
+  empty,        //!< the prediction, band and slope cells of such a query left empty
+  error         //!< DataError naming the first such query
+};
+/// "auto", "extrapolate" (or "nearest"), "empty", "error"; ParameterError naming out_of_reach.
+Unsupported parse_unsupported(const std::string& name);
+/// What the engine does with a query no key reaches, under this policy.
+OutOfReach engine_reach(Unsupported policy);
+
+/// The queries past a continuous x column's training range (m x d, row-major; a NaN coordinate,
+/// a missing value, is no query and never past): which, how many, and the farthest, measured in
+/// its column's ranges past the nearer end.
+struct PastRange {
+  std::vector<char> past;      //!< per query
+  std::size_t count = 0;
+  std::size_t first = 0;       //!< the first such query
+  std::size_t column = 0;      //!< the farthest one's column,
+  double beyond = 0;           //!< how far past the nearer end (in x's unit),
+  double ranges = 0;           //!< and in ranges of the column
+  double lo = 0, hi = 0;       //!< that column's training range
+};
+PastRange past_range(const Dataset& train, const double* q, std::size_t m);
 
 /// Leave-one-out R^2: 1 - LOO MSE / var(y), the variance (and mean) sample-weighted when there
 /// are sample weights; 0 when y is constant.

@@ -17,13 +17,12 @@ class ThreadPool;
 /// What a query with no key in reach of a compact kernel gets.
 enum class OutOfReach {
   error,   //!< DataError naming the query (and, in the leave-one-out error, the row)
-  nearest  //!< the value of the nearest key (scaled distance), all the weight on it; identical
+  nearest, //!< the value of the nearest key (scaled distance), all the weight on it; identical
            //!< nearest keys share it by sample weight (their weighted mean)
+  empty    //!< no answer: NaN for the prediction and its detail, a weight row of 0 (the caller
+           //!< leaves the cells empty); in the leave-one-out error as `error`
 };
 
-std::string to_string(OutOfReach policy);
-/// Throws UsageError naming --out-of-reach for an unknown name.
-OutOfReach parse_out_of_reach(const std::string& name);
 
 /// The default pruning tolerance: omitted weights below double rounding.
 inline constexpr double default_tolerance = 1e-16;

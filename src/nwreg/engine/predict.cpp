@@ -129,7 +129,12 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
       s = gather(q, no_key, w);
       std::vector<double> c(estimator_.p());
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
-      if (!r.reached) return false;
+      if (!r.reached) {
+        if (options_.out_of_reach != OutOfReach::empty) return false;
+        for (double* v : {out + j, sum_w2 ? sum_w2 + j : nullptr, smooth ? smooth + j : nullptr})
+          if (v) *v = std::numeric_limits<double>::quiet_NaN();
+        return true;
+      }
       out[j] = r.f * ks_.y_scale;
       if (!detail) return true;
       if (smooth)  // NW weights e_i / s0
@@ -180,7 +185,12 @@ void Attention::slopes(const double* queries, std::size_t m, double* out, double
     const Span s = gather(q, no_key, w);
     std::vector<double> c(p);
     const Row row = reduce(q, s, w, nullptr, c.data());
-    if (!row.reached) return false;
+    if (!row.reached) {
+      if (options_.out_of_reach != OutOfReach::empty) return false;
+      std::fill(slope, slope + d, std::numeric_limits<double>::quiet_NaN());
+      if (l2) std::fill(l2, l2 + d, std::numeric_limits<double>::quiet_NaN());
+      return true;
+    }
     if (s.fallback) return true;
     const kernel::Keys k = keys();
     const double yb = ks_.ys[s.b], fc = row.f - yb;
@@ -255,7 +265,7 @@ void Attention::weights(const double* queries, std::size_t m,
         if (!fused_) {
           Span s;
           if (!weights_row(q, work, s, c.data()).reached) {
-            lower_to(first_bad, start + r);
+            if (options_.out_of_reach != OutOfReach::empty) lower_to(first_bad, start + r);
             continue;
           }
           s.each([&](std::size_t lo, std::size_t hi) {  // each row of a key its share

@@ -253,11 +253,27 @@ void write_fit_svg(std::ostream& out, const FitPlot& p) {
   std::vector<std::size_t> order(p.qx.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.qx[a] < p.qx[b]; });
+  // The runs of queries (in x order) whose values in `v` are all finite: a cell left empty (NaN)
+  // breaks the curve and the band.
+  auto runs = [&](std::initializer_list<const std::vector<double>*> v) {
+    std::vector<std::vector<std::size_t>> out(1);
+    for (std::size_t i : order) {
+      if (std::all_of(v.begin(), v.end(), [&](const std::vector<double>* a) { return std::isfinite((*a)[i]); })) {
+        out.back().push_back(i);
+      } else if (!out.back().empty()) {
+        out.emplace_back();
+      }
+    }
+    if (out.back().empty()) out.pop_back();
+    return out;
+  };
   if (!p.lower.empty()) {
-    out << "<polygon class=\"band\" fill=\"#1f77b4\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
-    for (std::size_t i : order) out << num(sx(p.qx[i])) << ',' << num(sy(p.upper[i])) << ' ';
-    for (auto it = order.rbegin(); it != order.rend(); ++it) out << num(sx(p.qx[*it])) << ',' << num(sy(p.lower[*it])) << ' ';
-    out << "\"/>\n";
+    for (const auto& run : runs({&p.lower, &p.upper})) {
+      out << "<polygon class=\"band\" fill=\"#1f77b4\" fill-opacity=\"0.18\" stroke=\"none\" points=\"";
+      for (std::size_t i : run) out << num(sx(p.qx[i])) << ',' << num(sy(p.upper[i])) << ' ';
+      for (auto it = run.rbegin(); it != run.rend(); ++it) out << num(sx(p.qx[*it])) << ',' << num(sy(p.lower[*it])) << ' ';
+      out << "\"/>\n";
+    }
   }
   // Points: smaller and lighter as they get many; past 20000, every k-th.
   const std::size_t n = p.x.size(), limit = 20000, stride = n > limit ? (n + limit - 1) / limit : 1;
@@ -265,9 +281,12 @@ void write_fit_svg(std::ostream& out, const FitPlot& p) {
   out << "<g class=\"points\" fill=\"#555\" fill-opacity=\"" << alpha << "\">\n";
   for (std::size_t i = 0; i < n; i += stride)
     out << "<circle cx=\"" << num(sx(p.x[i])) << "\" cy=\"" << num(sy(p.y[i])) << "\" r=\"" << r << "\"/>\n";
-  out << "</g>\n<polyline class=\"curve\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2.2\" points=\"";
-  for (std::size_t i : order) out << num(sx(p.qx[i])) << ',' << num(sy(p.f[i])) << ' ';
-  out << "\"/>\n";
+  out << "</g>\n";
+  for (const auto& run : runs({&p.f})) {
+    out << "<polyline class=\"curve\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2.2\" points=\"";
+    for (std::size_t i : run) out << num(sx(p.qx[i])) << ',' << num(sy(p.f[i])) << ' ';
+    out << "\"/>\n";
+  }
   axes(out, sx, sy, p.x_name, p.y_name, p.title, width - right, p.x_time);
   if (stride > 1)
     out << "<text class=\"note\" x=\"" << num(width - right) << "\" y=\"" << num(top - 6)

@@ -181,10 +181,13 @@ void PredictionWriter::append_kept(std::string_view text) {
   else buf_ += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-void PredictionWriter::row(const std::string_view* kept, const double* x, const double* values) {
+void PredictionWriter::row(const std::string_view* kept, const double* x, const double* values, const char* blank) {
   ++rows_;
+  const std::size_t d = columns_.x.size();
+  auto none = [&](std::size_t cell) { return blank && blank[cell]; };
   for (std::size_t c = 0; c < columns_.values.size(); ++c)
-    if (!std::isfinite(values[c])) throw DataError(columns_.values[c] + " " + std::to_string(rows_) + " is not finite");
+    if (!none(d + c) && !std::isfinite(values[c]))
+      throw DataError(columns_.values[c] + " " + std::to_string(rows_) + " is not finite");
   const bool csv = format_layout() == FormatDef::Layout::table;
   const char* between = csv ? "" : format_layout() == FormatDef::Layout::document ? ", " : ",";
   if (format_layout() == FormatDef::Layout::document) buf_.clear();  // JSON: the record is one array element
@@ -202,10 +205,21 @@ void PredictionWriter::row(const std::string_view* kept, const double* x, const 
   };
   if (!csv) buf_ += '{';
   for (std::size_t c = 0; c < columns_.kept.size(); ++c) next(), append_kept(kept[c]);
-  for (std::size_t k = 0; k < columns_.x.size(); ++k)
-    next(), append_x(buf_, x[k], kind_of(columns_.kinds, k), levels_of(columns_.levels, k),
-                     offset_of(columns_.offsets, k), !csv, separator(format_));
-  for (std::size_t c = 0; c < columns_.values.size(); ++c) next(), append_double(buf_, values[c]);
+  // A cell with no value: nothing between the separators, or JSON's null.
+  auto empty = [&] {
+    if (!csv) buf_ += "null";
+  };
+  for (std::size_t k = 0; k < d; ++k) {
+    next();
+    if (none(k)) empty();
+    else append_x(buf_, x[k], kind_of(columns_.kinds, k), levels_of(columns_.levels, k), offset_of(columns_.offsets, k),
+                  !csv, separator(format_));
+  }
+  for (std::size_t c = 0; c < columns_.values.size(); ++c) {
+    next();
+    if (none(d + c)) empty();
+    else append_double(buf_, values[c]);
+  }
   if (format_layout() == FormatDef::Layout::document) {
     buf_ += '}';
     json_->element(buf_);

@@ -92,9 +92,11 @@ class PredictionWriter {
   /// `header` = false leaves out the CSV/TSV header (for shards after the first); JSON always
   /// has its fields.
   PredictionWriter(std::ostream& out, Format format, const Model& model, Columns columns, bool header = true);
-  /// One row: kept[0..kept columns), x[0..d), values[0..value columns). Throws DataError for a
-  /// value that is not finite, naming its column and row.
-  void row(const std::string_view* kept, const double* x, const double* values);
+  /// One row: kept[0..kept columns), x[0..d), values[0..value columns). `blank`, when given,
+  /// marks the x and value cells (d + value columns, in that order) that have no value: an empty
+  /// field in CSV and TSV, null in JSON (a query row's missing x, a prediction not made). Throws
+  /// DataError for any other value that is not finite, naming its column and row.
+  void row(const std::string_view* kept, const double* x, const double* values, const char* blank = nullptr);
   /// Writes out the rows buffered so far and flushes the stream (for readers waiting on a pipe).
   void flush();
   /// Ends the output (JSON's closing brackets) and flushes.

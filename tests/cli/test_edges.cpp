@@ -1,0 +1,214 @@
+// Where the data thin out, end or have holes: bands in gaps and past the data, queries past the
+// training range (--out-of-reach), and query rows with missing values.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/cli_helpers.h"
+
+using namespace clitest;
+
+namespace {
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+// A CSV row's fields.
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  for (char c : line) {
+    if (c == ',') out.emplace_back();
+    else out.back().push_back(c);
+  }
+  return out;
+}
+
+// 200 rows, x uniform on [0, 4] and [6, 10] (a gap between), y = sin x + noise of sd about 0.3,
+// from a fixed linear congruential generator.
+std::string gap_data() {
+  std::uint64_t s = 20261127;
+  auto uniform = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(s >> 11) / 9007199254740992.0;
+  };
+  std::string csv = "x,y\n";
+  for (int i = 0; i < 200; ++i) {
+    const double x = i < 100 ? 4 * uniform() : 6 + 4 * uniform();
+    double noise = 0;
+    for (int k = 0; k < 12; ++k) noise += uniform();
+    csv += num(x) + "," + num(std::sin(x) + 0.3 * (noise - 6)) + "\n";
+  }
+  return csv;
+}
+
+}  // namespace
+
+TEST_CASE("edges: a band in a gap is at most 10 times as wide as where the data are dense") {
+  Scratch s;
+  spit(s / "gap.csv", gap_data());
+  std::string queries = "x\n";
+  for (int i = 0; i <= 40; ++i) queries += num(0.5 + 0.225 * i) + "\n";  // 0.5 to 9.5
+  spit(s / "q.csv", queries);
+  for (std::string method : {"nw", "local-linear"}) {
+    CAPTURE(method);
+    const Result r = run_nwreg({"predict", (s / "gap.csv").string(), "--method", method, "--query", (s / "q.csv").string(), "--se"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("past the training") == std::string::npos);  // every query inside the training range
+    std::vector<double> dense, gap;
+    for (const auto& line : lines(r.out)) {
+      if (line.rfind("x,", 0) == 0) continue;
+      const auto f = fields(line);
+      const double x = std::stod(f[0]), width = std::stod(f[4]) - std::stod(f[3]);
+      (x > 4 && x < 6 ? gap : dense).push_back(width);
+    }
+    REQUIRE(gap.size() == 9);
+    std::sort(dense.begin(), dense.end());
+    const double median = dense[dense.size() / 2], widest = *std::max_element(gap.begin(), gap.end());
+    CAPTURE(median);
+    CAPTURE(widest);
+    CHECK(widest > median);  // wider where the data are thin,
+    CHECK(widest <= 10 * median);  // never absurd (at 1f9acce: hundreds of times)
+  }
+}
+
+TEST_CASE("edges: past the data the band stays bounded when extrapolated, its t never below 4 df") {
+  // faithful's waiting ends at 96; local linear's band at 104 was +-1.25e25 (t with nu < 1).
+  const Result r = run_nwreg({"predict", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "--method", "local-linear",
+                              "--se", "--grid", "92:106:4", "--out-of-reach", "extrapolate"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err ==
+        "nwreg: note: 2 of 4 queries lie past the training x range (farthest: 8 past [43, 96] of \"waiting\", 0.151 of "
+        "its range); they are extrapolated, bands included\n");
+  for (const auto& line : lines(r.out)) {
+    if (line.rfind("waiting", 0) == 0) continue;
+    const auto f = fields(line);
+    CAPTURE(line);
+    const double prediction = std::stod(f[1]), se = std::stod(f[2]), lower = std::stod(f[3]), upper = std::stod(f[4]);
+    CHECK(lower < prediction);
+    CHECK(upper > prediction);
+    // Within t(4 df)'s 2.78 times (1 + rbc_ratio = 3) of the estimate's own se (topped up): a few se, not 1e25.
+    CHECK(upper - lower < 2 * 2.78 * 3 * std::max(se, 1.0));
+  }
+}
+
+TEST_CASE("edges: --out-of-reach says, leaves empty, or refuses queries past the training range") {
+  const std::vector<std::string> base = {"predict", data("mcycle.csv"), "-b", "2", "--grid", "55:61:2", "--se"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), more.begin(), more.end());
+    return run_nwreg(a);
+  };
+  // auto (the default): predictions extrapolated, band cells empty, said once.
+  const Result a = with({});
+  REQUIRE(a.exit_code == 0);
+  auto out = lines(a.out);
+  REQUIRE(out.size() == 4);
+  CHECK(out[0] == "times,prediction,se,lower,upper");
+  CHECK(fields(out[1]).size() == 5);
+  CHECK(!fields(out[1])[3].empty());  // 55: inside
+  for (int i : {2, 3}) {  // 57 inside, 59 past 57.6
+    const auto f = fields(out[i]);
+    CHECK(!f[1].empty());
+    CHECK((f[2].empty() && f[3].empty() && f[4].empty()) == (i == 3));
+  }
+  CHECK(a.err ==
+        "nwreg: note: 1 of 3 queries lie past the training x range (farthest: 1.4 past [2.4, 57.6] of \"times\", 0.0254 "
+        "of its range); their predictions are extrapolated and their band cells left empty (--out-of-reach extrapolate "
+        "fills them, empty leaves every cell empty, error refuses)\n");
+  // extrapolate: every cell.
+  const Result e = with({"--out-of-reach", "extrapolate"});
+  REQUIRE(e.exit_code == 0);
+  CHECK(lines(e.out)[1] == out[1]);
+  const auto last = fields(lines(e.out)[3]);
+  CHECK(last[1] == fields(out[3])[1]);
+  CHECK(!last[4].empty());
+  // nearest is extrapolate's former name.
+  CHECK(with({"--out-of-reach", "nearest"}).out == e.out);
+  // empty: the row stays, every value cell empty (null in JSON).
+  const Result m = with({"--out-of-reach", "empty"});
+  REQUIRE(m.exit_code == 0);
+  CHECK(lines(m.out)[3] == "59,,,,");
+  const Result j = with({"--out-of-reach", "empty", "--format", "jsonl"});
+  CHECK(lines(j.out)[2] == R"({"times":59,"prediction":null,"se":null,"lower":null,"upper":null})");
+  // error: refused, nothing written.
+  const Result x = with({"--out-of-reach", "error"});
+  CHECK(x.exit_code == 1);
+  CHECK(x.out.empty());
+  CHECK(x.err ==
+        "nwreg: error: query 3 lies past the training range [2.4, 57.6] of x column \"times\"; give --out-of-reach "
+        "extrapolate (or empty) to answer it\n");
+  // A stream: each line answered as it comes, the note once at the end.
+  const Result st = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--out-of-reach", "empty"},
+                              "times\n1\n30\n70\n");
+  REQUIRE(st.exit_code == 0);
+  CHECK(st.out == "times,prediction\n1,\n30," + fields(lines(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "30:31:1"}).out)[1])[1] + "\n70,\n");
+  CHECK(st.err ==
+        "nwreg: note: 2 of 3 queries lie past the training x range (farthest: 12.4 past [2.4, 57.6] of \"times\", 0.225 "
+        "of its range); their cells are left empty\n");
+}
+
+TEST_CASE("edges: a compact kernel's query out of reach is left empty under --out-of-reach empty") {
+  const Result r = run_nwreg({"predict", "-", "--kernel", "epanechnikov", "-b", "0.5", "--grid", "0:4:1", "--out-of-reach",
+                              "empty", "--se"},
+                             "x,y\n0,1\n0.2,2\n0.4,1.5\n3,4\n3.3,5\n3.6,4.5\n");
+  REQUIRE(r.exit_code == 0);
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == 5);
+  CHECK(out[2] == "1,,,,");  // no key within 0.5 of 1 or of 2
+  CHECK(out[3] == "2,,,,");
+  CHECK(!fields(out[1])[1].empty());
+  CHECK(!fields(out[4])[1].empty());
+}
+
+TEST_CASE("edges: --na skip keeps a query row with a missing x in its place, its cells empty") {
+  Scratch s;
+  spit(s / "d.csv", "id,x,y\na,1,2\nb,2,3\nc,NA,4\nd,3,5\ne,,6\n");
+  const std::string d = (s / "d.csv").string();
+  const Result r = run_nwreg({"predict", d, "-x", "x", "-y", "y", "-b", "1", "--na", "skip", "--query", d, "--keep", "id", "--se"});
+  REQUIRE(r.exit_code == 0);
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == 6);  // a header and all five rows, in order
+  CHECK(out[0] == "id,x,prediction,se,lower,upper");
+  CHECK(out[3] == "c,,,,,");
+  CHECK(out[5] == "e,,,,,");
+  CHECK(fields(out[4])[0] == "d");
+  // The rows that have an x get what they get without the others.
+  const Result alone = run_nwreg({"predict", d, "-x", "x", "-y", "y", "-b", "1", "--na", "skip", "--grid", "1:4:1", "--se"});
+  const auto a = lines(alone.out);
+  CHECK(out[1] == "a," + a[1]);
+  CHECK(out[4] == "d," + a[3]);
+  CHECK(r.err == "nwreg: dropped 2 training rows with missing values from " + d + " (first: line 4)\n");
+  // JSON: null; a stream likewise.
+  const Result j = run_nwreg({"predict", d, "-x", "x", "-y", "y", "-b", "1", "--na", "skip", "--query", d, "--keep", "id",
+                              "--format", "jsonl"});
+  CHECK(lines(j.out)[2] == R"({"id":"c","x":null,"prediction":null})");
+  const Result st = run_nwreg({"predict", d, "-x", "x", "-y", "y", "-b", "1", "--na", "skip", "--query", "-"}, "x\n1\nNA\n3\n");
+  REQUIRE(st.exit_code == 0);
+  CHECK(lines(st.out).size() == 4);
+  CHECK(lines(st.out)[2] == ",");
+  // Without --na skip a missing query value is still an error naming its line.
+  spit(s / "t.csv", "x,y\n1,2\n2,3\n3,5\n");
+  const Result f = run_nwreg({"predict", (s / "t.csv").string(), "-b", "1", "--query", "-"}, "x\n1\nNA\n");
+  CHECK(f.exit_code == 1);
+  CHECK(f.err == "nwreg: error: <stdin>:3: column \"x\": missing value \"NA\"; give --na skip to drop rows with missing values\n");
+}
+
+TEST_CASE("edges: --plot breaks the curve and band where cells are empty") {
+  Scratch s;
+  const Result r = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "0:70:1", "--se", "--out-of-reach", "empty",
+                              "--plot", (s / "p.svg").string(), "-o", (s / "o.csv").string()});
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = slurp(s / "p.svg");
+  CHECK(svg.find("nan") == std::string::npos);
+  std::size_t curves = 0, bands = 0;
+  for (std::size_t at = 0; (at = svg.find("class=\"curve\"", at)) != std::string::npos; ++at) ++curves;
+  for (std::size_t at = 0; (at = svg.find("class=\"band\"", at)) != std::string::npos; ++at) ++bands;
+  CHECK(curves == 1);  // 3 to 57: one run
+  CHECK(bands == 1);
+}
