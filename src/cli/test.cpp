@@ -94,6 +94,14 @@ struct Plan {
   bool default_df = false;  // the bandwidth is test's default (df:6 a column), not -b
 };
 
+// Whether a nearest-neighbour bandwidth depends on x alone: K (or F) given, and the column
+// scales given, or none to learn (one continuous column's is 1, span's the columns' trimmed sds).
+bool neighbours_fixed(const FitPlan& plan, const Dataset& data) {
+  if (!plan.neighbour_policy.given()) return false;  // the criterion chooses K (or F)
+  return !plan.fixed.empty() || plan.neighbour_policy.kind == Neighbours::span ||
+         (data.d == 1 && !is_categorical(data.kind(0)));
+}
+
 Plan plan_test(const TestCommand& cmd) {
   if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
     throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
@@ -141,9 +149,11 @@ Outcome test_file(const TestCommand& cmd, const std::string& file, const Plan& p
     if (!plan.default_df || what.rfind("--bandwidth df:", 0) != 0) throw;
     throw DataError(what + " (test's default bandwidth; give -b H, or -b df:K with a K in that range)");
   }
-  // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K) is fixed in advance.
+  // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K, a nearest-neighbour
+  // policy whose every parameter is given) is fixed in advance.
   const std::string& source = o.model.bandwidth_source;
-  o.depends_on_y = source != "fixed" && source != "silverman" && source != "scott" && source != "df";
+  o.depends_on_y = source != "fixed" && source != "silverman" && source != "scott" && source != "df" &&
+                   !(o.model.neighbour_policy && neighbours_fixed(plan.bandwidth, o.data));
   TestOptions options;
   options.null = plan.null;
   options.permutations = plan.permutations.value_or(o.depends_on_y ? default_permutations : 0);

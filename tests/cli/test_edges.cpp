@@ -212,3 +212,49 @@ TEST_CASE("edges: --plot breaks the curve and band where cells are empty") {
   CHECK(curves == 1);  // 3 to 57: one run
   CHECK(bands == 1);
 }
+
+namespace {
+// The value of `key: value` in fit's text report.
+double reported(const std::string& text, const std::string& key) {
+  const auto at = text.find("\n" + key + ": ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + key.size() + 3));
+}
+}  // namespace
+
+TEST_CASE("edges: --robust with a given K, span or adaptive K reports the robust fit's error, as a fixed h does") {
+  // At 1f9acce loo_mse was the plain fit's (4.21 for knn:10) and loo_r2 -4.8.
+  for (const std::string b : {"knn:10", "span:0.3", "adaptive:10"}) {
+    CAPTURE(b);
+    const Result plain = run_nwreg({"fit", data("outliers.csv"), "-b", b});
+    const Result robust = run_nwreg({"fit", data("outliers.csv"), "-b", b, "--robust", "3"});
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(robust.exit_code == 0);
+    const double mse = reported(robust.out, "loo_mse"), r2 = reported(robust.out, "loo_r2");
+    CHECK(mse < reported(plain.out, "loo_mse") / 3);  // the outliers weigh little
+    CHECK(r2 > 0.5);
+    CHECK(r2 < 1);
+    const auto at = robust.out.find("\ncriterion: loo ");
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stod(robust.out.substr(at + 16)) == mse);
+  }
+  const Result k = run_nwreg({"fit", data("outliers.csv"), "-b", "knn:10", "--robust", "3"});
+  CHECK(reported(k.out, "loo_mse") == 0.155298778536059);
+}
+
+TEST_CASE("edges: test with every parameter of a nearest-neighbour bandwidth given is calibrated by chi-square") {
+  const Result r = run_nwreg({"test", data("cars.csv"), "-b", "knn:7"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());  // no "depends on y" warning
+  CHECK(r.out.find("calibration: chi-square at a fixed bandwidth\n") != std::string::npos);
+  const Result s = run_nwreg({"test", data("cars.csv"), "-b", "span:0.5", "--permutations", "0"});
+  CHECK(s.err.empty());
+  // K chosen by the criterion depends on y: permutations.
+  const Result a = run_nwreg({"test", data("cars.csv"), "-b", "knn:auto", "--permutations", "19"});
+  CHECK(a.out.find("calibration: permutation (19 data sets under the null, the bandwidth chosen afresh on each)") !=
+        std::string::npos);
+  // Several columns whose scales are learned: permutations too.
+  const Result m = run_nwreg({"test", data("airquality.csv"), "-x", "Solar.R,Wind", "-y", "Ozone", "-b", "knn:7",
+                              "--permutations", "0"});
+  CHECK(m.err.find("depends on y") != std::string::npos);
+}

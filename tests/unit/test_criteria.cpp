@@ -256,6 +256,17 @@ TEST_CASE("leave-block-out and --min-neighbours keep an AR(1) series from being 
   const auto warned = fit_warnings(d, loo, neighbours(loo, 0), plain);
   REQUIRE(warned.size() == 1);
   CHECK(warned[0].rfind("the fit nearly interpolates (", 0) == 0);
+  CHECK(warned[0].find("Try --criterion aicc, --bandwidth plugin, --leave-out K for a series with correlated errors, or "
+                       "--min-neighbours 5") != std::string::npos);
+  // What was given is never suggested again.
+  FitOptions given = plain;
+  given.criterion = Criterion::aicc;
+  given.min_neighbours = 5;
+  const auto again = fit_warnings(d, loo, neighbours(loo, 0), given);
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].find("Try --bandwidth plugin or --leave-out K for a series with correlated errors") != std::string::npos);
+  CHECK(again[0].find("--criterion aicc") == std::string::npos);
+  CHECK(again[0].find("--min-neighbours") == std::string::npos);
   FitOptions block;
   block.engine.leave_out = 10;
   const FitResult lbo = fit_bandwidth(d, block);

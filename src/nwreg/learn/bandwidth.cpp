@@ -463,6 +463,24 @@ std::vector<double> scan_scales(const Dataset& data) {
 
 double few_neighbours(std::size_t n) { return std::min(3.0, (static_cast<double>(n) - 1) / 2); }
 
+std::vector<std::string> untried(const FitOptions& options, const std::vector<std::string>& remedies) {
+  std::vector<std::string> out;
+  for (const std::string& r : remedies) {
+    if (r.empty() || (r == "--criterion aicc" && options.criterion == Criterion::aicc) ||
+        (r == "--min-neighbours 5" && options.min_neighbours >= 5))
+      continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string either(const std::vector<std::string>& remedies) {
+  std::string s;
+  for (std::size_t i = 0; i < remedies.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == remedies.size() ? (remedies.size() > 2 ? ", or " : " or ") : ", ") + remedies[i];
+  return s;
+}
+
 std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit, std::optional<double> neighbours,
                                       const FitOptions& options) {
   const auto g3 = format_g3;
@@ -482,14 +500,13 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
              " is below the typical spacing of " + quote(data.x_names[0]) + ", " + show(spacing);
   }
   const std::size_t k = options.engine.leave_out;
-  if (!why.empty() && k == 0)
-    out.push_back("the fit nearly interpolates (" + why +
-                  "): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for "
-                  "a series with correlated errors, or --min-neighbours 5");
-  else if (!why.empty())
-    out.push_back("the fit nearly interpolates (" + why + ") even leaving out " + std::to_string(k) +
-                  " keys on each side: the curve steps from point to point. Try a larger --leave-out, --criterion "
-                  "aicc, --bandwidth plugin, or --min-neighbours 5");
+  if (!why.empty())
+    out.push_back("the fit nearly interpolates (" + why + ")" +
+                  (k ? " even leaving out " + std::to_string(k) + " keys on each side" : std::string()) +
+                  ": the curve steps from point to point. Try " +
+                  either(untried(options, {k ? "a larger --leave-out" : "", "--criterion aicc", "--bandwidth plugin",
+                                           k ? "" : "--leave-out K for a series with correlated errors",
+                                           "--min-neighbours 5"})));
   if (fit.stop_reason == "epoch cap")
     out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
                   (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");

@@ -85,6 +85,12 @@ void check_fit_options(const FitOptions& options);
 FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
                         const std::function<void(const Epoch&)>& on_epoch = {});
 
+/// The remedies a warning may suggest, less those already given (--criterion aicc when it was
+/// the criterion; --min-neighbours 5 when it was at least 5), and empty entries.
+std::vector<std::string> untried(const FitOptions& options, const std::vector<std::string>& remedies);
+/// "a", "a or b", "a, b, or c".
+std::string either(const std::vector<std::string>& remedies);
+
 /// Why a learned bandwidth is suspect, one sentence each (none: empty): a fit that nearly
 /// interpolates (fewer than 3 effective neighbours, or than (n - 1) / 2 for tiny n, when
 /// `neighbours` is known, or with one x

@@ -332,6 +332,14 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
     m = std::move(again);
   }
   m.robust = plan.robust;
+  // Nothing learned again (a given K, F or scales): the error and criterion the first fit
+  // recorded are the plain fit's; those of the robust fit, on the rows as it weighs them, are
+  // made afresh (add_loo_statistics), as for a fixed h.
+  if (!relearn && !m.robustness.empty()) {
+    m.loo_mse.reset();
+    m.criterion_value.reset();
+    m.criterion.reset();
+  }
 }
 
 // The criteria over the grid the bandwidth is chosen on (FitPlan::curve): for a bandwidth, the
@@ -495,9 +503,10 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
              m.neighbours && *m.neighbours < few_neighbours(data.n)) {
     // K (or F) chosen by the criterion, as suspect as a learned h would be.
     m.warnings.push_back("the fit nearly interpolates (" + format_g3(*m.neighbours) + " effective neighbours at " +
-                         to_string(m.neighbour_policy) + "): the curve steps from point to point. Try --criterion aicc, "
-                         "a larger " + (m.neighbour_policy.kind == Neighbours::span ? "F" : "K") +
-                         ", or --min-neighbours 5");
+                         to_string(m.neighbour_policy) + "): the curve steps from point to point. Try " +
+                         either(untried(plan.fit, {"--criterion aicc",
+                                                   std::string("a larger ") + (m.neighbour_policy.kind == Neighbours::span ? "F" : "K"),
+                                                   "--min-neighbours 5"})));
   }
   scale.restore(m);
   return m;
