@@ -9,7 +9,13 @@ beta(2,2)} x noise in {constant sd 0.3, x-dependent sd 0.1 + 0.4 x} x n in {200,
 sets each (seed 20261126). Points: a grid of 41 over [0.1, 0.9] (interior) and 6 in [0, 0.05] u
 [0.95, 1] (boundary, reported for local linear).
 
-Usage: bench/coverage.py [--quick] [--nwreg PATH]   (--quick: 10 data sets a cell, not 40)
+Gaps (--gaps): x uniform on [0, 4] and [6, 10], 100 points each, y = sin x + N(0, 0.3^2), 40
+data sets (seed 20261127), the bandwidth learned on each; 19 queries in the gap (4.1 to 5.9) and
+26 where the data are dense. Prints, for NW and local linear with the default (rbc) band, the
+widest band in the gap over the median width where dense (median and largest over the data
+sets), and the coverage of sin x in the gap and where dense.
+
+Usage: bench/coverage.py [--quick] [--gaps] [--nwreg PATH]   (--quick: 10 data sets a cell, not 40)
 """
 import argparse
 import os
@@ -30,7 +36,10 @@ BOUNDARY = np.array([0.0, 0.025, 0.05, 0.95, 0.975, 1.0])
 
 
 def run(nwreg, train, queries, args):
-    out = subprocess.run([nwreg, "predict", train, "--query", queries, "--se", "--threads", "1", *args],
+    # (--out-of-reach extrapolate: the boundary points 0 and 1 can lie just past the data, whose
+    # band cells are otherwise left empty.)
+    out = subprocess.run([nwreg, "predict", train, "--query", queries, "--se", "--threads", "1",
+                          "--out-of-reach", "extrapolate", *args],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"nwreg failed: {' '.join(args)}: {out.stderr.strip()}")
@@ -38,11 +47,42 @@ def run(nwreg, train, queries, args):
     return rows[:, 3], rows[:, 4]  # lower, upper
 
 
+def gaps(nwreg, reps=40):
+    rng = np.random.default_rng(20261127)
+    q = np.r_[np.linspace(4.1, 5.9, 19), np.linspace(0.5, 3.5, 13), np.linspace(6.5, 9.5, 13)]
+    ratios, cover = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        train, queries = os.path.join(tmp, "t.csv"), os.path.join(tmp, "q.csv")
+        with open(queries, "w") as f:
+            f.write("x\n" + "".join(f"{v!r}\n" for v in q))
+        for _ in range(reps):
+            x = np.concatenate([rng.uniform(0, 4, 100), rng.uniform(6, 10, 100)])
+            y = np.sin(x) + rng.normal(0, 0.3, 200)
+            with open(train, "w") as fh:
+                fh.write("x,y\n" + "".join(f"{u!r},{v!r}\n" for u, v in zip(x, y)))
+            for m in ["nw", "local-linear"]:
+                lo, up = run(nwreg, train, queries, ["--method", m])
+                width = up - lo
+                ratios.setdefault(m, []).append(width[:19].max() / np.median(width[19:]))
+                inside = (lo <= np.sin(q)) & (np.sin(q) <= up)
+                c = cover.setdefault(m, [0, 0, 0, 0])
+                c[0] += int(inside[:19].sum()); c[1] += 19
+                c[2] += int(inside[19:].sum()); c[3] += len(q) - 19
+    print(f"# bench/coverage.py --gaps: {reps} data sets, seed 20261127")
+    print("method        gap/dense width: median  max   coverage: gap  dense")
+    for m in ["nw", "local-linear"]:
+        r, c = np.array(ratios[m]), cover[m]
+        print(f"{m:13s} {np.median(r):30.1f} {r.max():5.1f} {c[0] / c[1]:15.3f} {c[2] / c[3]:6.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--gaps", action="store_true")
     ap.add_argument("--nwreg", default="build/src/nwreg")
     a = ap.parse_args()
+    if a.gaps:
+        return gaps(a.nwreg)
     reps = 10 if a.quick else 40
     rng = np.random.default_rng(20261126)
     methods = ["nw", "local-linear"]

@@ -16,6 +16,7 @@
 #include "nwreg/learn/criteria.h"
 #include "nwreg/model/model.h"
 #include "nwreg/learn/bandwidth.h"
+#include "nwreg/learn/series.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/learn/plugin.h"
 
@@ -241,6 +242,31 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
   Dataset boston = testing::mcycle_or_boston("boston");
   CHECK_THROWS_WITH_AS(Attention(boston, {1.0, 1.0}, two),
                        "only for one continuous x column (it leaves out the nearest keys in x order)", UsageError);
+}
+
+TEST_CASE("a cycle the pilot fit misses is structure, not correlated errors: leave-one-out stays") {
+  // 289 yearly points of an 11-year cycle (sunspot.year's shape) with independent noise: the
+  // differences of the pilot's residuals move together (c about 0.2), which correlated errors
+  // never give (c <= 0). At 1f9acce: "lag-1 correlation 2.4" and leave-block-out, which
+  // flattened the cycle.
+  std::vector<double> x, y;
+  std::uint64_t state = 20261127;
+  for (std::size_t i = 0; i < 289; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+    x.push_back(1700.0 + static_cast<double>(i));
+    y.push_back(60 + 50 * std::sin(2 * M_PI * static_cast<double>(i) / 11) + 50 * u);
+  }
+  const SeriesCheck cycle = check_series(testing::make_dataset(x, y), nullptr);
+  CHECK(cycle.structure);
+  CHECK(cycle.leave_out == 0);
+  CHECK(cycle.autocorrelation <= 1);
+  // AR(1) errors about a smooth trend keep leave-block-out.
+  const SeriesCheck ar = check_series(ar1_series(400), nullptr);
+  CHECK(!ar.structure);
+  CHECK(ar.leave_out > 0);
+  CHECK(ar.autocorrelation > 0.5);
+  CHECK(ar.autocorrelation < 1);
 }
 
 TEST_CASE("leave-block-out and --min-neighbours keep an AR(1) series from being interpolated") {

@@ -81,7 +81,15 @@ SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
     }
   // Lag products and squares averaged over their own counts (equal but for one in a single run).
   const double c = var > 0 ? (lag / static_cast<double>(lags)) / (var / static_cast<double>(count)) : 0;
-  out.autocorrelation = 1 + 2 * c;
+  // Correlated errors alone give c in [-1, 0]. Well above 0 the differences move together: the
+  // residuals carry structure the pilot fit missed (a cycle, a season), not noise, and leaving
+  // blocks out would flatten it.
+  if (c > structure_bound(count)) {
+    out.structure = true;
+    out.autocorrelation = std::min(1.0, 1 + 2 * c);
+    return out;
+  }
+  out.autocorrelation = std::clamp(1 + 2 * c, -1.0, 1.0);
   if (out.autocorrelation > 0.3) {
     const double k = std::ceil(std::log(0.05) / std::log(std::min(out.autocorrelation, 0.95)));
     out.leave_out = std::max<std::size_t>(1, std::min(static_cast<std::size_t>(k), n / 20));

@@ -1,6 +1,8 @@
 #pragma once
 /// Is the training set a series with correlated errors? (--leave-out auto)
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 #include "nwreg/data/dataset.h"
@@ -24,10 +26,17 @@ class ThreadPool;
 ///  - K = ceil(log 0.05 / log min(r, 0.95)), the lag at which an AR(1) process with that rho has
 ///    correlation 0.05, between 1 and n / 20.
 /// Chosen on bench/bandwidth_quality's simulations (bench/RESULTS.md).
+///  - structure, not noise: correlated errors give c between -1 and 0 (near 0 for rho near 1);
+///    c above max(0.1, 2 / sqrt(m)), m the differences (over 2 standard errors of a correlation
+///    that is 0), says the residuals move together because the pilot fit missed a cycle or a
+///    season, and leave-one-out stays (r is then reported clamped to 1). A simulated 11-year cycle
+///    (289 years) gives c = 0.21; AR(1) errors with rho 0.8 about a smooth trend -0.07, LakeHuron -0.05.
+inline double structure_bound(std::size_t m) { return std::max(0.1, 2 / std::sqrt(static_cast<double>(m))); }
 struct SeriesCheck {
   bool evenly_spaced = false;
   bool pilot = false;          //!< the plug-in bandwidth was defined (else no test)
-  double autocorrelation = 0;  //!< r, the errors' estimated lag-1 correlation (when tested)
+  bool structure = false;      //!< c > max_structure_c: a cycle the pilot missed, not correlated errors
+  double autocorrelation = 0;  //!< r, the errors' estimated lag-1 correlation (when tested), in [-1, 1]
   std::size_t leave_out = 0;   //!< K; 0 = leave one out
 };
 /// Up to this many rows every residual is used; beyond, series_runs runs of three consecutive
