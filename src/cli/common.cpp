@@ -234,8 +234,9 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
       ->each([&o](const std::string&) { o.seed_given = true; });
   app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L or a step changes h by a relative tol or less")->capture_default_str();
   app.add_option("--loo-rows", o.loo_rows,
-                 "auto: the descent minimises the LOO error of this many rows spread over x (each "
-                 "against every key); 0 = all rows. The error reported is over all rows")
+                 "Rows whose LOO error the descent minimises, spread over x (each against every key); 0 = every "
+                 "row. auto: every row with one continuous x column (its passes are O(n log n)), else " +
+                     std::to_string(sampled_descent_rows) + ". The error reported is over every row")
       ->capture_default_str();
   app.add_option("--metric", o.metric,
                  "diagonal: one bandwidth per x column; full: then learn a linear map A of x, score "
@@ -417,7 +418,13 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   f.criterion = parse_criterion(o.criterion);
   f.min_neighbours = o.min_neighbours;
   f.epochs = o.epochs;
-  f.descent_rows = o.loo_rows;
+  if (o.loo_rows != "auto") {
+    std::size_t rows = 0;
+    const auto [end, ec] = std::from_chars(o.loo_rows.data(), o.loo_rows.data() + o.loo_rows.size(), rows);
+    if (ec != std::errc() || end != o.loo_rows.data() + o.loo_rows.size())
+      throw UsageError("--loo-rows: expected auto or a whole number of rows (0: every row), got " + quote(o.loo_rows));
+    f.descent_rows = rows;
+  }
   f.lr = o.lr;
   f.tol = o.tol;
   if (learned_score && f.optimizer != Optimizer::line_search) {  // fixed-rate steps from a random start
@@ -529,7 +536,11 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
   if (plan.verbose || progress)
     // Verbose: a line a second while the scan runs (it can take minutes at 1e7 rows), and
     // where it ended.
-    events.on_scan = [&plan, &log, progress, best = std::numeric_limits<double>::infinity(), best_h = std::string(),
+    // The scan of a learned bandwidth estimates each point's error from scan_rows rows (a
+    // nearest-neighbour grid's points are said as they are).
+    events.on_scan = [&plan, &log, progress, n = data.n,
+                      scan_rows = plan.kind == BandwidthSpec::Kind::learn ? plan.fit.scan_rows : data.n,
+                      best = std::numeric_limits<double>::infinity(), best_h = std::string(),
                       last = std::chrono::steady_clock::now()](std::size_t i, std::size_t total,
                                                                const std::vector<double>& h, double loss) mutable {
       const std::string at = "nwreg: scan " + std::to_string(i) + "/" + std::to_string(total);
@@ -538,7 +549,11 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
       const auto now = std::chrono::steady_clock::now();
       if (i == total) {
         if (std::isfinite(best))
-          log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best) << '\n';
+          log << "nwreg: scanned " << total << " bandwidths, best " << best_h << "  loss " << format_double(best)
+              << (scan_rows < n ? " (the LOO error of " + std::to_string(scan_rows) + " of " + std::to_string(n) +
+                                      " rows spread over x)"
+                                : std::string())
+              << '\n';
         else
           log << "nwreg: scanned " << total << " bandwidths, none with every row in reach\n";
       } else if (now - last >= std::chrono::seconds(1)) {
@@ -566,9 +581,11 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
     log << "  loss " << format_double(e.loss) << '\n';
   };
   if (plan.verbose)
-    events.on_stop = [&](bool metric, int epochs, const std::string& reason, int evaluations) {
+    events.on_stop = [&](bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows) {
       log << "nwreg: " << (metric ? "metric " : "") << "stopped after " << epochs << " epochs (" << reason << "), "
-          << evaluations << " leave-one-out passes\n";
+          << evaluations << " leave-one-out passes; the epochs' losses are the LOO error of "
+          << (rows >= data.n ? "every row" : std::to_string(rows) + " of " + std::to_string(data.n) + " rows spread over x")
+          << "\n";
     };
   Model m = fit_model(data, fit, engine, events);
   for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';

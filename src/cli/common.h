@@ -51,7 +51,7 @@ struct BandwidthOptions {
   double lr = 0.5;              //!< first step in log h (auto) or learning rate (sgd)
   double tol = 1e-9;            //!< auto: gradient and step tolerance (FitOptions::tol)
   bool verbose = false;         //!< loss after each epoch on stderr
-  std::size_t loo_rows = FitOptions{}.descent_rows;  //!< --loo-rows: rows the descent uses, 0 = all
+  std::string loo_rows = "auto";  //!< --loo-rows: rows the descent uses, 0 = all, auto (descent_rows_for)
   std::string metric = "diagonal";  //!< --metric: diagonal (one bandwidth per column) | full
   std::size_t rank = 0;         //!< --rank: rows of the learned map (0 = the number of x columns)
   std::size_t robust = 0;       //!< --robust N: robustness iterations after the first fit

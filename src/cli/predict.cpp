@@ -328,12 +328,15 @@ Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t d
       }
     }
   }
-  // A NaN prediction is a query no key reaches under --out-of-reach empty, or one not asked.
-  b.none.assign(m, 0);
+  // No answer: a row not asked; under --out-of-reach empty, one past the range or no key reaches
+  // (the engine's NaN). Any other NaN stays a value the writer refuses.
+  b.none.assign(m, 1);
+  for (std::size_t j : asked) b.none[j] = 0;
   b.no_band.assign(m, 0);
   for (std::size_t j = 0; j < m; ++j) {
-    b.none[j] = std::isnan(b.pred[j]) || (reach.past && reach.past[j] && reach.policy == Unsupported::empty);
-    b.no_band[j] = reach.past && reach.past[j] && reach.policy == Unsupported::flag;
+    const bool past = reach.past && reach.past[j];
+    if (reach.policy == Unsupported::empty && (past || std::isnan(b.pred[j]))) b.none[j] = 1;
+    b.no_band[j] = past && reach.policy == Unsupported::flag;
   }
   return b;
 }

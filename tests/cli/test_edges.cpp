@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_helpers.h"
 
 using namespace clitest;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -257,4 +260,66 @@ TEST_CASE("edges: test with every parameter of a nearest-neighbour bandwidth giv
   const Result m = run_nwreg({"test", data("airquality.csv"), "-x", "Solar.R,Wind", "-y", "Ozone", "-b", "knn:7",
                               "--permutations", "0"});
   CHECK(m.err.find("depends on y") != std::string::npos);
+}
+
+TEST_CASE("edges: the permutation p-value does not depend on the order of the rows") {
+  // At 1f9acce the same rows in another order drew other permutations: 0.091 and 0.145.
+  Scratch s;
+  const auto rows = lines(slurp(data("cars.csv")));
+  std::string reversed = rows[0] + "\n";
+  for (std::size_t i = rows.size() - 1; i >= 1; --i) reversed += rows[i] + "\n";
+  spit(s / "reversed.csv", reversed);
+  const std::vector<std::string> args = {"-b", "auto", "--permutations", "99", "--seed", "7", "--format", "json", "-q"};
+  std::vector<std::string> a = {"test", data("cars.csv")}, b = {"test", (s / "reversed.csv").string()};
+  a.insert(a.end(), args.begin(), args.end());
+  b.insert(b.end(), args.begin(), args.end());
+  const Result ra = run_nwreg(a), rb = run_nwreg(b);
+  REQUIRE(ra.exit_code == 0);
+  REQUIRE(rb.exit_code == 0);
+  const Json ja = Json::parse(ra.out), jb = Json::parse(rb.out);
+  CHECK(ja["p_value"] == jb["p_value"]);
+  CHECK(ja["permutations"] == jb["permutations"]);
+  CHECK(ja["statistic"].get<double>() == doctest::Approx(jb["statistic"].get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("edges: the descent learns on every row of one column, and --verbose says which rows each loss is over") {
+  // 3000 rows: the scan estimates from 1000, the descent (--loo-rows auto) from every row.
+  std::string csv = "x,y\n";
+  for (int i = 0; i < 3000; ++i) {
+    const double x = i / 3000.0;
+    csv += num(x) + "," + num(std::sin(6 * x) + 0.3 * std::sin(1e4 * x * x)) + "\n";
+  }
+  const Result a = run_nwreg({"fit", "-", "--verbose"}, csv);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.err.find("(the LOO error of 1000 of 3000 rows spread over x)\n") != std::string::npos);
+  CHECK(a.err.find("leave-one-out passes; the epochs' losses are the LOO error of every row\n") != std::string::npos);
+  // The same as --loo-rows 0; a sample is still there to ask for, and said.
+  const Result all = run_nwreg({"fit", "-", "--loo-rows", "0"}, csv), auto_ = run_nwreg({"fit", "-"}, csv);
+  CHECK(all.out == auto_.out);
+  const Result some = run_nwreg({"fit", "-", "--loo-rows", "500", "--verbose"}, csv);
+  CHECK(some.err.find("the epochs' losses are the LOO error of 500 of 3000 rows spread over x\n") != std::string::npos);
+  // Several columns keep the sample (their passes are not O(n) yet).
+  std::string two = "a,b,y\n";
+  for (int i = 0; i < 200; ++i) two += num(i / 200.0) + "," + num((i * 37 % 200) / 200.0) + "," + num(std::sin(5.0 * i / 200)) + "\n";
+  const Result t = run_nwreg({"fit", "-", "-x", "a,b", "-y", "y", "--verbose"}, two);
+  CHECK(t.err.find("the epochs' losses are the LOO error of every row\n") != std::string::npos);  // 200 < 50000
+}
+
+TEST_CASE("edges: a local polynomial at a huge bandwidth is the global polynomial of its degree") {
+  // Least squares over mcycle, centred at 30 (numpy lstsq): value and slope of degrees 1-3. At
+  // 1f9acce local cubic gave the global quadratic at h = 1e60, the line at 1e100, the mean at 1e200.
+  const double want[3][2] = {{-20.287661718500058, 1.0906752829686477},
+                             {-31.040482325962056, 1.2532552033481035},
+                             {-23.157788463542037, 4.020427817147357}};
+  for (int degree = 1; degree <= 3; ++degree)
+    for (const std::string h : {"1e60", "1e100", "1e200", "1e300"}) {
+      CAPTURE(degree);
+      CAPTURE(h);
+      const Result r = run_nwreg({"predict", data("mcycle.csv"), "--method", "local-polynomial", "--degree",
+                                  std::to_string(degree), "-b", h, "--grid", "30:31:1", "--derivative"});
+      REQUIRE(r.exit_code == 0);
+      const auto f = fields(lines(r.out)[1]);
+      CHECK(std::stod(f[1]) == doctest::Approx(want[degree - 1][0]).epsilon(1e-10));
+      CHECK(std::stod(f[2]) == doctest::Approx(want[degree - 1][1]).epsilon(1e-10));
+    }
 }

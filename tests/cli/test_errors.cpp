@@ -197,6 +197,8 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", "-", "--sample-weight", "w", "-b", "1"}, "x,y,w\n1,2,0\n2,3,0\n", 1,
        "every sample weight is 0: there is nothing to attend to"},
       {{"predict", syn, "--se", "--level", "1.5"}, "", 2, "--level: must be > 0 and < 1, got 1.5"},
+      {{"fit", syn, "--loo-rows", "-3"}, "", 2,
+       "--loo-rows: expected auto or a whole number of rows (0: every row), got \"-3\""},
       {{"predict", syn, "--grid", "1:7:2", "--out-of-reach", "error"}, "", 1,
        "query 3 lies past the training range [0.0512, 4.83] of x column \"x\"; give --out-of-reach extrapolate (or "
        "empty) to answer it"},

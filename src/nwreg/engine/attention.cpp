@@ -105,6 +105,16 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) {
       cat_[k].in_line = options_.categorical_in_fit;
     }
   h_ = std::move(bandwidth);
+  // A local polynomial at a bandwidth far past the data's spread is the global polynomial of its
+  // degree: past flat_bandwidth times a column's range every kernel weight is 1 within 1e-12
+  // (Laplace's; the Gaussian's within 1e-24), while the powers of (x - q) / h would underflow
+  // (local cubic lost its cubic term from h = 1e60, its slope from 1e100). It is computed there.
+  if (estimator_.local())
+    for (std::size_t k : ks_.cont) {
+      double lo = INFINITY, hi = -INFINITY;
+      for (std::size_t i = 0; i < ks_.n; ++i) lo = std::min(lo, ks_.key(i)[k]), hi = std::max(hi, ks_.key(i)[k]);
+      if (hi > lo) h_[k] = std::min(h_[k], flat_bandwidth * (hi - lo));
+    }
   inv_h_.clear();
   for (double v : h_) inv_h_.push_back(1 / v);
   if (fused_) fused_->set_bandwidth(h_[0]);

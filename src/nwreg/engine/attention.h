@@ -141,6 +141,10 @@ struct LooDetail {
 /// `leave_out` keys on each side (rows >= 2 + 2 leave_out).
 void check_leave_out(std::size_t rows, std::size_t leave_out);
 
+/// Past this many times a continuous column's range, a local polynomial's bandwidth is taken as
+/// this: every kernel weight is then 1 within 1e-12 and the fit is the global polynomial.
+inline constexpr double flat_bandwidth = 1e12;
+
 class Attention : public Pooling {
  public:
   /// Prepares the keys: copies them (sorted when d = 1), so `train` need not outlive the engine.
@@ -153,7 +157,6 @@ class Attention : public Pooling {
   /// Throws UsageError naming --bandwidth for a bad bandwidth (see check_bandwidth; a
   /// categorical column's entry is its lambda, within its kernel's range: levels.h).
   void set_bandwidth(std::vector<double> bandwidth);
-  const std::vector<double>& bandwidth() const { return h_; }
   /// Another K (or F) of the same nearest-neighbour policy, the keys' layout kept (a grid of K
   /// without sorting the keys again). Throws ParameterError for another policy.
   void set_neighbours(NeighbourBandwidth neighbours);

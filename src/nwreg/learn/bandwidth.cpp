@@ -463,6 +463,12 @@ std::vector<double> scan_scales(const Dataset& data) {
 
 double few_neighbours(std::size_t n) { return std::min(3.0, (static_cast<double>(n) - 1) / 2); }
 
+std::size_t descent_rows_for(const Dataset& data, const FitOptions& options) {
+  if (options.descent_rows) return *options.descent_rows;
+  const bool linear = data.d == 1 && !is_categorical(data.kind(0)) && options.engine.leave_out == 0;
+  return linear ? 0 : sampled_descent_rows;
+}
+
 std::vector<std::string> untried(const FitOptions& options, const std::vector<std::string>& remedies) {
   std::vector<std::string> out;
   for (const std::string& r : remedies) {
@@ -593,7 +599,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   }
   const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
-  obj.use_rows(sgd_run ? 0 : options.descent_rows);
+  obj.use_rows(sgd_run ? 0 : descent_rows_for(data, options));
   // With several start points each descends until its gradient is within start_tol of its
   // loss (the loss then known to about start_tol^2), and only the best goes on to the
   // tolerance, from its curvature: the others' last epochs would polish a basin that loses.

@@ -45,9 +45,11 @@ struct FitOptions {
   EngineOptions engine;      //!< pruning tolerance and threads for every LOO pass
   /// auto: the scan and the descent estimate the LOO error from this many rows spread evenly
   /// over x (each still attending to every other key); the error reported is then computed
-  /// over all rows. 0 = every row. sgd always uses every row.
+  /// over all rows. 0 = every row. sgd always uses every row. The descent's rows, unset, are
+  /// every row where a leave-one-out pass costs O(n log n) (descent_rows_for), else
+  /// sampled_descent_rows: a learned metric and scores keep their sample.
   std::size_t scan_rows = 1000;
-  std::size_t descent_rows = 50000;
+  std::optional<std::size_t> descent_rows;
   /// Bounds the search to bandwidths whose fit averages at least this many effective
   /// neighbours (1 / sum a^2 of the leave-one-out weights, over neighbour_rows rows); 0 = none.
   double min_neighbours = 0;
@@ -84,6 +86,13 @@ void check_fit_options(const FitOptions& options);
 /// Throws DataError for fewer than 2 rows or a constant column, UsageError for bad options.
 FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
                         const std::function<void(const Epoch&)>& on_epoch = {});
+
+/// The rows the descent minimises the LOO error of, unless FitOptions::descent_rows says: where
+/// sums by moments make a leave-one-out pass O(n log n) (one continuous x column, no leave-block-
+/// out), every row (0); elsewhere (several columns, leave-block-out, metrics, scores) a sample of
+/// sampled_descent_rows spread over x.
+inline constexpr std::size_t sampled_descent_rows = 50000;
+std::size_t descent_rows_for(const Dataset& data, const FitOptions& options);
 
 /// The remedies a warning may suggest, less those already given (--criterion aicc when it was
 /// the criterion; --min-neighbours 5 when it was at least 5), and empty entries.

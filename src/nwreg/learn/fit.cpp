@@ -46,6 +46,12 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
   if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();  // undefined there: "none"
 }
 
+// The rows a learned metric's or score's descent minimises the error of (they keep a sample).
+std::size_t sampled_rows(const Dataset& data, const FitOptions& options) {
+  const std::size_t rows = options.descent_rows.value_or(sampled_descent_rows);
+  return rows == 0 ? data.n : std::min(rows, data.n);
+}
+
 // A score other than gaussian: its start, then (general, additive) its parameters learned.
 void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const EngineOptions& engine,
                   const FitEvents& events) {
@@ -65,7 +71,7 @@ void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const Engi
   f.engine = engine;
   f.engine.progress = nullptr;
   ScoreFit r = fit_score(data, m.score, f, events.on_epoch);
-  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations);
+  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations, sampled_rows(data, f));
   m.score = std::move(r.parameters);
   m.bandwidth_source = "learned";
   m.loo_mse = r.loo_mse;
@@ -93,7 +99,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
     events.on_epoch(numbered);
   };
   FitResult r = fit_bandwidth(data, f, on_epoch);
-  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations);
+  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations, r.descent_rows);
   learned.bandwidth = r.bandwidth;
   learned.stop_reason = r.stop_reason;
   learned.scan_widest = r.scan_widest;
@@ -108,7 +114,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   if (!plan.metric_full) return;
   offset = m.history.back().epoch;
   MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
-  if (events.on_stop) events.on_stop(true, mf.history.back().epoch, mf.stop_reason, mf.evaluations);
+  if (events.on_stop) events.on_stop(true, mf.history.back().epoch, mf.stop_reason, mf.evaluations, sampled_rows(data, f));
   for (Epoch& e : mf.history) {
     e.epoch += offset;
     if (e.epoch > offset) m.history.push_back(std::move(e));

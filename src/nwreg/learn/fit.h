@@ -50,9 +50,9 @@ struct FitEvents {
   std::function<void(std::size_t, std::size_t, const std::vector<double>&, double)> on_scan;
   /// After each epoch: the bandwidth's, then the metric's, numbered on from the bandwidth's.
   std::function<void(const Epoch&)> on_epoch;
-  /// A descent stopped: the metric's or the bandwidth's, after `epochs` epochs, why, and the
-  /// leave-one-out passes it took.
-  std::function<void(bool metric, int epochs, const std::string& reason, int evaluations)> on_stop;
+  /// A descent stopped: the metric's or the bandwidth's, after `epochs` epochs, why, the
+  /// leave-one-out passes it took, and the rows whose error its epochs' losses are (n: every row).
+  std::function<void(bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows)> on_stop;
 };
 
 /// Chooses the bandwidth (and metric) per the plan, with the kernel, method and threads of

@@ -44,7 +44,8 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
   {
     const Metric m0 = to_metric(theta);
     const Attention e(MetricMap(m0, data).data(), std::vector<double>(rank, 1.0), engine);
-    rows = e.spread_rows(options.descent_rows == 0 ? std::numeric_limits<std::size_t>::max() : options.descent_rows);
+    const std::size_t most = options.descent_rows.value_or(sampled_descent_rows);
+    rows = e.spread_rows(most == 0 ? std::numeric_limits<std::size_t>::max() : most);
   }
   double wsum = 0;
   for (std::size_t j : rows) wsum += data.weight.empty() ? 1.0 : data.weight[j];

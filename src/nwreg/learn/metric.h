@@ -28,7 +28,7 @@ struct MetricFit {
 /// estimator, from A = P diag(1/h): P the identity (r = d), or its r rows for the columns with
 /// the smallest h_k / sd_k (the columns that matter most). The parameters are B = A diag(h),
 /// dimensionless. options.engine sets threads and sample weights come from `data`; the
-/// descent's rows follow options.descent_rows. Each step costs O(rows n r d).
+/// descent's rows follow options.descent_rows (unset: sampled_descent_rows). Each step costs O(rows n r d).
 MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::vector<double>& h,
                      std::size_t rank, const std::function<void(const Epoch&)>& on_epoch = {});
 

@@ -116,8 +116,8 @@ ScoreFit fit_score(const Dataset& raw, const ScoreParameters& raw_start, const F
   EngineOptions engine = options.engine;
   engine.progress = nullptr;
   const ScoreAttention first(raw, raw_start, engine);
-  const std::vector<std::size_t> rows =
-      first.spread_rows(options.descent_rows == 0 ? std::numeric_limits<std::size_t>::max() : options.descent_rows);
+  const std::size_t most = options.descent_rows.value_or(sampled_descent_rows);
+  const std::vector<std::size_t> rows = first.spread_rows(most == 0 ? std::numeric_limits<std::size_t>::max() : most);
   first.loo(false, &rows);  // names a row whose score overflows at the start, or too few rows
   const Frame frame(raw, raw_start);
   const Dataset data = frame.data(raw);

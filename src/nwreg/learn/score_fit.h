@@ -33,7 +33,7 @@ struct ScoreFit {
 /// standard deviation; mean 0 for scores that cannot absorb a shift) so that the steps do not
 /// depend on x's units, the parameters mapped back to x's own: options.optimizer adam or sgd takes options.epochs steps of
 /// options.lr (keeping the lowest point met), line_search descends as for the bandwidths;
-/// the rows follow options.descent_rows, the objective options.loss. Threads from
+/// the rows follow options.descent_rows (unset: sampled_descent_rows), the objective options.loss. Threads from
 /// options.engine. Each step costs O(rows n H d) (general: O(rows n d)).
 ScoreFit fit_score(const Dataset& data, const ScoreParameters& start, const FitOptions& options,
                    const std::function<void(const Epoch&)>& on_epoch = {});

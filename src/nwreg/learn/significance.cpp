@@ -1,6 +1,7 @@
 #include "nwreg/learn/significance.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -297,6 +298,18 @@ void permutations(const Setup& setup, const TestOptions& options, const EngineOp
   std::vector<double> e = setup.residuals(data.y, shift), fitted(data.y);
   for (double& v : e) v = std::ldexp(v, shift);
   for (std::size_t r = 0; r < m; ++r) fitted[setup.rows[r]] -= e[r] / setup.root_w[r];
+  // The rows in a canonical order (by x, then y, then weight): which residual each row draws, and
+  // so the p-value, does not depend on the order of the rows in the file (identical rows are
+  // interchangeable).
+  std::vector<std::size_t> canon(m);
+  std::iota(canon.begin(), canon.end(), std::size_t{0});
+  std::sort(canon.begin(), canon.end(), [&](std::size_t a, std::size_t b) {
+    const double *xa = data.row(setup.rows[a]), *xb = data.row(setup.rows[b]);
+    for (std::size_t k = 0; k < data.d; ++k)
+      if (xa[k] != xb[k]) return xa[k] < xb[k];
+    if (data.y[setup.rows[a]] != data.y[setup.rows[b]]) return data.y[setup.rows[a]] < data.y[setup.rows[b]];
+    return setup.root_w[a] < setup.root_w[b];
+  });
   SplitMix64 seeds(options.seed);
   std::vector<std::uint64_t> seed(B);
   for (auto& s : seed) s = seeds.next();
@@ -318,8 +331,10 @@ void permutations(const Setup& setup, const TestOptions& options, const EngineOp
         for (std::size_t r = 0; r < m; ++r) order[r] = r;
         for (std::size_t r = m; r > 1; --r) std::swap(order[r - 1], order[random.below(r)]);  // Fisher-Yates
         Dataset permuted = data;
-        for (std::size_t r = 0; r < m; ++r)
-          permuted.y[setup.rows[r]] = fitted[setup.rows[r]] + e[order[r]] / setup.root_w[r];
+        for (std::size_t c = 0; c < m; ++c) {
+          const std::size_t r = canon[c];
+          permuted.y[setup.rows[r]] = fitted[setup.rows[r]] + e[canon[order[c]]] / setup.root_w[r];
+        }
         const Model refit = fit_model(permuted, plan, single);
         star[k] = statistic(setup, permuted.y, refit, single).f;
       }
