@@ -444,6 +444,16 @@ struct YScale {
   }
 };
 
+// What a learned score that explains less than the mean can try besides the gaussian score.
+std::vector<std::string> untried_score(const FitPlan& plan) {
+  std::vector<std::string> out = {"--score gaussian (a learned bandwidth)"};
+  if (plan.fit.optimizer != Optimizer::line_search) out.push_back("--optimizer line-search");
+  out.push_back("more --epochs");
+  if (plan.score == Score::additive) out.push_back("another --seed");
+  return out;
+}
+
+
 }  // namespace
 
 Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine, const FitEvents& given_events) {
@@ -514,8 +524,34 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
                                                    std::string("a larger ") + (m.neighbour_policy.kind == Neighbours::span ? "F" : "K"),
                                                    "--min-neighbours 5"})));
   }
+  if (plan.score != Score::gaussian && score_def(plan.score).learned && m.loo_r2 && *m.loo_r2 < 0)
+    m.warnings.push_back("the learned " + to_string(plan.score) + " score's leave-one-out R^2 is " + format_g3(*m.loo_r2) +
+                         ": it predicts y worse than y's mean does. Try " + either(untried_score(plan)));
   scale.restore(m);
+  advise_method(m, given, plan, engine);
   return m;
+}
+
+void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const EngineOptions& engine) {
+  if (m.method != Method::nw || plan.kind != BandwidthSpec::Kind::learn || plan.score != Score::gaussian ||
+      plan.metric_full || data.n > advice_rows || !m.loo_mse || !(*m.loo_mse > 0) ||
+      std::all_of(data.x_kind.begin(), data.x_kind.end(), [](ColumnKind k) { return is_categorical(k); }))
+    return;
+  FitPlan other = plan;
+  other.curve = false;
+  EngineOptions linear = engine;
+  linear.method = Method::local_linear;
+  linear.progress = nullptr;
+  std::optional<Model> ll;
+  try {
+    ll = fit_model(data, other, linear, {});
+  } catch (const Error&) {
+    return;  // local linear cannot learn here: nothing to compare
+  }
+  if (!ll->loo_mse || !(*ll->loo_mse < 0.5 * *m.loo_mse)) return;
+  m.warnings.push_back("local linear's leave-one-out error is " + format_g3(*ll->loo_mse) + ", under half of NW's " +
+                       format_g3(*m.loo_mse) + ": NW bends toward the mean where a trend meets the ends of the data. "
+                       "Try --method local-linear");
 }
 
 }  // namespace nwreg

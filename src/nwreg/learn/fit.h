@@ -55,6 +55,12 @@ struct FitEvents {
   std::function<void(bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows)> on_stop;
 };
 
+/// Where learning both is cheap (at most advice_rows rows), NW's learned fit is compared with
+/// local linear's at its own learned bandwidth: when local linear's leave-one-out error is under
+/// half NW's (a trend: NW bends toward the mean at the ends), fit_model adds a warning with both.
+inline constexpr std::size_t advice_rows = 2000;
+void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const EngineOptions& engine);
+
 /// Chooses the bandwidth (and metric) per the plan, with the kernel, method and threads of
 /// `engine`, and returns the model with its statistics and warnings. Throws DataError for data
 /// the plan cannot use (a row out of reach, a rule that needs spread, too few rows) and
