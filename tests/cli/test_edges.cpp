@@ -345,3 +345,36 @@ TEST_CASE("edges: a learned score that explains less than the mean is warned of"
                      ": the learned general score's leave-one-out R^2 is -0.567: it predicts y worse than y's mean "
                      "does. Try --score gaussian (a learned bandwidth), --optimizer line-search, or more --epochs\n");
 }
+
+TEST_CASE("edges: lowess at the smallest span answers every row as R does where robustness weights empty a window") {
+  // tests/golden/make_golden_lowess.R: 40 rows with six gross errors in runs. At 1f9acce
+  // --robust with span 2/40 exited 1 ("query 9 ... has no training point within reach").
+  const auto g = testing::read_golden("tests/golden/lowess_small.csv");
+  const std::size_t n = 40;
+  REQUIRE(g.at("x").size() == 12 * n);
+  Scratch s;
+  std::string csv = "x,y\n";
+  double lo = INFINITY, hi = -INFINITY;
+  for (std::size_t i = 0; i < n; ++i) {
+    csv += num(std::stod(g.at("x")[i])) + "," + num(std::stod(g.at("y")[i])) + "\n";
+    lo = std::min(lo, std::stod(g.at("y")[i])), hi = std::max(hi, std::stod(g.at("y")[i]));
+  }
+  spit(s / "d.csv", csv);
+  for (std::size_t block = 0; block < 12; ++block) {
+    const std::size_t first = block * n;
+    const std::string f = num(std::stod(g.at("f")[first])), iter = std::to_string(std::stoi(g.at("iter")[first]));
+    CAPTURE(f);
+    CAPTURE(iter);
+    std::vector<std::string> args = {"predict", (s / "d.csv").string(), "-b", "span:" + f, "--kernel", "tricube",
+                                     "--method", "local-linear"};
+    if (iter != "0") args.insert(args.end(), {"--robust", iter});
+    const Result r = run_nwreg(args);
+    REQUIRE(r.exit_code == 0);
+    const auto out = lines(r.out);
+    REQUIRE(out.size() == n + 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      CAPTURE(i);
+      CHECK(std::abs(std::stod(fields(out[i + 1])[2]) - std::stod(g.at("fitted")[first + i])) <= 1e-9 * (hi - lo));
+    }
+  }
+}
