@@ -59,7 +59,12 @@ Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
                              : std::nullopt),
       d_(train.d),
       n_(train.n),
-      engine_(make_engine(robust_ ? *robust_ : train, model, engine, map_)) {}
+      engine_(make_engine(robust_ ? *robust_ : train, model,
+                          [&] {
+                            engine.robustness_weights = robust_.has_value();
+                            return engine;
+                          }(),
+                          map_)) {}
 
 const double* Fitted::mapped(const double* q, std::size_t m, std::vector<double>& z) const {
   if (!map_) return q;

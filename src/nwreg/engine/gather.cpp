@@ -48,7 +48,8 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
     std::fill(w.e + a, w.e + z, 0.0);
     if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, s.inv_h, w.e, sums);
   });
-  if (s.s0 == 0 && rest == 0 && !ex.contains(s.b) && std::equal(q, q + ks_.d, ks_.key(s.b))) {
+  if (s.s0 == 0 && rest == 0 && options_.robustness_weights && !ex.contains(s.b) &&
+      std::equal(q, q + ks_.d, ks_.key(s.b))) {
     // A query at a key whose whole neighbourhood weighs nothing (robustness weights of 0 all about
     // it; the key itself is always in reach): the y of the keys at q, whatever their weight, as
     // R's lowess answers such a row with its own y (clowess: ys[i] = y[i]).

@@ -42,6 +42,10 @@ struct EngineOptions {
   /// statsmodels KernelReg's local linear does (false: only through the weights, as R np),
   bool categorical_in_fit = false;
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
+  /// The sample weights carry robustness weights (--robust): a query at a key whose whole window
+  /// weighs nothing (every row about it an outlier) answers with that key's y, as R's lowess
+  /// does; else such a query is out of reach. Set by Fitted from the model.
+  bool robustness_weights = false;
   /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
   /// keys on each side in x order (one x column only), for series with correlated errors.
   std::size_t leave_out = 0;
