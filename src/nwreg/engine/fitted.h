@@ -45,10 +45,10 @@ struct Band {
 ///          f_q -+ z se(f_q) carries the variance of the correction too.
 enum class Interval { plain, rbc };
 /// The rbc band takes the whole correction where the corrected fit's standard error is at most
-/// this many times the estimate's (everywhere the data are dense: about 1.2-2.5 times there),
+/// this many times the estimate's (where the data are dense it is about 1.2 to 2.5 times),
 /// and a part lambda = (rbc_ratio se / se_q)^2 of it where the corrected fit extrapolates (in
 /// gaps and past the data), with the standard error of that partly corrected estimate.
-inline constexpr double rbc_ratio = 2;
+inline constexpr double rbc_ratio = 2.5;
 /// The rbc band's noise variance sigma^2(q) rests on at least this many residuals' worth: where
 /// its kernel weights give fewer (nu = 1 / sum w_i^2 < min_band_df), it is topped up with the
 /// mean squared leave-one-out residual of every row, and t takes min_band_df degrees of freedom.
