@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <iostream>
 #include <sstream>
@@ -147,6 +148,19 @@ std::string suggestion(const CLI::App& app, const std::string& what) {
 
 }  // namespace
 
+// Flushes standard output: 0, or where the reader went away (| head) a quiet end as by SIGPIPE,
+// like other filters; else the error `why`.
+int finish_stdout(const char* why) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout) return 0;
+  if (errno == EPIPE) {
+    std::signal(SIGPIPE, SIG_DFL);
+    std::raise(SIGPIPE);
+  }
+  return fail(exit_data, why);
+}
+
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   // A closed pipe shows up as EPIPE on write, so temporary files are removed before exiting.
@@ -204,13 +218,11 @@ int main(int argc, char** argv) {
       else if (help_topic == "predict") std::cout << predict_app->help("nwreg");
       else if (help_topic == "test") std::cout << test_app->help("nwreg");
       else throw nwreg::UsageError("help: unknown command " + nwreg::quote(help_topic) + " (known: fit, predict, test)");
-      std::cout.flush();
-      return std::cout ? 0 : fail(exit_data, "cannot write the help to standard output");
+      return finish_stdout("cannot write the help to standard output");
     }
     if (generate_app->parsed()) {
       nwreg::cli::generate(app, generate_kind, NWREG_VERSION, std::cout);
-      std::cout.flush();
-      return std::cout ? 0 : fail(exit_data, "cannot write to standard output");
+      return finish_stdout("cannot write to standard output");
     }
     for (const CLI::App* sub : {fit_app, predict_app, test_app})
       if (sub->parsed()) refuse_empty_values(*sub);

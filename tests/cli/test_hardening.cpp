@@ -441,3 +441,18 @@ TEST_CASE("hardening: knn:auto on a series leaves blocks out, as a learned h doe
   const Result saved = run_nwreg({"fit", data("lakehuron.csv"), "-b", "span:auto", "--format", "json"});
   CHECK(saved.out.find("\"leave_out\": 4") != std::string::npos);
 }
+
+TEST_CASE("hardening: help and generate into a closed pipe end quietly, as by SIGPIPE") {
+  // `nwreg help test | head` printed "cannot write ... to standard output" when head had gone.
+  Scratch s;
+  for (const std::vector<std::string> args : {std::vector<std::string>{"help", "test"}, {"generate", "man"}}) {
+    CAPTURE(args[0]);
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    close(fds[0]);  // the reader is gone before nwreg writes
+    const Result r = run_with(args, [&] { dup2(fds[1], 1); }, s / "out", s / "err");
+    close(fds[1]);
+    CHECK(r.err.empty());
+    CHECK(r.exit_code == -SIGPIPE);
+  }
+}
