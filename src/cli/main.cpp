@@ -149,9 +149,8 @@ std::string suggestion(const CLI::App& app, const std::string& what) {
 }  // namespace
 
 // Flushes standard output: 0, or where the reader went away (| head) a quiet end as by SIGPIPE,
-// like other filters; else the error `why`.
+// like other filters; else the error `why`. errno is cleared before the writing starts.
 int finish_stdout(const char* why) {
-  errno = 0;
   std::cout.flush();
   if (std::cout) return 0;
   if (errno == EPIPE) {
@@ -210,6 +209,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    errno = 0;  // (finish_stdout tells a closed pipe by it)
     if (help_app->parsed()) {
       // What --help prints (app.help() would show the help subcommand's own).
       const auto formatter = app.get_formatter();
