@@ -378,3 +378,28 @@ TEST_CASE("edges: lowess at the smallest span answers every row as R does where 
     }
   }
 }
+
+TEST_CASE("edges: local linear stays the exact weighted line as h shrinks, not NW") {
+  // women: the LOO error by weighted least squares at each h (numpy lstsq, every key). At
+  // 1f9acce the fit fell to NW between h = 0.254 and 0.256 (LOO 2.017): the slope's pivot about
+  // q fell below 1e-10 of its diagonal. Now the line is solved about the weights' mean there.
+  const std::string women = "height,weight\n58,115\n59,117\n60,120\n61,123\n62,126\n63,129\n64,132\n65,135\n66,139\n"
+                            "67,142\n68,146\n69,150\n70,154\n71,159\n72,164\n";
+  const std::vector<std::pair<std::string, double>> want = {{"0.2", 0.14999999999999336},
+                                                            {"0.25", 0.1500000000006357},
+                                                            {"0.254", 0.1500000000013216},
+                                                            {"0.256", 0.150000000001909},
+                                                            {"0.3", 0.15000000096295824}};
+  for (const auto& [h, loo] : want) {
+    CAPTURE(h);
+    const Result r = run_nwreg({"fit", "-", "--method", "local-linear", "-b", h}, women);
+    REQUIRE(r.exit_code == 0);
+    CHECK(reported(r.out, "loo_mse") == doctest::Approx(loo).epsilon(1e-10));
+  }
+  // Narrower, the next keys' weights fall below the pruning tolerance (1e-16 of a row's sum)
+  // and each window holds one x: its mean. --tolerance 0 keeps them, down to their underflow.
+  CHECK(reported(run_nwreg({"fit", "-", "--method", "local-linear", "-b", "0.1"}, women).out, "loo_mse") ==
+        doctest::Approx(2.0166666666666666).epsilon(1e-12));
+  CHECK(reported(run_nwreg({"fit", "-", "--method", "local-linear", "-b", "0.1", "--tolerance", "0"}, women).out,
+                 "loo_mse") == doctest::Approx(0.15).epsilon(1e-10));
+}

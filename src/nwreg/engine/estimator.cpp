@@ -54,8 +54,13 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
   const SmallSystem sys = SmallSystem::factored(p, w.S.data());
   std::vector<double> beta(p), cc(p), e1(p, 0.0);
   e1[0] = 1;
-  sys.solve(e1.data(), cc.data());
-  sys.solve(w.tz.data(), beta.data());
+  // Local linear where the moments about q cancel (a pivot below 1e-4 of its diagonal keeps 4
+  // fewer digits; below 1e-10 it was dropped): solved again about the weights' mean.
+  if (design_ || sys.worst_pivot() >= 1e-4 || s.moments ||
+      !centred_solve(keys, ys, q, s, w, yb, beta.data(), cc.data())) {
+    sys.solve(e1.data(), cc.data());
+    sys.solve(w.tz.data(), beta.data());
+  }
   row.f = yb + beta[0];
   if (c) std::copy(cc.begin(), cc.end(), c);
   if (grad && s.moments) {
@@ -80,6 +85,83 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
       });
   }
   return row;
+}
+
+bool Estimator::centred_solve(const kernel::Keys& keys, const double* ys, const double* q, const Span& s, Work& w,
+                              double yb, double* beta, double* c) const {
+  // The moments about q cancel where the weight sits on keys to one side of q (a query past its
+  // nearest keys at a narrow h: women's first row left out at h = 0.255 kept 4e-11 of the slope's
+  // pivot and fell to NW). About the weights' own mean of each design column they do not: z' =
+  // z - zbar, S' = sum e z' z'^T (block diagonal: S'_0c = 0), t' = sum e z' (y - yb). Then
+  // f = yb + u^T beta', u = (1, -zbar), and in z's basis beta_0 = beta'_0 - zbar^T beta'_1.., the
+  // equivalent weights' c_0 = c'_0 - zbar^T c'_1.. with c' = S'^-1 u. Key by key (the gathered
+  // weights): only where the moments about q lost a direction.
+  const std::size_t p = p_;
+  std::vector<std::vector<double>> z(p);  // each design column over the window, in span order
+  std::vector<double> unit(p, 0.0), e, dy;
+  s.each([&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) e.push_back(w.e[i]), dy.push_back(ys[i] - yb);
+  });
+  double total = 0;
+  for (double v : e) total += v;
+  if (!(total > 0)) return false;
+  for (std::size_t col = 1; col < p; ++col) {
+    if (!(w.S[col * p + col] > 0)) {  // a column not in the fit (categorical): none here either
+      z[col].assign(e.size(), 0.0);
+      continue;
+    }
+    std::fill(unit.begin(), unit.end(), 0.0);
+    unit[col] = 1;
+    s.each([&](std::size_t lo, std::size_t hi) {
+      kernel::linear(keys, lo, hi, q, s.inv_h, unit.data(), w.a);
+      z[col].insert(z[col].end(), w.a + lo, w.a + hi);
+    });
+  }
+  std::vector<double> zbar(p, 0.0);
+  for (std::size_t col = 1; col < p; ++col) {
+    // Keys of weight > 0 all at one x along this column: the direction is degenerate (their
+    // mean would leave only rounding); else its spread is real however small the far keys'
+    // weights, down to their underflow.
+    bool spread = false;
+    double first = 0;
+    for (std::size_t i = 0, seen = 0; i < e.size(); ++i)
+      if (e[i] > 0) {
+        if (seen++ == 0) first = z[col][i];
+        else spread = spread || z[col][i] != first;
+      }
+    if (!spread) {
+      std::fill(z[col].begin(), z[col].end(), 0.0);
+      continue;
+    }
+    for (std::size_t i = 0; i < e.size(); ++i) zbar[col] += e[i] * z[col][i];
+    zbar[col] /= total;
+    for (double& v : z[col]) v -= zbar[col];
+  }
+  SmallSystem sys(p);
+  sys.reset();
+  std::vector<double> t(p, 0.0), u(p), bp(p), cp(p);
+  sys.s(0, 0) = total;
+  for (std::size_t i = 0; i < e.size(); ++i) t[0] += e[i] * dy[i];
+  for (std::size_t a = 1; a < p; ++a) {
+    for (std::size_t b = 1; b <= a; ++b) {
+      double v = 0;
+      for (std::size_t i = 0; i < e.size(); ++i) v += e[i] * z[a][i] * z[b][i];
+      sys.s(a, b) = sys.s(b, a) = v;
+    }
+    for (std::size_t i = 0; i < e.size(); ++i) t[a] += e[i] * z[a][i] * dy[i];
+  }
+  sys.factor();
+  u[0] = 1;
+  for (std::size_t a = 1; a < p; ++a) u[a] = -zbar[a];
+  sys.solve(t.data(), bp.data());
+  sys.solve(u.data(), cp.data());
+  beta[0] = bp[0], c[0] = cp[0];
+  for (std::size_t a = 1; a < p; ++a) {
+    beta[a] = bp[a], c[a] = cp[a];
+    beta[0] -= zbar[a] * bp[a];
+    c[0] -= zbar[a] * cp[a];
+  }
+  return true;
 }
 
 std::optional<Estimator::OwnFit> Estimator::own_fit(const Span& s, const Work& w, double own, double others) const {

@@ -63,6 +63,11 @@ class Estimator {
   void equivalent(const kernel::Keys& keys, const double* q, const Span& s, const double* c, Work& w) const;
 
  private:
+  // A local fit whose moments about q lost a direction, solved again from moments about the
+  // weights' mean of each design column (key by key over the gathered weights): beta and c in
+  // z's basis. False where the weights sum to 0.
+  bool centred_solve(const kernel::Keys& keys, const double* ys, const double* q, const Span& s, Work& w, double yb,
+                     double* beta, double* c) const;
   std::size_t degree_;
   std::unique_ptr<kernel::Design> design_;
   std::size_t p_;

@@ -1,6 +1,7 @@
 #pragma once
 /// A local fit's small linear system, factored once.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -37,9 +38,14 @@ class SmallSystem {
       for (std::size_t m = 0; m < k; ++m)
         if (active_[m]) piv -= l_[k * p_ + m] * l_[k * p_ + m];
       active_[k] = s_[k * p_ + k] > 0 && piv > 1e-10 * s_[k * p_ + k];
+      if (s_[k * p_ + k] > 0) worst_ = std::min(worst_, piv / s_[k * p_ + k]);  // (a column not in the fit: no pivot)
       l_[k * p_ + k] = active_[k] ? std::sqrt(piv) : 0.0;
     }
   }
+  /// The smallest pivot relative to its diagonal, over the directions with a diagonal: near 1 for
+  /// keys spread about the query, small where the moments cancel (a pivot of r keeps about
+  /// log10(r) fewer digits).
+  double worst_pivot() const { return worst_; }
   /// Whether every direction was kept (no pivot dropped as degenerate).
   bool full_rank() const {
     for (std::size_t k = 0; k < p_; ++k)
@@ -72,6 +78,7 @@ class SmallSystem {
   std::size_t p_;
   std::vector<double> s_, l_;
   std::vector<bool> active_;
+  double worst_ = 1;
 };
 
 
