@@ -341,6 +341,18 @@ Block answer(const Fitted& fitted, const double* q, std::size_t m, std::size_t d
   return b;
 }
 
+// Says on stderr how many of the `total` queries' local polynomials lost a term (Fitted::dropped_rows).
+void report_dropped(const Fitted& fitted, std::size_t total, const Model& model, const Dataset& data) {
+  const std::uint64_t dropped = fitted.dropped_rows();
+  if (!dropped) return;
+  std::cerr << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": at " << dropped << " of " << total
+            << (total == 1 ? " query" : " queries") << " the keys that weigh something do not spread along every term of the "
+            << (model.method == Method::local_polynomial ? "local polynomial of degree " + std::to_string(model.degree)
+                                                         : std::string("local line"))
+            << " (too few distinct x, as where --robust leaves few rows): those terms are fitted as 0 there (R's loess "
+               "uses a pseudo-inverse there, \"pseudoinverse used\", and differs)\n";
+}
+
 // The training range of the column of `p`'s farthest query, as "[lo, hi]".
 std::string range_text(const PastRange& p, const Dataset& data) {
   const bool time = is_time(data.kind(p.column));
@@ -460,6 +472,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   });
   report_skipped(reader, "query row", std::cerr);
   farthest.count = past;
+  report_dropped(fitted, queries, model, data);
   report_past(farthest, queries, data, policy, cmd.se);
 }
 
@@ -818,12 +831,14 @@ void run_predict(const PredictCommand& given) {
       w.finish();
     });
     out.commit();
+    report_dropped(fitted, m, model, data);
     report_past(past, m, data, policy, cmd.se);
     return;
   }
   const Block all = answer(fitted, q, m, data.d, first, loo ? &*loo : nullptr, band, cmd.derivative, {policy, past.past.data()});
   const Answers answers{cmd, setup, data, rows, model, fitted, columns, slope_cols, all, q, m, first, header};
   write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
+  report_dropped(fitted, m, model, data);
   report_past(past, m, data, policy, cmd.se);
 }
 

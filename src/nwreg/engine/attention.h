@@ -220,6 +220,7 @@ class Attention : public Pooling {
 
   /// Kernel evaluations (query-key pairs) summed so far: for benchmarks.
   std::uint64_t pairs() const { return pairs_.load(std::memory_order_relaxed); }
+  std::uint64_t dropped_rows() const override { return dropped_.load(std::memory_order_relaxed); }
   /// Rows summed by moments (line_sums.h) so far: for tests and benchmarks.
   std::uint64_t moment_rows() const { return moment_rows_.load(std::memory_order_relaxed); }
 
@@ -306,7 +307,7 @@ class Attention : public Pooling {
   // ones); the k-d tree's columns' 1 / h (the continuous ones).
   std::vector<kernel::Category> cat_;
   std::vector<double> tree_ih_;
-  mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0};
+  mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0}, dropped_{0};
   std::optional<FusedLine> fused_;  // the fused 1-D Gaussian NW path, where it applies
   std::optional<MomentLine> moments_;  // sums by moments, where they apply
   // Compact kernels: the squared weights' tree, built on first use (it holds for every bandwidth).

@@ -56,11 +56,13 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
   e1[0] = 1;
   // Local linear where the moments about q cancel (a pivot below 1e-4 of its diagonal keeps 4
   // fewer digits; below 1e-10 it was dropped): solved again about the weights' mean.
+  bool full = sys.full_rank();
   if (design_ || sys.worst_pivot() >= 1e-4 || s.moments ||
-      !centred_solve(keys, ys, q, s, w, yb, beta.data(), cc.data())) {
+      !centred_solve(keys, ys, q, s, w, yb, beta.data(), cc.data(), full)) {
     sys.solve(e1.data(), cc.data());
     sys.solve(w.tz.data(), beta.data());
   }
+  row.dropped = !full;
   row.f = yb + beta[0];
   if (c) std::copy(cc.begin(), cc.end(), c);
   if (grad && s.moments) {
@@ -88,7 +90,7 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
 }
 
 bool Estimator::centred_solve(const kernel::Keys& keys, const double* ys, const double* q, const Span& s, Work& w,
-                              double yb, double* beta, double* c) const {
+                              double yb, double* beta, double* c, bool& full) const {
   // The moments about q cancel where the weight sits on keys to one side of q (a query past its
   // nearest keys at a narrow h: women's first row left out at h = 0.255 kept 4e-11 of the slope's
   // pivot and fell to NW). About the weights' own mean of each design column they do not: z' =
@@ -151,6 +153,7 @@ bool Estimator::centred_solve(const kernel::Keys& keys, const double* ys, const 
     for (std::size_t i = 0; i < e.size(); ++i) t[a] += e[i] * z[a][i] * dy[i];
   }
   sys.factor();
+  full = sys.full_rank();
   u[0] = 1;
   for (std::size_t a = 1; a < p; ++a) u[a] = -zbar[a];
   sys.solve(t.data(), bp.data());

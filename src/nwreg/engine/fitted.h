@@ -123,6 +123,8 @@ class Fitted {
     return engine_->loo_detail(neighbour_rows, residuals);
   }
   LooDetail loo_residuals() const { return engine_->loo_residuals(); }
+  /// Predictions so far whose local polynomial lost a term (Pooling::dropped_rows).
+  std::uint64_t dropped_rows() const { return engine_->dropped_rows(); }
   /// The in-sample fit and tr(H) (the degrees of freedom).
   InSample insample() const { return engine_->insample(false); }
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()

@@ -72,6 +72,7 @@ struct Row {
   double f = 0;
   double dfdtheta = 0;
   bool reached = true;
+  bool dropped = false;  // a local fit lost a term: its gathered keys do not spread along it
   // FusedLine::row: the sums s0 = sum e and t = sum e u (t with the gradient only), relative to the
   // nearest key (what in-sample rows need of their own key).
   double s0 = 0, t = 0;

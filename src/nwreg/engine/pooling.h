@@ -3,6 +3,7 @@
 /// Attention for the distance kernels (the gaussian score), ScoreAttention for the others.
 /// Each implements these passes as its own header describes them.
 
+#include <cstdint>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -33,6 +34,9 @@ class Pooling {
   /// Every row's leave-one-out residual and the mean effective number of neighbours.
   virtual LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const = 0;
   virtual LooDetail loo_residuals() const = 0;
+  /// Predictions so far whose local fit lost a term (its keys of weight above 0 too few or not
+  /// spread along it: the term was fitted as 0); 0 for estimators without terms.
+  virtual std::uint64_t dropped_rows() const { return 0; }
 };
 
 }  // namespace nwreg

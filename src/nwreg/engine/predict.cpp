@@ -76,6 +76,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
     if (!moment_row(line.line, q, no_key, w, s, false)) return false;
     std::vector<double> c(estimator_.p());
     const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
+    if (r.dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
     LineMoments sq, sv;
     if (sum_w2 && !more.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) return false;
     if (smooth && !(more.values->sums(q[0], s.inv_h[0], no_key, false, sv) && sv.M[0] > 0)) return false;
@@ -129,6 +130,7 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
       s = gather(q, no_key, w);
       std::vector<double> c(estimator_.p());
       const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
+      if (r.reached && r.dropped && !s.fallback) dropped_.fetch_add(1, std::memory_order_relaxed);
       if (!r.reached) {
         if (options_.out_of_reach != OutOfReach::empty) return false;
         for (double* v : {out + j, sum_w2 ? sum_w2 + j : nullptr, smooth ? smooth + j : nullptr})
