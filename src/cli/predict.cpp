@@ -242,6 +242,12 @@ struct BandSetup {
   std::optional<Fitted> corrected;
 };
 
+// What the JSON output records of the band (--se), or nothing.
+std::optional<PredictionWriter::Columns::Band> band_record(const PredictCommand& cmd, const BandSetup& band) {
+  if (!cmd.se) return std::nullopt;
+  return PredictionWriter::Columns::Band{band.level, band.corrected ? "rbc" : "plain", band.critical};
+}
+
 // The band's setup for a model: rbc where the model has a bias-corrected fit (and --interval
 // auto or rbc), and with --simultaneous the tube formula's critical value over the m queries
 // q (every query of the run, so that shards share it), said on stderr.
@@ -448,7 +454,9 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
   const std::vector<SlopeColumn> slope_cols = slope_columns(model, cmd.slope_unit);
   out.write([&](std::ostream& os) {
-    PredictionWriter w(os, format, model, output_columns(model, kept_names, cmd.se, false, data.x_kind, cmd.derivative));  // a date column: whole days as dates
+    PredictionWriter::Columns written = output_columns(model, kept_names, cmd.se, false, data.x_kind, cmd.derivative);  // a date column: whole days as dates
+    written.band = band_record(cmd, band);
+    PredictionWriter w(os, format, model, std::move(written));
     w.flush();  // the header at once
     while (reader.next_numeric(columns, row.x.data(), &kinds, &labels)) {
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
@@ -808,8 +816,9 @@ void run_predict(const PredictCommand& given) {
     set_band(band, cmd, data, model, engine, fitted, rows.x.data(), rows.x.size() / data.d);
     task = "predicting";
   }
-  const PredictionWriter::Columns columns =
+  PredictionWriter::Columns columns =
       output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds, cmd.derivative);
+  columns.band = band_record(cmd, band);
   const std::vector<SlopeColumn> slope_cols = slope_columns(model, cmd.slope_unit);
 
   // Only predictions, line by line (CSV, TSV, JSON Lines): written in blocks as they are computed

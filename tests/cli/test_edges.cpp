@@ -422,3 +422,21 @@ TEST_CASE("edges: a local polynomial that loses a term is warned of (R's loess u
         "0 there (R's loess uses a pseudo-inverse there, \"pseudoinverse used\", and differs)\n");
   CHECK(run_nwreg(loess, pressure).err.empty());  // every window spread
 }
+
+TEST_CASE("edges: JSON --se output records the band's level, interval and critical value") {
+  const Result r = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "10:30:10", "--se", "--level", "0.9",
+                              "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const Json j = Json::parse(r.out);
+  CHECK(j["band"] == Json::parse(R"({"level":0.9,"interval":"rbc","kind":"pointwise"})"));
+  const Result s = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "10:30:10", "--se", "--simultaneous",
+                              "--interval", "plain", "--format", "json"});
+  REQUIRE(s.exit_code == 0);
+  const Json b = Json::parse(s.out)["band"];
+  CHECK(b["interval"] == "plain");
+  CHECK(b["kind"] == "simultaneous");
+  CHECK(b["critical"].get<double>() > 1.96);  // wider than the pointwise band's z
+  CHECK(s.err.find("critical value " + std::to_string(b["critical"].get<double>()).substr(0, 4)) != std::string::npos);
+  CHECK(!Json::parse(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "10:30:10", "--format", "json"}).out)
+             .contains("band"));
+}

@@ -146,6 +146,13 @@ PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model
   if (format_layout() == FormatDef::Layout::document) {
     json_.emplace(out_);
     write_model_fields(*json_, model);
+    if (columns_.band) {
+      nlohmann::ordered_json band = {{"level", columns_.band->level},
+                                     {"interval", columns_.band->interval},
+                                     {"kind", columns_.band->critical ? "simultaneous" : "pointwise"}};
+      if (columns_.band->critical) band["critical"] = *columns_.band->critical;
+      json_->field("band", band);
+    }
     json_->begin_array("predictions");
   }
 }

@@ -88,6 +88,14 @@ class PredictionWriter {
     std::vector<std::string> values;  //!< value column names
     std::vector<Levels> levels;       //!< categorical columns' levels, written as labels (empty = none)
     std::vector<UtcOffset> offsets;   //!< time columns written at an offset (empty or none = UTC)
+    /// With --se: how the band was made, written as JSON's "band" object before the predictions
+    /// (level, interval, and a simultaneous band's critical value).
+    struct Band {
+      double level = 0.95;
+      std::string interval;            //!< "rbc" or "plain"
+      std::optional<double> critical;  //!< a simultaneous band's multiplier
+    };
+    std::optional<Band> band;
   };
   /// `header` = false leaves out the CSV/TSV header (for shards after the first); JSON always
   /// has its fields.
