@@ -39,6 +39,8 @@ CLI::App* setup_test(CLI::App& app, TestCommand& cmd) {
                   "Report on stdout: text or json; for a batch, csv (a row per file, the default) or json (an array)");
   add_bandwidth_options(*sub, cmd.bandwidth);
   sub->get_option("--seed")->description("The permutations' seed (and --score additive's random start)");
+  // The test refuses --robust with its reason (plan_test); it is not offered in help or completions.
+  sub->get_option("--robust")->group("");
   CLI::Option* b = sub->get_option("--bandwidth");
   b->description(b->get_description() + ". For test the default is df:6 per x column (sm.regression's), auto only with "
                                         "categorical columns");
