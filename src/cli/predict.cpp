@@ -447,6 +447,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
     set_band(band, cmd, data, model, one, fitted, nullptr, 0);  // (--simultaneous is refused for a stream)
   }
   const Unsupported policy = parse_unsupported(cmd.engine.out_of_reach);
+  const TrainingRange range(data);
   PastRange farthest;  // the stream's farthest query past the range,
   std::size_t queries = 0, past = 0;  // and how many of how many lie past it
   Rows row;
@@ -462,7 +463,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
       for (std::size_t c = 0; c < keep.columns.size(); ++c) row.kept[c][0] = reader.fields()[keep.columns[c]];
       Block b;
       try {
-        const PastRange p = past_range(data, row.x.data(), 1);
+        const PastRange p = range.past(row.x.data(), 1);
         ++queries;
         if (p.count) {
           refuse_past(p, 0, data, policy);
@@ -805,7 +806,7 @@ void run_predict(const PredictCommand& given) {
   const Model model = choose_model();
   const Fitted fitted(data, model, engine);
   const Unsupported policy = parse_unsupported(cmd.engine.out_of_reach);
-  const PastRange past = past_range(data, q, m);
+  const PastRange past = TrainingRange(data).past(q, m);
   refuse_past(past, first, data, policy);
   std::optional<LooDetail> loo;
   BandSetup band;

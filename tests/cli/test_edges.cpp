@@ -440,3 +440,16 @@ TEST_CASE("edges: JSON --se output records the band's level, interval and critic
   CHECK(!Json::parse(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "10:30:10", "--format", "json"}).out)
              .contains("band"));
 }
+
+TEST_CASE("edges: a constant training column has no range to be past") {
+  Scratch s;
+  spit(s / "t.csv", "x,c,y\n1,5,1\n2,5,2\n3,5,4\n");
+  spit(s / "q.csv", "x,c\n2,6\n4,5\n");
+  const Result q = run_nwreg({"predict", (s / "t.csv").string(), "-x", "x,c", "-y", "y", "-b", "1,1", "--query",
+                              (s / "q.csv").string()});
+  REQUIRE(q.exit_code == 0);
+  // Only x = 4 lies past x's range [1, 3]; c = 6 is no farther from a constant column than 5 is from itself.
+  CHECK(q.err ==
+        "nwreg: note: 1 of 2 queries lie past the training x range (farthest: 1 past [1, 3] of \"x\", 0.5 of its range); "
+        "their predictions are extrapolated (--out-of-reach empty leaves them empty, error refuses)\n");
+}

@@ -144,8 +144,8 @@ bool whole_day(double seconds) { return std::isfinite(seconds) && std::fmod(seco
 
 ColumnKind output_kind(ColumnKind read, const double* values, std::size_t count, std::size_t stride) {
   if (read != ColumnKind::date) return read;
-  for (std::size_t i = 0; i < count; ++i)
-    if (!whole_day(values[i * stride])) return ColumnKind::time;
+  for (std::size_t i = 0; i < count; ++i)  // (a missing query value, NaN, is no instant)
+    if (!std::isnan(values[i * stride]) && !whole_day(values[i * stride])) return ColumnKind::time;
   return ColumnKind::date;
 }
 

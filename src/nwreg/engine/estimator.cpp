@@ -1,6 +1,7 @@
 #include "nwreg/engine/estimator.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "nwreg/engine/small_system.h"
 
@@ -106,7 +107,9 @@ bool Estimator::centred_solve(const kernel::Keys& keys, const double* ys, const 
   });
   double total = 0;
   for (double v : e) total += v;
-  if (!(total > 0)) return false;
+  // A leave-one-out row of a merged key adds the key's other rows to S_00 alone (their weight at
+  // z = 0, not in w.e): those sums stay as they are.
+  if (!(total > 0) || std::abs(total - w.S[0]) > 1e-12 * w.S[0]) return false;
   for (std::size_t col = 1; col < p; ++col) {
     if (!(w.S[col * p + col] > 0)) {  // a column not in the fit (categorical): none here either
       z[col].assign(e.size(), 0.0);

@@ -65,7 +65,8 @@ class Estimator {
  private:
   // A local fit whose moments about q lost a direction, solved again from moments about the
   // weights' mean of each design column (key by key over the gathered weights): beta and c in
-  // z's basis, and whether it kept every term. False where the weights sum to 0.
+  // z's basis, and whether it kept every term. False where the weights sum to 0 or S_00 holds
+  // more than the gathered weights (a merged key's rest).
   bool centred_solve(const kernel::Keys& keys, const double* ys, const double* q, const Span& s, Work& w, double yb,
                      double* beta, double* c, bool& full) const;
   std::size_t degree_;

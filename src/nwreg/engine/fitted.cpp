@@ -59,6 +59,7 @@ Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
                              : std::nullopt),
       d_(train.d),
       n_(train.n),
+      weight_(robust_ ? robust_->weight : train.weight),
       engine_(make_engine(robust_ ? *robust_ : train, model,
                           [&] {
                             engine.robustness_weights = robust_.has_value();
@@ -159,8 +160,13 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   // Where fewer than min_band_df residuals inform sigma^2(q) (a gap, past the data), it is topped
   // up to min_band_df of them by the mean squared residual of all rows: (nu sigma^2(q) +
   // (min_band_df - nu) s^2) / min_band_df, with min_band_df degrees of freedom.
-  double mean_r2 = 0;
-  for (double r : r2) mean_r2 += r / static_cast<double>(r2.size());
+  // (The mean weighted as the rows are: sample times robustness weights.)
+  double mean_r2 = 0, total = 0;
+  for (std::size_t i = 0; i < r2.size(); ++i) {
+    const double w = weight_.empty() ? 1.0 : weight_[i];
+    mean_r2 += w * r2[i], total += w;
+  }
+  mean_r2 = total > 0 ? mean_r2 / total : 0.0;
   std::vector<double> fc(m), w2c(m), zc;
   centre->engine_->predict_detail(centre->mapped(q, m, zc), m, r2, fc.data(), w2c.data(), sigma2.data());
   // Where data are thin (a gap, past the ends) the degree-q fit extrapolates and its standard
@@ -180,16 +186,19 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
       partial.push_back(j);
     }
   if (!partial.empty() && static_cast<double>(partial.size()) * static_cast<double>(n_) <= 1e9) {
-    std::vector<double> qs, row;
-    for (std::size_t j : partial) qs.insert(qs.end(), q + j * d_, q + (j + 1) * d_);
-    std::vector<std::vector<double>> rows(partial.size());
-    weights(qs.data(), partial.size(), [&](std::size_t i, const double* a) { rows[i].assign(a, a + n_); });
-    centre->weights(qs.data(), partial.size(), [&](std::size_t i, const double* a) {
-      double c = 0;
-      for (std::size_t r = 0; r < n_; ++r) c += rows[i][r] * a[r];
-      cross[partial[i]] = c;
-      rows[i] = {};
-    });
+    // In chunks of about 1e7 weights held at once (80 MB): the estimate's rows, then the centre's.
+    const std::size_t chunk = std::max<std::size_t>(1, 10000000 / std::max<std::size_t>(n_, 1));
+    for (std::size_t at = 0; at < partial.size(); at += chunk) {
+      const std::size_t count = std::min(chunk, partial.size() - at);
+      std::vector<double> qs, rows(count * n_);
+      for (std::size_t i = 0; i < count; ++i) qs.insert(qs.end(), q + partial[at + i] * d_, q + (partial[at + i] + 1) * d_);
+      weights(qs.data(), count, [&](std::size_t i, const double* a) { std::copy_n(a, n_, rows.begin() + i * n_); });
+      centre->weights(qs.data(), count, [&](std::size_t i, const double* a) {
+        double c = 0;
+        for (std::size_t r = 0; r < n_; ++r) c += rows[i * n_ + r] * a[r];
+        cross[partial[at + i]] = c;
+      });
+    }
   }
   for (std::size_t j = 0; j < m; ++j) {
     const double nu = w2[j] > 0 ? 1 / w2[j] : 1e300;
@@ -224,22 +233,27 @@ OutOfReach engine_reach(Unsupported policy) {
   }
 }
 
-PastRange past_range(const Dataset& train, const double* q, std::size_t m) {
+TrainingRange::TrainingRange(const Dataset& train) : lo_(train.d, INFINITY), hi_(train.d, -INFINITY), checked_(train.d) {
   const std::size_t d = train.d;
-  std::vector<double> lo(d, INFINITY), hi(d, -INFINITY);
   for (std::size_t i = 0; i < train.n; ++i)
     for (std::size_t k = 0; k < d; ++k) {
-      lo[k] = std::min(lo[k], train.x[i * d + k]);
-      hi[k] = std::max(hi[k], train.x[i * d + k]);
+      lo_[k] = std::min(lo_[k], train.x[i * d + k]);
+      hi_[k] = std::max(hi_[k], train.x[i * d + k]);
     }
+  for (std::size_t k = 0; k < d; ++k) checked_[k] = !is_categorical(train.kind(k)) && hi_[k] > lo_[k];
+}
+
+PastRange TrainingRange::past(const double* q, std::size_t m) const {
+  const std::size_t d = lo_.size();
+  const std::vector<double>&lo = lo_, &hi = hi_;
   PastRange p;
   p.past.assign(m, 0);
   for (std::size_t j = 0; j < m; ++j)
     for (std::size_t k = 0; k < d; ++k) {
       const double v = q[j * d + k];
-      if (is_categorical(train.kind(k)) || !(v < lo[k] || v > hi[k])) continue;
+      if (!checked_[k] || !(v < lo[k] || v > hi[k])) continue;
       const double beyond = v < lo[k] ? lo[k] - v : v - hi[k];
-      const double ranges = hi[k] > lo[k] ? beyond / (hi[k] - lo[k]) : INFINITY;
+      const double ranges = beyond / (hi[k] - lo[k]);
       if (!p.past[j] && p.count++ == 0) p.first = j;
       p.past[j] = 1;
       if (p.beyond == 0 || ranges > p.ranges) {  // (beyond > 0 for every query past its column)
@@ -274,6 +288,7 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
   std::sort(sorted.begin(), sorted.end());
   Simultaneous s;
   double inverse_nu = 0;  // the mean over the queries of sum w_i^2 / (sum w_i)^2: nu their harmonic mean
+  std::size_t answered = 0;  // queries with a weight row (none: out of reach under OutOfReach::empty)
   // A pass over one fit's weight rows: kappa0 (with `path`), the angles between neighbouring unit
   // weight vectors, 2 asin(|T_j - T_j+1| / 2) (accurate for small angles, where acos of their
   // dot product is not); and (with `df`) the degrees of freedom.
@@ -283,13 +298,15 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
       const std::size_t n = f.n_;
       double top = 0, total = 0, squares = 0;
       for (std::size_t i = 0; i < n; ++i) top = std::max(top, std::abs(row[i]));
-      if (top > 0)
-        for (std::size_t i = 0; i < n; ++i) total += row[i] / top, squares += (row[i] / top) * (row[i] / top);
-      if (df) inverse_nu += total != 0 ? std::min(1 / min_band_df, squares / (total * total)) / static_cast<double>(m) : 0.0;
+      if (!(top > 0)) return;  // no answer here: not on the path
+      for (std::size_t i = 0; i < n; ++i) total += row[i] / top, squares += (row[i] / top) * (row[i] / top);
+      if (df) {
+        inverse_nu += total != 0 ? std::min(1 / min_band_df, squares / (total * total)) : 0.0;
+        ++answered;
+      }
       if (!path) return;
       std::vector<double> t(n, 0.0);
-      if (top > 0)
-        for (std::size_t i = 0; i < n; ++i) t[i] = row[i] / top / std::sqrt(squares);
+      for (std::size_t i = 0; i < n; ++i) t[i] = row[i] / top / std::sqrt(squares);
       if (!prev.empty()) {
         double gap = 0;
         for (std::size_t i = 0; i < n; ++i) gap += (t[i] - prev[i]) * (t[i] - prev[i]);
@@ -310,7 +327,7 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
   // (1 + c^2 / nu)^(-nu / 2), Sun and Loader's form for an estimated variance): bisect between
   // the pointwise quantile (where it is at least 1 - level) and a bound past it.
   const double alpha = 1 - level;
-  s.nu = centre && inverse_nu > 0 ? 1 / inverse_nu : std::numeric_limits<double>::infinity();
+  s.nu = centre && inverse_nu > 0 ? static_cast<double>(answered) / inverse_nu : std::numeric_limits<double>::infinity();
   auto miss = [&](double c) {
     if (!(s.nu < 1e7)) return std::erfc(c / std::sqrt(2.0)) + s.kappa0 / M_PI * std::exp(-0.5 * c * c);
     return 2 * student_upper(c, s.nu) + s.kappa0 / M_PI * std::exp(-0.5 * s.nu * std::log1p(c * c / s.nu));
@@ -337,7 +354,9 @@ Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* l
   std::vector<double> norm(m * d), f(m), sigma2(m);
   engine_->slopes(q, m, out.slope.data(), norm.data());
   int scale = 0;
+  const std::uint64_t before = engine_->dropped_rows();  // (the predictions are counted once, by predict)
   engine_->predict_detail(q, m, scaled_squares(*loo, scale), f.data(), nullptr, sigma2.data());
+  uncounted_ += engine_->dropped_rows() - before;
   out.se.resize(m * d);
   for (std::size_t j = 0; j < m; ++j)
     for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::ldexp(std::sqrt(sigma2[j]), scale) * norm[j * d + k];

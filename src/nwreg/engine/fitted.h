@@ -101,7 +101,17 @@ struct PastRange {
   double ranges = 0;           //!< and in ranges of the column
   double lo = 0, hi = 0;       //!< that column's training range
 };
-PastRange past_range(const Dataset& train, const double* q, std::size_t m);
+/// The continuous x columns' training ranges, found once: `past` tells the queries past them. A
+/// column whose training values are all equal has no range to be past (every query would be).
+class TrainingRange {
+ public:
+  explicit TrainingRange(const Dataset& train);
+  PastRange past(const double* q, std::size_t m) const;
+
+ private:
+  std::vector<double> lo_, hi_;
+  std::vector<char> checked_;  // continuous columns with a spread
+};
 
 /// Leave-one-out R^2: 1 - LOO MSE / var(y), the variance (and mean) sample-weighted when there
 /// are sample weights; 0 when y is constant.
@@ -124,7 +134,7 @@ class Fitted {
   }
   LooDetail loo_residuals() const { return engine_->loo_residuals(); }
   /// Predictions so far whose local polynomial lost a term (Pooling::dropped_rows).
-  std::uint64_t dropped_rows() const { return engine_->dropped_rows(); }
+  std::uint64_t dropped_rows() const { return engine_->dropped_rows() - uncounted_; }
   /// The in-sample fit and tr(H) (the degrees of freedom).
   InSample insample() const { return engine_->insample(false); }
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()
@@ -157,6 +167,8 @@ class Fitted {
   std::optional<MetricMap> map_;
   std::size_t d_;                        // x columns of the queries
   std::size_t n_;                        // training rows (a weight row's length)
+  std::vector<double> weight_;           // each row's sample times robustness weight (empty: all 1)
+  mutable std::uint64_t uncounted_ = 0;  // dropped rows of passes that repeat a prediction (slopes' se)
   std::unique_ptr<const Pooling> engine_;  // Attention, or ScoreAttention for a score other than gaussian
 };
 

@@ -44,7 +44,9 @@ struct EngineOptions {
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
   /// The sample weights carry robustness weights (--robust): a query at a key whose whole window
   /// weighs nothing (every row about it an outlier) answers with that key's y, as R's lowess
-  /// does; else such a query is out of reach. Set by Fitted from the model.
+  /// does; else such a query is out of reach. Only where rows of weight 0 stay keys: under a
+  /// nearest-neighbour bandwidth (span, knn), lowess's; at a fixed h they are no keys and such a
+  /// query follows out_of_reach. Set by Fitted from the model.
   bool robustness_weights = false;
   /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
   /// keys on each side in x order (one x column only), for series with correlated errors.

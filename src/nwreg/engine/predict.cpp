@@ -76,13 +76,13 @@ void Attention::predict_detail(const double* queries, std::size_t m, const std::
     if (!moment_row(line.line, q, no_key, w, s, false)) return false;
     std::vector<double> c(estimator_.p());
     const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
-    if (r.dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
     LineMoments sq, sv;
     if (sum_w2 && !more.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) return false;
     if (smooth && !(more.values->sums(q[0], s.inv_h[0], no_key, false, sv) && sv.M[0] > 0)) return false;
     out[j] = r.f * ks_.y_scale;
     if (sum_w2) sum_w2[j] = squared_weights(c.data(), sq);
     if (smooth) smooth[j] = sv.My[0] / sv.M[0];
+    if (r.dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
     return true;
   };
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, index_.kind() == KeyIndex::Kind::line ? 32 : 8, shape(), [&](std::size_t j, Work& w) {

@@ -533,12 +533,13 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
 }
 
 void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const EngineOptions& engine) {
-  if (m.method != Method::nw || plan.kind != BandwidthSpec::Kind::learn || plan.score != Score::gaussian ||
+  if (!plan.advise || m.method != Method::nw || plan.kind != BandwidthSpec::Kind::learn || plan.score != Score::gaussian ||
       plan.metric_full || data.n > advice_rows || !m.loo_mse || !(*m.loo_mse > 0) ||
       std::all_of(data.x_kind.begin(), data.x_kind.end(), [](ColumnKind k) { return is_categorical(k); }))
     return;
   FitPlan other = plan;
   other.curve = false;
+  other.advise = false;
   EngineOptions linear = engine;
   linear.method = Method::local_linear;
   linear.progress = nullptr;

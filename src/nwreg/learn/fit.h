@@ -40,6 +40,9 @@ struct FitPlan {
   /// Model::curve: LOO, GCV, AICc and df over the grid the bandwidth is chosen on (the scan's
   /// common scales, or K or F of a nearest-neighbour policy), whatever chose it.
   bool curve = false;
+  /// Compare NW with local linear and warn where local linear's error is under half (advise_method);
+  /// off for refits whose warnings nobody reads (the test's permutations).
+  bool advise = true;
 };
 
 /// What fit_model reports as it goes; each may be empty.

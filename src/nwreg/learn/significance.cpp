@@ -316,6 +316,7 @@ void permutations(const Setup& setup, const TestOptions& options, const EngineOp
   FitPlan plan = *options.relearn;
   plan.loo_statistics = false;
   plan.curve = false;
+  plan.advise = false;
   plan.fit.on_scan = nullptr;
   EngineOptions single = engine;
   single.pool = nullptr;
