@@ -183,7 +183,10 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
 
 void add_performance_options(CLI::App& app, EngineCliOptions& o) {
   app.option_defaults()->group("Performance");
-  app.add_option("--threads", o.threads, "Threads to use; 0 = the CPUs this process may use (affinity mask, cgroup quota)")->capture_default_str();
+  app.add_option("--threads", o.threads,
+                 "Threads to use, at most " + std::to_string(max_threads) +
+                     "; 0 = the CPUs this process may use (affinity mask, cgroup quota)")
+      ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress display (shown only when stderr is a terminal)");
   app.add_option("--tolerance", o.tolerance,
                  "Skip keys whose weights add up to less than this; each prediction stays within "

@@ -59,6 +59,9 @@ struct BandwidthOptions {
   bool seed_given = false, epochs_given = false, lr_given = false;
 };
 
+/// --threads takes at most this many (more would only queue on the cores).
+inline constexpr unsigned max_threads = 1024;
+
 /// What the engine computes, and how it runs.
 struct EngineCliOptions {
   std::string score = "gaussian";        //!< --score

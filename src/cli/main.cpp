@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <iostream>
 #include <sstream>
@@ -41,6 +42,33 @@ void refuse_empty_values(const CLI::App& sub) {
       if (value.empty())
         throw nwreg::UsageError((opt->get_snames().empty() ? opt->get_name() : "-" + opt->get_snames()[0]) +
                                 ": empty value");
+}
+
+// Every whole-number option is read one way: decimal digits (a sign only where negatives mean
+// something), within its type's range. CLI11 alone reads 0x10 as 16 and wraps -1 to 2^64 - 1.
+void refuse_loose_integers(const CLI::App& sub) {
+  for (const CLI::Option* opt : sub.get_options()) {
+    // (CLI11 names the type INT or UINT, followed by a check's text where there is one)
+    const std::string name_of_type = opt->get_type_name();
+    const std::string type = name_of_type.rfind("UINT", 0) == 0 ? "UINT" : name_of_type.rfind("INT", 0) == 0 ? "INT" : "";
+    if (type.empty()) continue;
+    for (const std::string& value : opt->results()) {
+      const bool negative = !value.empty() && value[0] == '-';
+      bool digits = value.size() > (negative ? 1u : 0u);
+      for (std::size_t i = negative ? 1 : 0; i < value.size(); ++i) digits = digits && value[i] >= '0' && value[i] <= '9';
+      const std::string name = opt->get_name();
+      if (!digits || (negative && type == "UINT"))
+        throw nwreg::UsageError(name + ": expected a whole number" + (type == "UINT" ? " from 0" : "") +
+                                ", in decimal digits, got " + nwreg::quote(value));
+      long long s = 0;
+      unsigned long long u = 0;
+      const auto r = type == "UINT" ? std::from_chars(value.data(), value.data() + value.size(), u)
+                                    : std::from_chars(value.data(), value.data() + value.size(), s);
+      if (r.ec != std::errc()) throw nwreg::UsageError(name + ": " + nwreg::quote(value) + " is out of range");
+      if (name == "--threads" && u > nwreg::cli::max_threads)
+        throw nwreg::UsageError("--threads: at most " + std::to_string(nwreg::cli::max_threads) + ", got " + value);
+    }
+  }
 }
 
 // TRAIN left out: standard input, unless it is a terminal (nobody is typing a CSV file).
@@ -225,7 +253,10 @@ int main(int argc, char** argv) {
       return finish_stdout("cannot write to standard output");
     }
     for (const CLI::App* sub : {fit_app, predict_app, test_app})
-      if (sub->parsed()) refuse_empty_values(*sub);
+      if (sub->parsed()) {
+        refuse_empty_values(*sub);
+        refuse_loose_integers(*sub);
+      }
     if (fit_app->parsed() && fit.trains.empty()) fit.trains = {default_train()};
     if (predict_app->parsed() && predict.input.train.empty()) predict.input.train = default_train();
     if (test_app->parsed() && test.trains.empty()) test.trains = {default_train()};
