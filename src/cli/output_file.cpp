@@ -167,10 +167,23 @@ OutputFile::OutputFile(const std::string& path, const std::string& option)
     stream_.rdbuf(buf_.get());
     return;
   }
-  // A link is followed, so that the file it names is replaced, not the link.
+  // A link is followed, so that the file it names is replaced, not the link; a dangling one too
+  // (the file it names is made), hop by hop, each relative target read from its link's folder.
   if (char* real = ::realpath(path.c_str(), nullptr)) {
     path_ = real;
     std::free(real);
+  } else {
+    for (int hops = 0;; ++hops) {
+      struct stat ls;
+      if (::lstat(path_.c_str(), &ls) != 0 || !S_ISLNK(ls.st_mode)) break;
+      if (hops == 40) throw OutputError(option + ": " + path + ": a loop of symbolic links", ELOOP);
+      std::string target(4096, '\0');
+      const ssize_t len = ::readlink(path_.c_str(), target.data(), target.size());
+      if (len < 0) cannot_write(option, path, errno);
+      target.resize(static_cast<std::size_t>(len));
+      const auto cut = path_.rfind('/');
+      path_ = target.empty() || target[0] == '/' || cut == std::string::npos ? target : path_.substr(0, cut + 1) + target;
+    }
   }
   struct stat st;
   const bool exists = ::stat(path_.c_str(), &st) == 0;

@@ -456,3 +456,20 @@ TEST_CASE("hardening: help and generate into a closed pipe end quietly, as by SI
     CHECK(r.exit_code == -SIGPIPE);
   }
 }
+
+TEST_CASE("hardening: -o onto a dangling symbolic link writes the file it names; a loop is an error") {
+  // At 1f9acce the dangling link was replaced by a regular file and its target never written.
+  Scratch s;
+  fs::create_directory(s / "out");
+  fs::create_symlink("out/target.csv", s / "dangling");
+  const Result r = run_nwreg({"predict", data("cars.csv"), "-b", "2", "--grid", "5:7:1", "-o", (s / "dangling").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::is_symlink(s / "dangling"));
+  CHECK(slurp(s / "out" / "target.csv").rfind("speed,prediction\n5,", 0) == 0);
+  fs::create_symlink("loop2", s / "loop1");
+  fs::create_symlink("loop1", s / "loop2");
+  const Result l = run_nwreg({"predict", data("cars.csv"), "-b", "2", "--grid", "5:7:1", "-o", (s / "loop1").string()});
+  CHECK(l.exit_code == 1);
+  CHECK(l.err == "nwreg: error: -o: " + (s / "loop1").string() + ": a loop of symbolic links\n");
+  CHECK(fs::is_symlink(s / "loop1"));
+}
