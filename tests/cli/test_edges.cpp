@@ -453,3 +453,13 @@ TEST_CASE("edges: a constant training column has no range to be past") {
         "nwreg: note: 1 of 2 queries lie past the training x range (farthest: 1 past [1, 3] of \"x\", 0.5 of its range); "
         "their predictions are extrapolated (--out-of-reach empty leaves them empty, error refuses)\n");
 }
+
+TEST_CASE("edges: with -x naming the second column, y defaults to the first column that is no x") {
+  // At 1f9acce -x x,g took g (the second column) as y too: "-y: column "g" is also an x column".
+  const std::string csv = "x,g,y\n1,0,1\n2,1,3\n3,0,2\n4,1,5\n5,0,4\n";
+  const Result r = run_nwreg({"fit", "-", "-x", "x,g", "-b", "1,1", "--format", "json"}, csv);
+  REQUIRE(r.exit_code == 0);
+  CHECK(Json::parse(r.out)["y_column"] == "y");
+  // The second column stays the default wherever -x leaves it free.
+  CHECK(Json::parse(run_nwreg({"fit", "-", "-x", "y", "-b", "1", "--format", "json"}, csv).out)["y_column"] == "g");
+}

@@ -258,6 +258,7 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", "-"}, "\"\",\"x\"\n\"1\",1\n\"2\",2\n", 2,
        "-y: <stdin> has 2 columns, no third to take by default; name the columns with -x and -y"},
       {{"fit", syn, "-x", "x", "-y", "x"}, "", 2, "-y: column \"x\" is also an x column"},
+      {{"fit", syn, "-x", "x,y"}, "", 2, "-y: every column of " + syn + " is an x column; name the y column with -y"},
       {{"fit", data("boston.csv"), "-x", "lstat,,rm"}, "", 2, "-x: empty column name in \"lstat,,rm\""},
       {{"fit", data("boston.csv"), "-x", "lstat,rm,lstat", "-y", "medv"}, "", 2, "-x: column \"lstat\" is named twice"},
       {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "1,0.3", "--grid", "0:1:1"}, "", 2,

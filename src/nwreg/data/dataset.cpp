@@ -80,7 +80,18 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   std::vector<std::size_t> idx;
   for (const auto& spec : columns.x) idx.push_back(reader.resolve(spec, "-x"));
   if (columns.x.empty()) idx.push_back(by_position(columns.x_position, "-x"));
-  const std::size_t y_idx = columns.y.empty() ? by_position(columns.y_position, "-y") : reader.resolve(columns.y, "-y");
+  // y by default: the column at y_position (the second), unless -x took it: then the first data
+  // column that is not an x column (-x x,g on x,g,y takes y, not g).
+  auto default_y = [&] {
+    if (columns.x.empty() || (columns.y_position < reader.column_count() &&
+                              std::find(idx.begin(), idx.end(), columns.y_position) == idx.end()))
+      return by_position(columns.y_position, "-y");
+    for (std::size_t c = columns.x_position; c < reader.column_count(); ++c)
+      if (std::find(idx.begin(), idx.end(), c) == idx.end()) return c;
+    throw UsageError("-y: every column of " + escape_excerpt(reader.source(), 200) +
+                     " is an x column; name the y column with -y");
+  };
+  const std::size_t y_idx = columns.y.empty() ? default_y() : reader.resolve(columns.y, "-y");
   if (std::find(idx.begin(), idx.end(), y_idx) != idx.end())
     throw UsageError("-y: column " + reader.column_label(y_idx) + " is also an x column");
   for (std::size_t i = 0; i < idx.size(); ++i)
