@@ -258,6 +258,11 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", "-"}, "\"\",\"x\"\n\"1\",1\n\"2\",2\n", 2,
        "-y: <stdin> has 2 columns, no third to take by default; name the columns with -x and -y"},
       {{"fit", syn, "-x", "x", "-y", "x"}, "", 2, "-y: column \"x\" is also an x column"},
+      {{"fit", "-", "-x", "x", "-b", "1"}, "x,y,x\n1,2,3\n2,3,1\n", 2,
+       "-x: <stdin> has two columns named \"x\" (1 and 3); give the one meant by its number"},
+      {{"predict", syn, "-b", "1", "--query", "-"}, "x,x\n1,2\n", 1,
+       "<stdin>: has two columns named \"x\" for the x column of that name; rename one, or give the x columns in order "
+       "without a header"},
       {{"fit", syn, "-x", "x,y"}, "", 2, "-y: every column of " + syn + " is an x column; name the y column with -y"},
       {{"fit", data("boston.csv"), "-x", "lstat,,rm"}, "", 2, "-x: empty column name in \"lstat,,rm\""},
       {{"fit", data("boston.csv"), "-x", "lstat,rm,lstat", "-y", "medv"}, "", 2, "-x: column \"lstat\" is named twice"},

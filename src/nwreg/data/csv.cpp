@@ -417,7 +417,14 @@ std::string CsvReader::column_label(std::size_t index) const {
 
 std::size_t CsvReader::resolve(const std::string& spec, const std::string& option) const {
   auto it = std::find(names_.begin(), names_.end(), spec);
-  if (it != names_.end()) return static_cast<std::size_t>(it - names_.begin());
+  if (it != names_.end()) {
+    const auto again = std::find(it + 1, names_.end(), spec);
+    if (again != names_.end())
+      throw UsageError(option + ": " + escape_excerpt(source_, 200) + " has two columns named " + quote(spec) + " (" +
+                       std::to_string(it - names_.begin() + 1) + " and " + std::to_string(again - names_.begin() + 1) +
+                       "); give the one meant by its number");
+    return static_cast<std::size_t>(it - names_.begin());
+  }
   if (!spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     const std::size_t index = spec.size() > 9 ? 0 : std::stoul(spec);
     if (index >= 1 && index <= column_count_) return index - 1;

@@ -267,6 +267,10 @@ std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& t
                        "has no column " + quote(train.x_names[k]) + " for the x column of that name (its columns: " +
                            have + "); name it so, or give the x columns in order without a header");
     }
+    if (std::find(it + 1, names.end(), train.x_names[k]) != names.end())
+      throw InputError(reader.source(), 0, "",
+                       "has two columns named " + quote(train.x_names[k]) +
+                           " for the x column of that name; rename one, or give the x columns in order without a header");
     idx.push_back(static_cast<std::size_t>(it - names.begin()));
   }
   if (std::any_of(idx.begin(), idx.end(), [&](std::size_t i) { return i >= reader.column_count(); }))
