@@ -463,3 +463,17 @@ TEST_CASE("edges: with -x naming the second column, y defaults to the first colu
   // The second column stays the default wherever -x leaves it free.
   CHECK(Json::parse(run_nwreg({"fit", "-", "-x", "y", "-b", "1", "--format", "json"}, csv).out)["y_column"] == "g");
 }
+
+TEST_CASE("edges: an adaptive Gaussian bandwidth answers a query near 1e300 with its heaviest key, as Laplace does") {
+  // At 1f9acce: "prediction 1 is not finite" (the weights relative to the key overflowed).
+  for (const std::string kernel : {"gaussian", "laplace"})
+    for (const std::string method : {"nw", "local-linear"}) {
+      CAPTURE(kernel);
+      CAPTURE(method);
+      const Result r = run_nwreg({"predict", data("cars.csv"), "-b", "adaptive:10", "--kernel", kernel, "--method", method,
+                                  "--query", "-", "--out-of-reach", "extrapolate"},
+                                 "speed\n1e300\n-1e300\n");
+      REQUIRE(r.exit_code == 0);
+      CHECK(r.out == "speed,prediction\n1e+300,6\n-1e+300,6\n");  // the speed-4 rows (2 and 10), the widest reach
+    }
+}

@@ -48,28 +48,10 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
     std::fill(w.e + a, w.e + z, 0.0);
     if (z < hi) s.s0 += kernel::fill(options_.kernel, k, z, hi, q, xb, s.inv_h, w.e, sums);
   });
-  if (s.s0 == 0 && rest == 0 && options_.robustness_weights && !ex.contains(s.b) &&
-      std::equal(q, q + ks_.d, ks_.key(s.b))) {
-    // A query at a key whose whole neighbourhood weighs nothing (robustness weights of 0 all about
-    // it; the key itself is always in reach): the y of the keys at q, whatever their weight, as
-    // R's lowess answers such a row with its own y (clowess: ys[i] = y[i]).
-    s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
-    index_.identical(s.b, exclude, tree_ih_.data(), w.ranges, w.qc.data());
-    s.s0 = s.s1 = 0;
-    s.each([&](std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        w.e[i] = !ex.contains(i) && std::equal(q, q + ks_.d, ks_.key(i)) ? 1.0 : 0.0;
-        s.s0 += w.e[i];
-        s.s1 += w.e[i] * (ks_.ys[i] - ks_.ys[s.b]);
-      }
-    });
-    s.fallback = true;
-    return s;
-  }
-  if (s.s0 == 0 && rest == 0 && options_.out_of_reach == OutOfReach::nearest) {
-    // All the weight on the nearest key, shared by sample weight with the keys identical to it
-    // (when keys are not merged): neighbours in x order in one column, in the k-d tree's
-    // leaves whose box holds it with several.
+  // Every weight on key b and the keys identical to it (neighbours in x order in one column, in
+  // the k-d tree's leaves whose box holds it with several), shared by sample weight or, with
+  // `unit`, equally.
+  auto on_b = [&](bool unit) {
     s.each([&](std::size_t lo, std::size_t hi) { std::fill(w.e + lo, w.e + hi, 0.0); });
     const double* xb0 = ks_.key(s.b);
     index_.identical(s.b, exclude, tree_ih_.data(), w.ranges, w.qc.data());
@@ -77,11 +59,31 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
     s.each([&](std::size_t lo, std::size_t hi) {
       for (std::size_t i = lo; i < hi; ++i) {
         const bool same = !ex.contains(i) && std::equal(xb0, xb0 + ks_.d, ks_.key(i));
-        w.e[i] = same ? (ks_.ws.empty() ? 1.0 : ks_.ws[i]) : 0.0;
+        w.e[i] = same ? (unit || ks_.ws.empty() ? 1.0 : ks_.ws[i]) : 0.0;
         s.s0 += w.e[i];
         s.s1 += w.e[i] * (ks_.ys[i] - ks_.ys[s.b]);
       }
     });
+    s.fallback = true;
+  };
+  if (!std::isfinite(s.s0) && rest == 0 && !ex.contains(s.b)) {
+    // Far past the data the weights relative to key b overflow (an adaptive Gaussian at x near
+    // 1e300: inf - inf). Their limit there is key b's, the key of largest weight: it answers, as
+    // Laplace's exact sums do.
+    on_b(false);
+    if (s.s0 > 0) return s;
+  }
+  if (s.s0 == 0 && rest == 0 && options_.robustness_weights && !ex.contains(s.b) &&
+      std::equal(q, q + ks_.d, ks_.key(s.b))) {
+    // A query at a key whose whole neighbourhood weighs nothing (robustness weights of 0 all about
+    // it; the key itself is always in reach): the y of the keys at q, whatever their weight, as
+    // R's lowess answers such a row with its own y (clowess: ys[i] = y[i]).
+    on_b(true);
+    return s;
+  }
+  if (s.s0 == 0 && rest == 0 && options_.out_of_reach == OutOfReach::nearest) {
+    // All the weight on the nearest key, shared by sample weight with the keys identical to it.
+    on_b(false);
     if (s.s0 == 0) {
       // The nearest key weighs 0 (a row of weight 0 kept as a neighbour): the nearest key that
       // weighs something answers, shared with the keys identical to it.
