@@ -477,3 +477,21 @@ TEST_CASE("edges: an adaptive Gaussian bandwidth answers a query near 1e300 with
       CHECK(r.out == "speed,prediction\n1e+300,6\n-1e+300,6\n");  // the speed-4 rows (2 and 10), the widest reach
     }
 }
+
+TEST_CASE("edges: a local polynomial in two columns is held at its coefficients + 1 neighbours, and says so") {
+  // y steps in both columns, no noise: the LOO error alone keeps falling towards bandwidths at
+  // which one key carries each row's weight. Local linear (3 coefficients) is held where the
+  // kernel weights average 4 effective neighbours.
+  std::string csv = "a,b,y\n";
+  for (int i = 1; i <= 300; ++i) {
+    const double a = std::fmod(i * 0.6180339887498949, 1.0), b = std::fmod(i * 0.7548776662466927, 1.0);
+    csv += num(a) + "," + num(b) + "," + num(std::copysign(1.0, std::sin(40 * a)) * std::floor(20 * b)) + "\n";
+  }
+  const Result r = run_nwreg({"fit", "-", "-x", "a,b", "--method", "local-linear"}, csv);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("nwreg: warning: <stdin>: the bandwidth is held where the kernel weights average 4 effective "
+                   "neighbours, the local polynomial's coefficients + 1: with fewer, each row's fit rests on a handful "
+                   "of keys and drops terms; the criterion alone would go lower\n") != std::string::npos);
+  // NW has no such floor.
+  CHECK(run_nwreg({"fit", "-", "-x", "a,b"}, csv).err.find("held where") == std::string::npos);
+}

@@ -179,6 +179,10 @@ TEST_CASE("errors: the catalogue, one input each") {
        "no bandwidth up to 4 times the x range averages 49 effective neighbours (--min-neighbours); the most there "
        "can be is n - 1 = 49"},
       {{"fit", syn, "--min-neighbours", "-1"}, "", 2, "--min-neighbours: must be >= 0, got -1"},
+      {{"fit", file("heavy.csv", "a,b,y,w\n1,5,1,1e6\n2,3,2,1e6\n3,8,0,1\n4,1,3,1\n5,7,1,1\n6,2,5,1\n7,9,2,1\n8,4,4,1\n"),
+        "-x", "a,b", "--sample-weight", "w", "--method", "local-linear"}, "", 1,
+       "no bandwidth up to 4 times the x range averages 3.5 effective neighbours in its kernel weights, a local "
+       "polynomial's coefficients + 1 (the sample weights leave too few rows that count); give --bandwidth H"},
       {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--leave-out", "2"}, "", 2,
        "--leave-out: only for one x column (it leaves out the nearest keys in x order)"},
       {{"fit", syn, "--leave-out", "-1"}, "", 2, "--leave-out: expected a whole number of keys or auto, got \"-1\""},

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "nwreg/engine/attention.h"
+#include "nwreg/engine/estimator.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/timestamp.h"
@@ -68,6 +69,27 @@ double stable_floor(const Dataset& data, const EngineOptions& engine, const std:
   return std::exp(good) * sd;
 }
 
+// A local polynomial in several x columns: the fewest keys a learned bandwidth may weigh, in
+// effective numbers of the kernel weights (1 / sum a^2 of a row's leave-one-out kernel weights,
+// normalised; NW's weights), the local fit's coefficients + 1. With fewer, the bandwidths are
+// small against the spacing in every column and one or two keys carry each row's weight: the
+// local design has too little spread, terms drop, and the leave-one-out error is the nearest
+// key's, flat in h, a corner the descent cannot leave (0 epochs), or a polynomial through a
+// handful of keys whose equivalent weights swing with the last bit of h. The local fit's own
+// equivalent weights cannot tell: they are what degenerates. One column has stable_floor
+// instead; 0 for NW and one column. At most (n - 1) / 2, which the scan's widest bandwidths pass.
+double corner_floor(const Dataset& data, const EngineOptions& engine) {
+  if (method_degree(engine.method, engine.degree) == 0 || data.d < 2) return 0;
+  const auto terms = static_cast<double>(Estimator(engine.method, engine.degree, data.d).p());
+  return std::min(terms + 1, (static_cast<double>(data.n) - 1) / 2);
+}
+
+EngineOptions kernel_weights_of(EngineOptions engine) {
+  engine.method = Method::nw;
+  engine.degree = 0;
+  return engine;
+}
+
 // The objective (LOO or another criterion) over a fixed set of rows (all by default), in log h.
 class Objective {
  public:
@@ -83,8 +105,11 @@ class Objective {
       stable_h = stable_floor(data, options.engine, scan_scales(data), stats[0].sd);
       min_h_ = std::max(min_h_, stable_h);
     }
+    corner_neighbours = corner_floor(data, options.engine);
+    if (corner_neighbours > 0) kernel_weights_.emplace(data, kernel_weights_of(options.engine));
   }
   double stable_h = 0;  //!< the local fit's floor (stable_floor), 0 where none applies
+  double corner_neighbours = 0;  //!< the local fit's floor in effective neighbours (corner_floor), 0: none
 
   /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
   void use_rows(std::size_t count) {
@@ -122,9 +147,16 @@ class Objective {
     engine_.set_bandwidth(h);
     return engine_.loo(false);
   }
+  /// The kernel weights' effective neighbours at h (corner_floor); 0 where no floor applies.
+  double kernel_neighbours(const std::vector<double>& h) {
+    if (!kernel_weights_) return 0;
+    kernel_weights_->set_bandwidth(h);
+    return neighbours_of(*kernel_weights_);
+  }
 
  private:
   Attention engine_;
+  std::optional<Attention> kernel_weights_;  //!< NW on the same keys: the kernel weights' neighbours (corner_floor)
   Loss loss_;
   Criterion criterion_;
   double min_neighbours_;
@@ -132,18 +164,21 @@ class Objective {
   double keys_ = 0;
   double min_h_ = 0;
 
-  // Out of bounds (+inf) below min_h_ or where the fit averages fewer than min_neighbours_
-  // neighbours.
-  LooResult bounded(LooResult r, const std::vector<double>& h) const {
+  // Out of bounds (+inf) below min_h_, where the kernel weights average fewer than
+  // corner_neighbours neighbours, or where the fit averages fewer than min_neighbours_.
+  LooResult bounded(LooResult r, const std::vector<double>& h) {
     if (h[0] < min_h_) r.mse = std::numeric_limits<double>::infinity();
-    if (min_neighbours_ <= 0 || !std::isfinite(r.mse)) return r;
-    double neighbours = 0;
-    try {
-      neighbours = engine_.loo_detail(neighbour_rows_, false).neighbours;
-    } catch (const DataError&) {  // a row no other key reaches: no neighbours to count
-    }
-    if (neighbours < min_neighbours_) r.mse = std::numeric_limits<double>::infinity();
+    if (!std::isfinite(r.mse)) return r;
+    if (kernel_weights_ && kernel_neighbours(h) < corner_neighbours) r.mse = std::numeric_limits<double>::infinity();
+    if (min_neighbours_ > 0 && neighbours_of(engine_) < min_neighbours_) r.mse = std::numeric_limits<double>::infinity();
     return r;
+  }
+  double neighbours_of(const Attention& engine) const {
+    try {
+      return engine.loo_detail(neighbour_rows_, false).neighbours;
+    } catch (const DataError&) {  // a row no other key reaches: no neighbours to count
+      return 0;
+    }
   }
   std::vector<std::size_t> rows_;
 };
@@ -445,6 +480,48 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
   return res;
 }
 
+// A local polynomial in several columns: the common scale's best is often a poor start, the
+// LOO error rough, with basins apart where one column carries little (it wants a wide bandwidth,
+// the others narrow ones). A product grid over the continuous columns' bandwidths, each from 1%
+// to 200% of its range in log steps (8 a column; with two or three columns), then two sweeps
+// over the columns, each trying 8 such values with the others held, move the start to the best
+// point found.
+void column_grid(const std::vector<ColumnStats>& stats, const Coordinates& coords, Objective& obj,
+                 std::vector<double>& start, double& best) {
+  std::vector<std::size_t> free;
+  for (std::size_t k = 0; k < start.size(); ++k)
+    if (coords.top[k] == 0) free.push_back(k);
+  auto value = [&](std::size_t k, int i, int points) {
+    return stats[k].range * 0.01 * std::pow(200.0, double(i) / (points - 1));
+  };
+  auto consider = [&](std::vector<double> h) {
+    if (!usable(h)) return;
+    const double loss = obj.at(h, false).mse;
+    if (loss < best) best = loss, start = std::move(h);
+  };
+  if (free.size() == 2 || free.size() == 3) {
+    constexpr int points = 8;
+    const std::vector<double> base = start;
+    std::vector<int> at(free.size(), 0);
+    for (;;) {
+      std::vector<double> h = base;
+      for (std::size_t j = 0; j < free.size(); ++j) h[free[j]] = value(free[j], at[j], points);
+      consider(std::move(h));
+      std::size_t j = 0;
+      while (j < free.size() && ++at[j] == points) at[j++] = 0;
+      if (j == free.size()) break;
+    }
+  }
+  constexpr int points = 8;
+  for (int sweep = 0; sweep < 2; ++sweep)
+    for (std::size_t k : free)
+      for (int i = 0; i < points; ++i) {
+        std::vector<double> h = start;
+        h[k] = value(k, i, points);
+        consider(std::move(h));
+      }
+}
+
 }  // namespace
 
 std::vector<double> scan_scales(const Dataset& data) {
@@ -523,6 +600,10 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
     out.push_back("the bandwidth is held at h = " + (is_time(data.kind(0)) ? format_duration : g3)(fit.stable_floor) +
                   ": below it the local fit would swing where the data are sparse (its variance somewhere in the x "
                   "range above one observation's); the criterion alone would go lower");
+  if (fit.corner_neighbours > 0 && fit.kernel_neighbours <= fit.corner_neighbours * 1.05)
+    out.push_back("the bandwidth is held where the kernel weights average " + g3(fit.corner_neighbours) +
+                  " effective neighbours, the local polynomial's coefficients + 1: with fewer, each row's fit rests "
+                  "on a handful of keys and drops terms; the criterion alone would go lower");
   return out;
 }
 
@@ -580,12 +661,17 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       throw DataError("no bandwidth up to 4 times the x range averages " + format_double(options.min_neighbours) +
                       " effective neighbours (--min-neighbours); the most there can be is n - 1 = " +
                       std::to_string(data.n - 1));
+    if (start.empty() && obj.corner_neighbours > 0)
+      throw DataError("no bandwidth up to 4 times the x range averages " + format_double(obj.corner_neighbours) +
+                      " effective neighbours in its kernel weights, a local polynomial's coefficients + 1 (the sample "
+                      "weights leave too few rows that count); give --bandwidth H");
     if (start.empty() && uses_in_sample(options.criterion))  // tiny data: AICc needs n - tr(H) - 2 > 0, tr >= 1
       throw DataError(to_string(options.criterion) + " is undefined at every bandwidth: it needs n - tr(H)" +
                       (options.criterion == Criterion::aicc ? " - 2" : "") + " > 0, and tr(H) >= 1, which " +
                       std::to_string(data.n) + " training rows cannot leave; give --criterion loo or --bandwidth H");
     if (start.empty())  // cannot happen for LOO: a scan that reaches four times the range reaches every row
       throw DataError("no bandwidth of the scan reaches every training row");
+    if (obj.corner_neighbours > 0) column_grid(stats, coords, obj, start, best);
     // With several columns the common scale is only a start: the LOO error can have several
     // basins once the columns go their own ways (Boston, local linear). Descend also from a
     // half decade below and above, and keep the best.
@@ -635,6 +721,8 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   res.descent_rows = obj.rows();
   res.scan_widest = scan_widest;
   res.stable_floor = obj.stable_h;
+  res.corner_neighbours = obj.corner_neighbours;
+  res.kernel_neighbours = obj.kernel_neighbours(res.bandwidth);
   if (obj.rows() < data.n) {  // the value reported is over every row
     obj.use_rows(0);
     const LooResult full = obj.at(res.bandwidth, false);

@@ -74,6 +74,11 @@ struct FitResult {
   /// A local polynomial in one column: the smallest bandwidth at which the fit's variance
   /// nowhere in the x range exceeds one observation's (0: none); the search stays above it.
   double stable_floor = 0;
+  /// A local polynomial in several columns: the fewest effective neighbours of the kernel weights
+  /// (NW's) the search allows, the local fit's coefficients + 1 (0: none), and theirs at
+  /// `bandwidth` (0 where no floor applies).
+  double corner_neighbours = 0;
+  double kernel_neighbours = 0;
 };
 
 /// Checks epochs, lr and tol. Throws UsageError naming the option (--epochs, --lr, --tol).

@@ -104,6 +104,8 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   learned.stop_reason = r.stop_reason;
   learned.scan_widest = r.scan_widest;
   learned.stable_floor = r.stable_floor;
+  learned.corner_neighbours = r.corner_neighbours;
+  learned.kernel_neighbours = r.kernel_neighbours;
   m.bandwidth = r.bandwidth;
   m.bandwidth_source = "learned";
   if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
