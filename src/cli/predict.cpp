@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/pictures.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/engine/fitted.h"
@@ -57,15 +58,39 @@ std::vector<ColumnKind> written_kinds(const Dataset& data, const std::vector<dou
   return out;
 }
 
+// n points evenly spanning column k's training range.
+std::vector<double> column_lattice(const Dataset& data, std::size_t k, std::size_t n) {
+  double lo = data.x[k];
+  for (std::size_t i = 0; i < data.n; ++i) lo = std::min(lo, data.x[i * data.d + k]);
+  return linspace(lo, lo + column_stats(data, k).range, n);
+}
+
+// Every pair (a_i, b_j), two columns row-major, a slowest: the rows in sorted order.
+std::vector<double> product_lattice(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> out;
+  out.reserve(2 * a.size() * b.size());
+  for (double u : a)
+    for (double v : b) out.insert(out.end(), {u, v});
+  return out;
+}
+
 // The query points: `grid` (parsed before the data were read), an even grid over the data,
 // a query file, or the training x (fitted values, with their y).
 Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double> grid, bool grid_time) {
   Rows rows;
   if (!cmd.grid.empty() || cmd.grid_n > 0) {
-    if (data.d != 1) throw UsageError("--grid: only for one x column; give --query FILE");
-    if (is_categorical(data.kind(0)))
-      throw UsageError("--grid: x column " + quote(data.x_names[0]) +
-                       " is categorical, with no points between its levels; give --query FILE with the levels wanted");
+    const char* option = cmd.grid.empty() ? "--grid-n" : "--grid";
+    if (!cmd.grid.empty() && data.d != 1)
+      throw UsageError("--grid: a range of one x column, and there are " + std::to_string(data.d) +
+                       (data.d == 2 ? "; give --grid-n N (an N x N grid over both ranges) or --query FILE"
+                                    : "; give --query FILE"));
+    if (data.d > 2)
+      throw UsageError("--grid-n: an even grid over one x column, or an N x N grid over two, and there are " +
+                       std::to_string(data.d) + "; give --query FILE");
+    for (std::size_t k = 0; k < data.d; ++k)
+      if (is_categorical(data.kind(k)))
+        throw UsageError(std::string(option) + ": x column " + quote(data.x_names[k]) +
+                         " is categorical, with no points between its levels; give --query FILE with the levels wanted");
     if (!cmd.keep.empty()) throw UsageError("--keep: copies columns of the query or training rows; a grid has none");
     if (!cmd.grid.empty()) {
       if (grid_time && !is_time(data.kind(0)))
@@ -76,13 +101,13 @@ Rows rows_for(const PredictCommand& cmd, const Dataset& data, std::vector<double
                          format_instant(data.x[0], data.kind(0) == ColumnKind::date) + "/" +
                          format_instant(data.x[0] + 7 * 86400.0, data.kind(0) == ColumnKind::date) + "/1d");
       rows.x = std::move(grid);
+    } else if (data.d == 1) {
+      rows.x = column_lattice(data, 0, cmd.grid_n);
     } else {
-      if (cmd.grid_n > max_grid_points)
-        throw UsageError("--grid-n: at most " + std::to_string(max_grid_points) + " points");
-      const ColumnStats s = column_stats(data, 0);
-      double lo = data.x[0];
-      for (double v : data.x) lo = std::min(lo, v);
-      rows.x = linspace(lo, lo + s.range, cmd.grid_n);
+      if (static_cast<double>(cmd.grid_n) * static_cast<double>(cmd.grid_n) > static_cast<double>(max_grid_points))
+        throw UsageError("--grid-n: " + std::to_string(cmd.grid_n) + " x " + std::to_string(cmd.grid_n) +
+                         " points with two x columns, over the limit of " + std::to_string(max_grid_points));
+      rows.x = product_lattice(column_lattice(data, 0, cmd.grid_n), column_lattice(data, 1, cmd.grid_n));
     }
   } else if (!cmd.query.empty()) {
     auto reader = open_csv(cmd.query, cmd.input, std::cin, true);
@@ -139,22 +164,6 @@ std::string about_bytes(double bytes) {
   return buf;
 }
 
-// "h = 0.2685 (learned)", plus the kernel and method when not the defaults: for picture titles.
-std::string bandwidth_label(const Model& model) {
-  if (!model.score.distance()) return to_string(model.score.score) + " score (" + model.bandwidth_source + ")";
-  char h[64];
-  if (is_time(column_kind(model, 0)))
-    std::snprintf(h, sizeof h, "h = %s (%s)", format_duration(model.bandwidth[0]).c_str(), model.bandwidth_source.c_str());
-  else
-    std::snprintf(h, sizeof h, "h = %.4g (%s)", model.bandwidth[0], model.bandwidth_source.c_str());
-  std::string label = model.neighbour_policy ? to_string(model.neighbour_policy) : std::string(h);
-  if (model.robust) label += ", robust " + std::to_string(model.robust);
-  if (model.kernel != Kernel::gaussian) label += ", " + to_string(model.kernel);
-  if (model.method != Method::nw) label += ", " + to_string(model.method);
-  if (model.method == Method::local_polynomial) label += " " + std::to_string(model.degree);
-  return label;
-}
-
 // The x columns that get a slope (--derivative): the continuous ones, each with the factor its
 // slope and se are written in: a time column's per --slope-unit (seconds in the model), others 1.
 struct SlopeColumn {
@@ -193,7 +202,7 @@ std::vector<SlopeColumn> slope_columns(const Model& model, const std::string& sl
 // prediction, with --se its standard error and band, and for fitted values the residual).
 PredictionWriter::Columns output_columns(const Model& model, const std::vector<std::string>& kept, bool se,
                                          bool fitted, std::vector<ColumnKind> kinds, bool derivative) {
-  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}, model.levels, model.x_offsets};
+  PredictionWriter::Columns c{kept, model.x_columns, std::move(kinds), {}, model.levels, model.x_offsets, {}};
   if (fitted) c.values.push_back(model.y_column);
   c.values.push_back("prediction");
   if (se) c.values.insert(c.values.end(), {"se", "lower", "upper"});
@@ -501,7 +510,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                                "Query points START:STOP:STEP (stop excluded); between dates or times START/STOP/STEP "
                                "with ISO 8601 ends and a time-span step, e.g. 2024-01-01/2024-02-01/6h. Not with "
                                "--grid-n or --query");
-  auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range (1 to 1e8)")
+  auto* grid_n = sub->add_option("--grid-n", cmd.grid_n, "N query points spanning the training x range (1 to 1e8); with two x columns an N x N grid over both")
                      ->check(CLI::Range(std::size_t{1}, max_grid_points));
   auto* query = sub->add_option("--query", cmd.query,
                                 "Query points from a CSV file; - for stdin, each line answered as it arrives");
@@ -518,7 +527,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->add_option("--weights-layout", cmd.weights_layout,
                   "wide: one row per query; long: one query,key,weight row per pair")
       ->capture_default_str();
-  sub->add_option("--plot", cmd.plot, "Draw the training points and the fitted curve to this SVG file");
+  sub->add_option("--plot", cmd.plot, "Draw the training points and the fitted curve (two x columns: the fitted surface) to this SVG file");
   sub->add_option("--heatmap", cmd.heatmap,
                   "Draw the attention-weight matrix (queries by keys, sorted by x) to this SVG file");
   sub->add_option("--heatmap-scale", cmd.heatmap_scale,
@@ -650,13 +659,8 @@ FitPlot fit_plot(const Dataset& data, const Model& model, const double* q, std::
             std::move(upper),
             data.x_names[0],
             data.y_name,
-            "nwreg: " + bandwidth_label(model) + ", n = " + std::to_string(data.n),
+            picture_title(model, data),
             is_time(data.kind(0))};
-  if (model.loo_mse) {
-    char loo[48];
-    std::snprintf(loo, sizeof loo, ", LOO MSE %.4g", *model.loo_mse);
-    p.title += loo;
-  }
   return p;
 }
 
@@ -669,23 +673,6 @@ void check_weights_size(std::size_t m, std::size_t n, std::uint64_t most) {
                      " as text), over the limit of " + std::to_string(most) + "; raise it with --max-weights");
 }
 
-// --heatmap's picture: the attention weights of the m queries q, binned.
-void write_heatmap(OutputFile& file, const Dataset& data, const Fitted& fitted, const Model& model, const double* q,
-                   std::size_t m, bool log_scale) {
-  Heatmap map(std::vector<double>(q, q + m * data.d), data.x);
-  fitted.weights(q, m, [&](std::size_t i, const double* a) { map.row(i, a); });
-  file.write([&](std::ostream& os) {
-    map.write_svg(os, {data.x_names[0], "attention weights, " + bandwidth_label(model), is_time(data.kind(0)), log_scale});
-  });
-}
-
-void check_picture(const Dataset& data, const char* option) {
-  if (data.d != 1) throw UsageError(std::string(option) + ": only for one x column");
-  if (is_categorical(data.kind(0)))
-    throw UsageError(std::string(option) + ": x column " + quote(data.x_names[0]) +
-                     " is categorical; the picture needs one continuous x column");
-}
-
 // What every output of one predict run is written from: the queries [first, first + m) of
 // rows (q), and their answers.
 struct Answers {
@@ -695,6 +682,7 @@ struct Answers {
   const Rows& rows;
   const Model& model;
   const Fitted& fitted;
+  const EngineOptions& engine;
   const PredictionWriter::Columns& columns;
   const std::vector<SlopeColumn>& slope_cols;
   const Block& all;
@@ -729,6 +717,12 @@ void write_outputs(const Answers& a, OutputFile& out, std::optional<OutputFile>&
   });
   if (plot_file)
     writes.emplace_back(&*plot_file, [&] {
+      if (data.d == 2) {
+        task = "drawing the surface";
+        const SurfacePlot p = surface_plot(data, a.model, a.engine);
+        plot_file->write([&](std::ostream& os) { write_surface_svg(os, p); });
+        return;
+      }
       const FitPlot p = fit_plot(data, a.model, q, m, a.all);
       plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
     });
@@ -781,7 +775,8 @@ void run_predict(const PredictCommand& given) {
                                      setup.fitted_values ? cmd.keep : std::vector<std::string>{});
   reader.reset();
 
-  if (plot_file || heatmap_file) check_picture(data, plot_file ? "--plot" : "--heatmap");
+  if (plot_file) check_picture(data, "--plot", 2);
+  if (heatmap_file) check_picture(data, "--heatmap", 1);
   auto choose_model = [&] {
     return from_file ? checked_model(*from_file, cmd.model, data)
                      : choose_bandwidth(data, setup.plan, engine, false, std::cerr, &progress);
@@ -846,7 +841,7 @@ void run_predict(const PredictCommand& given) {
     return;
   }
   const Block all = answer(fitted, q, m, data.d, first, loo ? &*loo : nullptr, band, cmd.derivative, {policy, past.past.data()});
-  const Answers answers{cmd, setup, data, rows, model, fitted, columns, slope_cols, all, q, m, first, header};
+  const Answers answers{cmd, setup, data, rows, model, fitted, engine, columns, slope_cols, all, q, m, first, header};
   write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
   report_dropped(fitted, m, model, data);
   report_past(past, m, data, policy, cmd.se);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -494,4 +495,75 @@ TEST_CASE("edges: a local polynomial in two columns is held at its coefficients 
                    "of keys and drops terms; the criterion alone would go lower\n") != std::string::npos);
   // NW has no such floor.
   CHECK(run_nwreg({"fit", "-", "-x", "a,b"}, csv).err.find("held where") == std::string::npos);
+}
+
+TEST_CASE("edges: --grid-n N with two x columns is the N x N grid over both ranges, the first column slowest") {
+  const std::vector<std::string> base = {"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.5"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const Result g = run_nwreg(with({"--grid-n", "3"}));
+  REQUIRE(g.exit_code == 0);
+  // lstat 1.73 .. 37.97, rm 3.561 .. 8.78: the same rows as --query with those nine points.
+  const std::string q = "lstat,rm\n1.73,3.561\n1.73,6.1705\n1.73,8.78\n19.85,3.561\n19.85,6.1705\n19.85,8.78\n"
+                        "37.97,3.561\n37.97,6.1705\n37.97,8.78\n";
+  const Result r = run_nwreg(with({"--query", "-"}), q);
+  REQUIRE(r.exit_code == 0);
+  CHECK(g.out == r.out);
+  CHECK(std::count(g.out.begin(), g.out.end(), '\n') == 10);
+}
+
+TEST_CASE("edges: --plot with two x columns draws the fitted surface, the points on top and a colour bar") {
+  Scratch s;
+  const std::string svg_path = (s / "surface.svg").string();
+  const Result r = run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.5", "--plot",
+                              svg_path, "-o", (s / "p.csv").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const std::string svg = slurp(svg_path);
+  CHECK(svg.find(">nwreg: h = 2, 0.5 (fixed), n = 506</text>") != std::string::npos);
+  CHECK(std::count(svg.begin(), svg.end(), '\n') > 506);
+  std::size_t circles = 0;
+  for (std::size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  CHECK(circles == 506);  // every training point
+  for (const char* text : {">lstat</text>", ">rm</text>", ">medv</text>", "<g class=\"surface\"", "class=\"colour-bar\""})
+    CHECK(svg.find(text) != std::string::npos);
+  CHECK(svg.find("grey") == std::string::npos);  // the Gaussian reaches every lattice point
+  // The colour bar's bounds bracket the fit over the lattice (120 x 120 over both ranges).
+  std::string q = "lstat,rm\n";
+  for (int i = 0; i < 120; ++i)
+    for (int j = 0; j < 120; ++j)
+      q += num(1.73 + (37.97 - 1.73) * i / 119.0) + "," + num(3.561 + (8.78 - 3.561) * j / 119.0) + "\n";
+  const Result lattice = run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.5",
+                                    "--query", "-"}, q);
+  REQUIRE(lattice.exit_code == 0);
+  double lo = INFINITY, hi = -INFINITY;
+  std::istringstream in(lattice.out);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const double f = std::stod(fields(line)[2]);
+    lo = std::min(lo, f), hi = std::max(hi, f);
+  }
+  std::vector<double> bounds;
+  const std::string bar = svg.substr(svg.find("class=\"colour-bar\""));
+  for (std::size_t at = bar.find("font-size") == std::string::npos ? 0 : bar.find("<text x="); at != std::string::npos;
+       at = bar.find("<text x=", at + 1)) {
+    const std::size_t open = bar.find('>', at) + 1;
+    const std::string label = bar.substr(open, bar.find('<', open) - open);
+    if (label != "medv") bounds.push_back(std::stod(label));
+  }
+  REQUIRE(bounds.size() >= 3);
+  const double step = bounds[1] - bounds[0];
+  CHECK(bounds.front() <= lo);
+  CHECK(bounds.front() > lo - step);
+  CHECK(bounds.back() >= hi);
+  CHECK(bounds.back() < hi + step);
+
+  // A compact kernel leaves the lattice's empty corners grey, and says so.
+  REQUIRE(run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.3", "--kernel",
+                     "epanechnikov", "--plot", svg_path, "-o", (s / "p.csv").string()}).exit_code == 0);
+  CHECK(slurp(svg_path).find(">grey: no key in reach</text>") != std::string::npos);
 }

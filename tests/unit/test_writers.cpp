@@ -6,6 +6,7 @@
 #include "helpers.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/model/model.h"
+#include "nwreg/io/plot.h"
 #include "nwreg/io/writers.h"
 
 using namespace nwreg;
@@ -93,16 +94,16 @@ TEST_CASE("time x columns are written as ISO 8601: dates stay dates, JSON holds 
   d.x_names = {"day"};
   const Model m = model_for(d);
   const std::vector<double> q = {1709251200, 1709251200 + 6.5 * 3600}, p = {1, 2};  // 2024-03-01
-  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}, {}, {}}) ==
+  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}, {}, {}, {}}) ==
         "day,prediction\n2024-03-01T00:00:00Z,1\n2024-03-01T06:30:00Z,2\n");
-  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}, {}, {}}) == "day,prediction\n2024-03-01,1\n");
+  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}, {}, {}, {}}) == "day,prediction\n2024-03-01,1\n");
   // A date column writes an instant that is not a whole day as a date-time.
-  CHECK(predictions(Format::jsonl, m, q, p, {{}, {}, {ColumnKind::date}, {}, {}, {}}) ==
+  CHECK(predictions(Format::jsonl, m, q, p, {{}, {}, {ColumnKind::date}, {}, {}, {}, {}}) ==
         "{\"day\":\"2024-03-01\",\"prediction\":1}\n{\"day\":\"2024-03-01T06:30:00Z\",\"prediction\":2}\n");
   // At an offset: the local clock there and the offset, the same instant (a date stays a date).
-  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}, {}, {-330}}) ==
+  CHECK(predictions(Format::csv, m, q, p, {{}, {}, {ColumnKind::time}, {}, {}, {-330}, {}}) ==
         "day,prediction\n2024-02-29T18:30:00-05:30,1\n2024-03-01T01:00:00-05:30,2\n");
-  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}, {}, {60}}) == "day,prediction\n2024-03-01,1\n");
+  CHECK(predictions(Format::csv, m, {q[0]}, p, {{}, {}, {ColumnKind::date}, {}, {}, {60}, {}}) == "day,prediction\n2024-03-01,1\n");
   CHECK(nwreg::parse_instant("2024-02-29T18:30:00-05:30") == q[0]);
   CHECK(nwreg::format_instant(q[1] + 0.25, false, 60) == "2024-03-01T07:30:00.25+01:00");
 }
@@ -111,14 +112,14 @@ TEST_CASE("kept columns come first: text quoted for CSV, numbers as numbers in J
   const Dataset d = testing::make_dataset({0, 1}, {1, 2});
   const Model m = model_for(d);
   const std::vector<double> q = {0.5, 1.5}, p = {1, 2};
-  const PredictionWriter::Columns c{{"id", "name"}, {"x"}, {}, {"prediction"}, {}, {}};
+  const PredictionWriter::Columns c{{"id", "name"}, {"x"}, {}, {"prediction"}, {}, {}, {}};
   const std::vector<std::string> kept = {"7", "a,b", "0.50", "say \"hi\""};
   CHECK(predictions(Format::csv, m, q, p, c, kept) ==
         "id,name,x,prediction\n7,\"a,b\",0.5,1\n0.50,\"say \"\"hi\"\"\",1.5,2\n");
   CHECK(predictions(Format::jsonl, m, q, p, c, kept) ==
         "{\"id\":7,\"name\":\"a,b\",\"x\":0.5,\"prediction\":1}\n{\"id\":0.50,\"name\":\"say \\\"hi\\\"\",\"x\":1.5,\"prediction\":2}\n");
   // A JSON number goes in digit for digit; other text (a zip code, "+4") as a string.
-  const PredictionWriter::Columns one{{"id"}, {"x"}, {}, {"prediction"}, {}, {}};
+  const PredictionWriter::Columns one{{"id"}, {"x"}, {}, {"prediction"}, {}, {}, {}};
   CHECK(predictions(Format::jsonl, m, {0.5, 1.5, 2.5, 3.5}, {1, 2, 3, 4}, one, {"007", "12345678901234567890", "+4", "-1.5e-3"}) ==
         "{\"id\":\"007\",\"x\":0.5,\"prediction\":1}\n{\"id\":12345678901234567890,\"x\":1.5,\"prediction\":2}\n"
         "{\"id\":\"+4\",\"x\":2.5,\"prediction\":3}\n{\"id\":-1.5e-3,\"x\":3.5,\"prediction\":4}\n");
@@ -170,4 +171,35 @@ TEST_CASE("formats from names and paths") {
   CHECK(parse_layout("long") == WeightsLayout::long_);
   CHECK_THROWS_WITH_AS(parse_layout("tall"), "unknown layout \"tall\" (known: wide, long)",
                        UsageError);
+}
+
+TEST_CASE("surface plot: cells coloured by band, a row's run of one band one rectangle, no value left grey") {
+  // Values 0.05 .. 0.95: bands at round tenths, 0 to 1 (ten bands). Row 0 (x2 = 0): 0.05, 0.05,
+  // 0.95; row 1 (x2 = 1): none, 0.5, 0.5. The lattice 0, 1, 2 by 0, 1: cells a unit wide,
+  // spanning -0.5 .. 2.5 by -0.5 .. 1.5 on 560 x 480 pixels from (80, 50).
+  SurfacePlot p;
+  p.g1 = {0, 1, 2};
+  p.g2 = {0, 1};
+  p.f = {0.05, 0.05, 0.95, NAN, 0.5, 0.5};
+  p.x1 = {1};
+  p.x2 = {0.5};
+  p.x1_name = "a";
+  p.x2_name = "b";
+  p.y_name = "y";
+  p.title = "t";
+  std::ostringstream os;
+  write_surface_svg(os, p);
+  const std::string svg = os.str();
+  const std::string cells = svg.substr(svg.find("<g class=\"surface\""), svg.find("</g>", svg.find("<g class=\"surface\"")) -
+                                                                              svg.find("<g class=\"surface\""));
+  // Three paths (bands 0, 5 and 9), four cells in three rectangles: each x is 560/3 = 186.67 px.
+  CHECK(std::count(cells.begin(), cells.end(), 'M') == 3);
+  CHECK(cells.find("d=\"M80.00 290.00H453.33V530.00H80.00z\"") != std::string::npos);    // row 0, cells 0-1
+  CHECK(cells.find("d=\"M453.33 290.00H640.00V530.00H453.33z\"") != std::string::npos);  // row 0, cell 2
+  CHECK(cells.find("d=\"M266.67 50.00H640.00V290.00H266.67z\"") != std::string::npos);   // row 1, cells 1-2
+  const std::string bar = svg.substr(svg.find("class=\"colour-bar\""));
+  for (const char* label : {">0</text>", ">0.5</text>", ">1</text>", ">y</text>"}) CHECK(bar.find(label) != std::string::npos);
+  CHECK(std::count(bar.begin(), bar.end(), '\n') >= 10 + 1 + 11);  // ten blocks, the frame, eleven bounds
+  CHECK(svg.find("grey: no key in reach") != std::string::npos);
+  CHECK(svg.find("<circle cx=\"360.00\" cy=\"290.00\"") != std::string::npos);  // the point (1, 0.5)
 }

@@ -1,6 +1,7 @@
 #pragma once
-/// Self-contained SVG pictures: the fitted curve over the training points, and the
-/// attention-weight matrix as a heat map (as the d2l textbook shows it).
+/// Self-contained SVG pictures: the fitted curve over the training points (or, with two x
+/// columns, the fitted surface), and the attention-weight matrix as a heat map (as the d2l
+/// textbook shows it).
 
 #include <cstddef>
 #include <optional>
@@ -23,6 +24,22 @@ struct FitPlot {
 /// Writes an 800 x 500 SVG: points (at most 20000 drawn, evenly thinned, said in the picture),
 /// the curve, the band if any, axes with ticks (dates and times for a time x), the title.
 void write_fit_svg(std::ostream& out, const FitPlot& plot);
+
+/// What the surface plot (two x columns) shows: the fit on a lattice over both columns'
+/// ranges, the training points on top.
+struct SurfacePlot {
+  std::vector<double> x1, x2;           //!< training points
+  std::vector<double> g1, g2;           //!< the lattice's coordinates in each column, ascending
+  std::vector<double> f;                //!< g2.size() x g1.size(), row j at g2[j]; NaN: no value
+  std::string x1_name, x2_name, y_name; //!< axis and colour bar titles
+  std::string title;
+  bool x1_time = false, x2_time = false;  //!< a column holds instants: date and time ticks, UTC
+};
+
+/// Writes an SVG of the surface as a filled contour: the lattice's cells coloured by the band
+/// of values they fall in (bands at round values, viridis), cells with no value left grey, the
+/// points (at most 20000, evenly thinned) on top, axes, a colour bar with the bands' bounds.
+void write_surface_svg(std::ostream& out, const SurfacePlot& plot);
 
 /// What the criterion plot (fit --plot) shows: curves over a grid of bandwidths (or K, F), each
 /// relative to its own minimum, so that LOO, GCV (squared errors) and AICc (a logarithm) share
