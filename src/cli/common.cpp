@@ -391,7 +391,8 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   plan.fixed = spec.values;
   plan.neighbour_policy = spec.neighbour_policy;
   plan.robust = o.robust;
-  if (o.robust > 100) throw UsageError("--robust: at most 100 iterations, got " + std::to_string(o.robust));
+  if (o.robust > max_robust)
+    throw UsageError("--robust: at most " + std::to_string(max_robust) + " iterations, got " + std::to_string(o.robust));
   plan.fixed_timed = spec.timed;
 
   plan.score = parse_score(engine.score);

@@ -144,6 +144,14 @@ Model checked_model(Model model, const std::string& path, const Dataset& data) {
                      "holds robustness weights for " + std::to_string(model.robustness.size()) + " training rows; " +
                          escape_excerpt(data.source, 200) + " has " + std::to_string(data.n));
   const std::string sum = checksum(data);
+  // Robustness weights belong to the training rows in their order: on other rows (or the same
+  // in another order) they would weigh the wrong points.
+  if (!model.robustness.empty() && (sum != model.checksum || model.n != data.n))
+    throw InputError(path, 0, "",
+                     "holds the robustness weights of the rows it was fitted on, in their order, and " +
+                         escape_excerpt(data.source, 200) + " is not those rows (" + std::to_string(data.n) + " rows, " +
+                         sum + "; the model has " + std::to_string(model.n) + " rows, " + model.checksum +
+                         "); give the training file as it was, or fit again with --robust");
   if (sum != model.checksum || model.n != data.n)
     std::cerr << "nwreg: warning: " << data.source << " is not the data " << path << " was fitted on (" << data.n
               << " rows, " << sum << "; the model has " << model.n << " rows, " << model.checksum << ")\n";

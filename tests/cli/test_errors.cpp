@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -103,6 +105,35 @@ TEST_CASE("errors: the catalogue, one input each") {
   const std::string none = (s / "none.csv").string();
   const std::string model_robust = (s / "robust.json").string();
   REQUIRE(run_nwreg({"fit", syn, "-b", "0.5", "--robust", "1", "-o", model_robust}).exit_code == 0);
+  // The robust model tampered with: its weights dropped, its iterations past the limit; and a knn
+  // model whose K is all the rows.
+  const std::string robust_text = slurp(model_robust);
+  const std::regex weights(",\\s*\"robustness\":\\s*\\[[^\\]]*\\]");
+  REQUIRE(std::regex_search(robust_text, weights));
+  const std::string no_weights = file("no_weights.json", std::regex_replace(robust_text, weights, ""));
+  const std::string many = file("many.json", std::regex_replace(robust_text, std::regex("\"robust\": 1,"), "\"robust\": 1000000000,"));
+  const std::string weights_only = file("weights_only.json", std::regex_replace(robust_text, std::regex("\"robust\": 1,"), ""));
+  const std::string knn_all = (s / "knn.json").string();
+  REQUIRE(run_nwreg({"fit", syn, "-b", "knn:10", "-o", knn_all}).exit_code == 0);
+  spit(knn_all, std::regex_replace(slurp(knn_all), std::regex("\"knn\": 10"), "\"knn\": 50"));
+  std::string shuffled = "x,y\n";
+  {
+    const std::string text = slurp(syn);
+    std::vector<std::string> lines;
+    std::istringstream in(text.substr(text.find('\n') + 1));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::reverse(lines.begin(), lines.end());
+    for (const auto& line : lines) shuffled += line + "\n";
+  }
+  const std::string reversed = file("reversed.csv", shuffled);
+  auto checksum_of = [&](const std::string& model) {
+    std::smatch m;
+    const std::string text = slurp(model);
+    REQUIRE(std::regex_search(text, m, std::regex("\"checksum\": \"([^\"]*)\"")));
+    return m[1].str();
+  };
+  const std::string reversed_model = (s / "reversed.json").string();
+  REQUIRE(run_nwreg({"fit", reversed, "-b", "0.5", "-o", reversed_model}).exit_code == 0);
 
   const std::vector<Entry> catalogue = {
       // command line, CLI11
@@ -401,6 +432,18 @@ TEST_CASE("errors: the catalogue, one input each") {
        "name it so, or give the x columns in order without a header"},
       {{"predict", file("short.csv", "x,y\n1,2\n2,3\n3,5\n"), "--model", model_robust}, "", 1,
        model_robust + ": holds robustness weights for 50 training rows; " + (s / "short.csv").string() + " has 3"},
+      {{"predict", syn, "--grid", "1:2:1", "--model", no_weights}, "", 1,
+       no_weights + ": not a usable nwreg model: \"robust\": 1 needs its \"robustness\" weights, one per training row"},
+      {{"predict", syn, "--grid", "1:2:1", "--model", weights_only}, "", 1,
+       weights_only + ": not a usable nwreg model: \"robustness\" weights without \"robust\""},
+      {{"predict", syn, "--grid", "1:2:1", "--model", many}, "", 1,
+       many + ": not a usable nwreg model: \"robust\" takes at most 100 iterations, got 1000000000"},
+      {{"predict", syn, "--grid", "1:2:1", "--model", knn_all}, "", 1,
+       knn_all + ": not a usable nwreg model: \"knn\": 50 neighbours of 50 training rows; at most 49"},
+      {{"predict", reversed, "--grid", "1:2:1", "--model", model_robust}, "", 1,
+       model_robust + ": holds the robustness weights of the rows it was fitted on, in their order, and " + reversed +
+           " is not those rows (50 rows, " + checksum_of(reversed_model) + "; the model has 50 rows, " +
+           checksum_of(model_robust) + "); give the training file as it was, or fit again with --robust"},
       {{"predict", syn, "--model", model_robust, "--robust", "2"}, "", 2,
        "--robust excludes --model (see nwreg predict --help)"},
       // one rule: what chooses or learns the model excludes --model; a refinement needs its option

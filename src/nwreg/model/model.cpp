@@ -309,6 +309,24 @@ void check_model(const Model& m, const std::string& source) {
   if (!m.robustness.empty() && m.robustness.size() != m.n)
     throw unusable(source, "\"robustness\" needs one weight per training row (" + std::to_string(m.n) + "), got " +
                                std::to_string(m.robustness.size()));
+  // As strict as the command line: --robust takes at most max_robust iterations, and its
+  // weights are what a robust model is (without them it would be the plain fit).
+  if (m.robust > max_robust)
+    throw unusable(source, "\"robust\" takes at most " + std::to_string(max_robust) + " iterations, got " +
+                               std::to_string(m.robust));
+  if (m.robust > 0 && m.robustness.empty())
+    throw unusable(source, "\"robust\": " + std::to_string(m.robust) +
+                               " needs its \"robustness\" weights, one per training row");
+  if (m.robust == 0 && !m.robustness.empty()) throw unusable(source, "\"robustness\" weights without \"robust\"");
+  // A neighbour count reaches at most the other rows (the engine's rule; --leave-out L leaves
+  // 2L more out).
+  if (m.neighbour_policy && m.neighbour_policy.kind != Neighbours::span && m.n > 0) {
+    const std::size_t out = 2 * m.leave_out, most = m.n - 1 - std::min(out, m.n - 1);
+    if (m.neighbour_policy.K > most)
+      throw unusable(source, "\"" + to_string(m.neighbour_policy.kind) + "\": " + std::to_string(m.neighbour_policy.K) +
+                                 " neighbours of " + std::to_string(m.n) + " training rows; at most " +
+                                 std::to_string(most));
+  }
   try {
     if (m.score.distance()) check_bandwidth(m.bandwidth, m.x_columns.size(), "bandwidth");
     for (std::size_t k = 0; k < m.levels.size(); ++k)

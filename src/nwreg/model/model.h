@@ -21,6 +21,8 @@ inline constexpr int model_format_version = 1;
 /// Limits on what read_model accepts: a model nwreg writes is far smaller and flatter.
 inline constexpr std::size_t max_model_bytes = std::size_t{64} << 20;
 inline constexpr int max_model_depth = 32;
+/// The most robustness iterations a fit takes (--robust N) and a model file may hold.
+inline constexpr std::size_t max_robust = 100;
 
 /// A point of the criterion curve (fit --curve): the criteria at one bandwidth of the grid the
 /// bandwidth is chosen on. Each is absent where undefined there (a row with no other key in
