@@ -143,6 +143,12 @@ Outcome test_file(const TestCommand& cmd, const std::string& file, const Plan& p
   auto reader = open_csv(file, input, std::cin);
   o.data = load_training(*reader, input, nullptr, log);
   reader.reset();
+  // Too many rows for the chi-square calibration: said before the bandwidth is chosen, where
+  // that calibration is sure (B = 0 given, or auto with a bandwidth fixed by x alone).
+  using Kind = BandwidthSpec::Kind;
+  const Kind kind = plan.bandwidth.kind;
+  const bool by_x = kind == Kind::fixed || kind == Kind::df || kind == Kind::silverman || kind == Kind::scott;
+  if (plan.permutations == std::size_t{0} || (!plan.permutations && by_x)) check_test_rows(o.data, 0);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
   try {
     o.model = choose_bandwidth(o.data, plan.bandwidth, engine, false, log, &*progress);

@@ -567,3 +567,19 @@ TEST_CASE("edges: --plot with two x columns draws the fitted surface, the points
                      "epanechnikov", "--plot", svg_path, "-o", (s / "p.csv").string()}).exit_code == 0);
   CHECK(slurp(svg_path).find(">grey: no key in reach</text>") != std::string::npos);
 }
+
+TEST_CASE("edges: test refuses rows past the chi-square calibration's limit before choosing a bandwidth") {
+  // At 1f9acce 2e5 rows worked 9 s (the default df:6 bandwidth) before this refusal. df:1e5 is
+  // out of range here: the bandwidth is not even tried.
+  std::string csv = "x,y\n";
+  for (int i = 0; i < 5001; ++i) csv += std::to_string(i) + "," + std::to_string(i % 7) + "\n";
+  const std::string refusal =
+      "nwreg: error: the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most "
+      "5000 rows, got 5001; use the permutation calibration (--permutations B), or test a random subset of the rows\n";
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"test", "-", "-b", "df:100000"},
+                                                std::vector<std::string>{"test", "-", "-b", "1", "--permutations", "0"}}) {
+    const Result r = run_nwreg(args, csv);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err == refusal);
+  }
+}

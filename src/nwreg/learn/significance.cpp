@@ -356,6 +356,15 @@ void permutations(const Setup& setup, const TestOptions& options, const EngineOp
 
 }  // namespace
 
+void check_test_rows(const Dataset& data, std::size_t permutations) {
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < data.n; ++i) m += data.weight.empty() || data.weight[i] > 0;
+  if (m > test_max_rows && !permutations)
+    throw DataError("the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most " +
+                    std::to_string(test_max_rows) + " rows, got " + std::to_string(m) +
+                    "; use the permutation calibration (--permutations B), or test a random subset of the rows");
+}
+
 TestResult test_null_model(const Dataset& data, const Model& model, const TestOptions& options,
                            const EngineOptions& engine) {
   if (!model.robustness.empty())
@@ -370,10 +379,7 @@ TestResult test_null_model(const Dataset& data, const Model& model, const TestOp
   const std::size_t m = setup.rows.size();
   result.rows = m;
   const bool matrices = m <= test_max_rows;
-  if (!matrices && !options.permutations)
-    throw DataError("the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most " +
-                    std::to_string(test_max_rows) + " rows, got " + std::to_string(m) +
-                    "; use the permutation calibration (--permutations B), or test a random subset of the rows");
+  check_test_rows(data, options.permutations);
   setup.root_w.assign(m, 1.0);
   if (!data.weight.empty())
     for (std::size_t r = 0; r < m; ++r) setup.root_w[r] = std::sqrt(data.weight[setup.rows[r]]);

@@ -51,6 +51,9 @@ std::string to_string(NullModel null);
 /// m x m matrices (three of them: 600 MB at 5,000) and two products of them (m^3 each). The
 /// permutation calibration has no such bound: each data set costs a fit and a smooth.
 inline constexpr std::size_t test_max_rows = 5000;
+/// Throws DataError where the chi-square calibration (no permutations) would take more than
+/// test_max_rows rows of positive weight: at once, before any bandwidth is chosen.
+void check_test_rows(const Dataset& data, std::size_t permutations);
 
 struct TestOptions {
   NullModel null = NullModel::constant;
