@@ -285,6 +285,10 @@ void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, c
     }
   }
   if (!cmd.simultaneous) return;
+  if (data.d == 1 && is_categorical(data.kind(0)))
+    throw UsageError("--simultaneous: a band over a curve in a continuous x; x column " + quote(data.x_names[0]) +
+                     " is categorical, its levels separate points (for L of them, --level 1 - a/L is Bonferroni's "
+                     "band at 1 - a)");
   // The tube formula walks every query's weights over every key (twice under rbc).
   constexpr double most = 1e10;
   if (static_cast<double>(m) * static_cast<double>(data.n) > most)

@@ -434,6 +434,9 @@ TEST_CASE("errors: the catalogue, one input each") {
        model_robust + ": holds robustness weights for 50 training rows; " + (s / "short.csv").string() + " has 3"},
       {{"predict", syn, "--grid", "1:2:1", "--model", no_weights}, "", 1,
        no_weights + ": not a usable nwreg model: \"robust\": 1 needs its \"robustness\" weights, one per training row"},
+      {{"predict", bw, "-x", "race", "--categorical", "race", "-y", "bwt", "-b", "0.3", "--se", "--simultaneous"}, "", 2,
+       "--simultaneous: a band over a curve in a continuous x; x column \"race\" is categorical, its levels separate "
+       "points (for L of them, --level 1 - a/L is Bonferroni's band at 1 - a)"},
       {{"predict", syn, "--grid", "1:2:1", "--model", weights_only}, "", 1,
        weights_only + ": not a usable nwreg model: \"robustness\" weights without \"robust\""},
       {{"predict", syn, "--grid", "1:2:1", "--model", many}, "", 1,
