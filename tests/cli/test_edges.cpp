@@ -583,3 +583,21 @@ TEST_CASE("edges: test refuses rows past the chi-square calibration's limit befo
     CHECK(r.err == refusal);
   }
 }
+
+TEST_CASE("edges: a constant y is said, not taken for a fit that interpolates") {
+  // At 1f9acce: h = 0.25 and "the fit nearly interpolates" (the LOO error is 0 at every h).
+  const std::string csv = "x,y\n1,5\n2,5\n3,5\n4,5\n5,5\n6,5\n";
+  for (const std::string method : {"nw", "local-linear"}) {
+    CAPTURE(method);
+    const Result r = run_nwreg({"fit", "-", "--method", method}, csv);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err == "nwreg: warning: <stdin>: y is constant (5 in every row): every bandwidth fits it exactly; h is set "
+                   "at 4 times the x range, the fit that constant\n");
+    CHECK(reported("\n" + r.out, "bandwidth") == 20);  // 4 x (6 - 1)
+    CHECK(reported(r.out, "loo_mse") == 0);
+  }
+  // Rows of weight 0 do not count: the others' y is constant.
+  const Result w = run_nwreg({"fit", "-", "--sample-weight", "w"}, "x,y,w\n1,5,1\n2,5,1\n3,9,0\n4,5,1\n");
+  REQUIRE(w.exit_code == 0);
+  CHECK(w.err.find("y is constant (5 in every row of positive weight)") != std::string::npos);
+}

@@ -437,6 +437,14 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", bw, "-x", "race", "--categorical", "race", "-y", "bwt", "-b", "0.3", "--se", "--simultaneous"}, "", 2,
        "--simultaneous: a band over a curve in a continuous x; x column \"race\" is categorical, its levels separate "
        "points (for L of them, --level 1 - a/L is Bonferroni's band at 1 - a)"},
+      {{"fit", data("airquality_daily.csv"), "-b", "1e308w"}, "", 2,
+       "--bandwidth: a time span must be finite in seconds (at most 1.8e308 s), got \"1e308w\""},
+      {{"fit", syn, "-b", "df:1e308"}, "", 1,
+       "--bandwidth df:1e+308: the fit's degrees of freedom run from 1.0054316877977363 (a bandwidth of 4 times the x "
+       "range) to 49.99932929973844 (a quarter of the smallest gap between x values) here"},
+      {{"fit", file("subnormal.csv", "x,y\n1e-320,1\n2e-320,3\n3e-320,2\n4e-320,5\n5e-320,4\n")}, "", 1,
+       "x column \"x\" spans 4e-320, too little for a bandwidth in doubles (the least is 5.562684646268003e-309); "
+       "rescale it"},
       {{"predict", syn, "--grid", "1:2:1", "--model", weights_only}, "", 1,
        weights_only + ": not a usable nwreg model: \"robustness\" weights without \"robust\""},
       {{"predict", syn, "--grid", "1:2:1", "--model", many}, "", 1,

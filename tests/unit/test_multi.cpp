@@ -116,8 +116,7 @@ TEST_CASE("several x columns: the start points' descents stop early, the best on
   const FitResult again = fit_bandwidth(boston, one);
   CHECK(again.history.back().epoch <= 2);  // already at the minimum
   CHECK(again.loo_mse >= r.loo_mse * (1 - 1e-12));
-  // Every start at a stationary point (y constant: the loss is 0 everywhere): the first wins at
-  // epoch 0 and the polish adds no second epoch 0.
+  // y constant (the loss 0 everywhere): no search, one history row, and the reason said.
   std::vector<double> x, y;
   for (int i = 0; i < 40; ++i) x.push_back(std::sin(i * 1.3)), x.push_back(std::cos(i * 0.7)), y.push_back(2.5);
   Dataset flat = testing::make_dataset(y, y);
@@ -126,5 +125,6 @@ TEST_CASE("several x columns: the start points' descents stop early, the best on
   flat.x_names = {"a", "b"};
   const FitResult f = fit_bandwidth(flat, o);
   CHECK(f.history.size() == 1);
-  CHECK(f.stop_reason == "tolerance");
+  CHECK(f.stop_reason == "y is constant");
+  CHECK(f.constant_y == 2.5);
 }

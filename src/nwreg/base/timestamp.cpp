@@ -220,8 +220,9 @@ std::optional<double> parse_duration(std::string_view text, const std::string& o
   for (const Unit& u : units)
     if (unit == u.name) {
       const double s = *value * u.seconds;
-      if (!(s > 0) || !std::isfinite(s))
-        throw UsageError(option + ": a time span must be positive, got " + quote(text));
+      if (!(s > 0)) throw UsageError(option + ": a time span must be positive, got " + quote(text));
+      if (!std::isfinite(s))
+        throw UsageError(option + ": a time span must be finite in seconds (at most 1.8e308 s), got " + quote(text));
       return s;
     }
   throw UsageError(option + ": unknown time unit " + quote(unit) + " in " + quote(text) +

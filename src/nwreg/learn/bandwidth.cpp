@@ -522,6 +522,17 @@ void column_grid(const std::vector<ColumnStats>& stats, const Coordinates& coord
       }
 }
 
+// y's one value where every row of positive weight holds it.
+std::optional<double> constant_y(const Dataset& data) {
+  std::optional<double> y;
+  for (std::size_t i = 0; i < data.n; ++i) {
+    if (!data.weight.empty() && !(data.weight[i] > 0)) continue;
+    if (y && data.y[i] != *y) return std::nullopt;
+    y = data.y[i];
+  }
+  return y;
+}
+
 }  // namespace
 
 std::vector<double> scan_scales(const Dataset& data) {
@@ -590,6 +601,12 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
                   either(untried(options, {k ? "a larger --leave-out" : "", "--criterion aicc", "--bandwidth plugin",
                                            k ? "" : "--leave-out K for a series with correlated errors",
                                            "--min-neighbours 5"})));
+  if (fit.constant_y) {
+    out.push_back("y is constant (" + format_double(*fit.constant_y) + " in every row" +
+                  (data.weight.empty() ? "" : " of positive weight") +
+                  "): every bandwidth fits it exactly; h is set at 4 times the x range, the fit that constant");
+    return out;
+  }
   if (fit.stop_reason == "epoch cap")
     out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
                   (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");
@@ -630,6 +647,27 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   const Coordinates coords(data, options.engine.categorical);
   if (coords.categorical() && options.optimizer == Optimizer::sgd)
     throw UsageError("--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)");
+  if (const std::optional<double> y = constant_y(data)) {
+    // Every bandwidth fits a constant exactly (its LOO error 0 everywhere): no search; the
+    // widest of the scan, where the fit is plainly that constant.
+    x_column_stats(data, "learning the bandwidth");  // refuses constant columns
+    FitResult res;
+    res.bandwidth = scaled(x_column_stats(data, "learning the bandwidth"), scan_scales(data).back());
+    for (std::size_t k = 0; k < data.d; ++k)
+      if (coords.top[k] > 0) res.bandwidth[k] = coords.top[k];
+    Objective obj(data, options);
+    obj.use_rows(0);
+    res.criterion = obj.mean(obj.at(res.bandwidth, false).mse);
+    res.loo_mse = obj.loo_at(res.bandwidth).mse;
+    res.converged = true;
+    res.stop_reason = "y is constant";
+    res.constant_y = y;
+    record_epoch(res.history, {0, res.bandwidth, res.criterion, {}});
+    if (on_epoch) on_epoch(res.history.back());
+    res.evaluations = obj.evaluations;
+    res.descent_rows = data.n;
+    return res;
+  }
   Objective obj(data, options);
   std::vector<double> start;
   std::vector<std::vector<double>> more;  // further start points (several columns)
@@ -643,12 +681,14 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     obj.use_rows(options.scan_rows);
     double best = std::numeric_limits<double>::infinity();
     const auto scales = scan_scales(data);
+    bool any_usable = false;
     for (std::size_t i = 0; i < scales.size(); ++i) {
       auto h = scaled(stats, scales[i]);
       // A categorical column's lambda follows the scale: small where the continuous columns
       // are narrow, towards its largest (the levels weighed most alike) where they are wide.
       for (std::size_t k = 0; k < data.d; ++k)
         if (coords.top[k] > 0) h[k] = coords.top[k] * scales[i] / (1 + scales[i]);
+      any_usable = any_usable || usable(h);
       const double loss = usable(h) ? obj.at(h, false).mse : std::numeric_limits<double>::infinity();
       if (options.on_scan) options.on_scan(i + 1, scales.size(), h, loss);
       if (loss < best) {
@@ -656,6 +696,14 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
         start = h;
         scan_widest = i + 1 == scales.size();
       }
+    }
+    if (!any_usable) {  // every scale's bandwidth is subnormal (or overflows) in some column
+      std::size_t k = 0;
+      for (std::size_t c = 1; c < data.d; ++c)
+        if (coords.top[c] == 0 && (coords.top[k] > 0 || stats[c].range < stats[k].range)) k = c;
+      throw DataError("x column " + quote(data.x_names[k]) + " spans " + format_double(stats[k].range) +
+                      ", too little for a bandwidth in doubles (the least is " +
+                      format_double(1 / std::numeric_limits<double>::max()) + "); rescale it");
     }
     if (start.empty() && options.min_neighbours > 0)
       throw DataError("no bandwidth up to 4 times the x range averages " + format_double(options.min_neighbours) +

@@ -78,6 +78,7 @@ struct FitResult {
   /// (NW's) the search allows, the local fit's coefficients + 1 (0: none), and theirs at
   /// `bandwidth` (0 where no floor applies).
   double corner_neighbours = 0;
+  std::optional<double> constant_y;  //!< y's one value where it is constant (no search made)
   double kernel_neighbours = 0;
 };
 

@@ -103,6 +103,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   learned.bandwidth = r.bandwidth;
   learned.stop_reason = r.stop_reason;
   learned.scan_widest = r.scan_widest;
+  learned.constant_y = r.constant_y;
   learned.stable_floor = r.stable_floor;
   learned.corner_neighbours = r.corner_neighbours;
   learned.kernel_neighbours = r.kernel_neighbours;

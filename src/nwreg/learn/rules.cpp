@@ -45,7 +45,7 @@ BandwidthSpec parse_bandwidth_spec(const std::string& text, const std::string& o
   if (spec.kind != BandwidthSpec::Kind::learn) return spec;
   if (neighbours && text.rfind("df:", 0) == 0) {
     const auto k = parse_double(std::string_view(text).substr(3));
-    if (!k || !(*k >= 1) || *k > 1e9)
+    if (!k || !(*k >= 1) || !std::isfinite(*k))
       throw UsageError(option + ": df:K takes the degrees of freedom K >= 1 of the fit (tr(H)), got " + quote(text));
     spec.kind = BandwidthSpec::Kind::df;
     spec.values = {*k};
