@@ -264,6 +264,12 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& given) {
     s << "loo_mse: " << opt(m.loo_mse) << '\n'
       << "loo_r2: " << opt(m.loo_r2) << '\n'
       << "neighbours: " << opt(m.neighbours) << '\n';
+    if (!m.reach.min.empty())  // a nearest-neighbour policy's bandwidths: "-" for a lambda
+      for (auto [name, v] : {std::pair{"reach_min", &m.reach.min}, {"reach_median", &m.reach.median}, {"reach_max", &m.reach.max}}) {
+        s << name << ':';
+        for (double x : *v) s << ' ' << (std::isnan(x) ? std::string("-") : format_double(x));
+        s << '\n';
+      }
     if (m.df) s << "df: " << format_double(*m.df) << '\n';
     s << "n: " << m.n << '\n';
     if (m.score.distance()) s << "kernel: " << to_string(m.kernel) << '\n';

@@ -601,3 +601,37 @@ TEST_CASE("edges: a constant y is said, not taken for a fit that interpolates") 
   REQUIRE(w.exit_code == 0);
   CHECK(w.err.find("y is constant (5 in every row of positive weight)") != std::string::npos);
 }
+
+TEST_CASE("edges: a nearest-neighbour bandwidth's report gives the range of its bandwidths, not the scale alone") {
+  // At 1f9acce `bandwidth: 1` was all: the scale. knn:K's bandwidth at row j (left out) is the
+  // distance to its K-th nearest other row: min, median and max over the rows, by brute force.
+  std::vector<double> x;
+  {
+    std::istringstream in(slurp(data("mcycle.csv")));
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) x.push_back(std::stod(fields(line)[0]));
+  }
+  for (std::size_t K : {1, 10, 40}) {
+    CAPTURE(K);
+    std::vector<double> h;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      std::vector<double> dist;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (i != j) dist.push_back(std::abs(x[i] - x[j]));
+      std::nth_element(dist.begin(), dist.begin() + static_cast<long>(K - 1), dist.end());
+      h.push_back(dist[K - 1]);
+    }
+    std::sort(h.begin(), h.end());
+    const Result r = run_nwreg({"fit", data("mcycle.csv"), "-b", "knn:" + std::to_string(K)});
+    REQUIRE(r.exit_code == 0);
+    // 133 rows: the median is the 67th. A distance of 0 (repeated times) is widened to 1e-12 or
+    // so by the engine (a bandwidth of 0 weighs nothing).
+    REQUIRE(x.size() == 133);
+    CHECK(reported(r.out, "reach_min") == doctest::Approx(h.front()).epsilon(1e-12).scale(10));
+    CHECK(reported(r.out, "reach_median") == doctest::Approx(h[66]).epsilon(1e-12).scale(10));
+    CHECK(reported(r.out, "reach_max") == doctest::Approx(h.back()).epsilon(1e-12).scale(10));
+  }
+  // A fixed bandwidth has no such lines.
+  CHECK(run_nwreg({"fit", data("mcycle.csv"), "-b", "2"}).out.find("reach") == std::string::npos);
+}

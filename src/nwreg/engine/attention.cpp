@@ -310,6 +310,23 @@ std::vector<std::size_t> Attention::spread_rows(std::size_t count) const {
   return rows;
 }
 
+std::vector<double> Attention::reach(std::size_t count) const {
+  if (!options_.neighbour_policy || ks_.merged) return {};  // a policy keeps every row its own key
+  count = std::min(count, ks_.n);
+  std::vector<double> out(count * ks_.d), buf(ks_.d), scratch(ks_.n);
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::size_t p = (2 * r + 1) * ks_.n / (2 * count);
+    double h = h_[0];
+    const double* inv_h = policy_.query(index_, ks_.key(p), p, inv_h_.data(), cat_.data(), ks_.d, buf.data(),
+                                        scratch.data(), h);
+    for (std::size_t k = 0; k < ks_.d; ++k)
+      out[r * ks_.d + k] = is_categorical(ks_.kinds[k]) ? std::numeric_limits<double>::quiet_NaN()
+                           : policy_.inv_s()            ? h_[k] / policy_.inv_s()[p]
+                                                        : 1 / inv_h[k];
+  }
+  return out;
+}
+
 std::vector<Attention::Slot> Attention::slots(const std::vector<std::size_t>* rows) const {
   std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
   if (!rows) {

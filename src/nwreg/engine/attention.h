@@ -218,6 +218,12 @@ class Attention : public Pooling {
   /// deterministic sample for LOO estimates. All rows if count >= n.
   std::vector<std::size_t> spread_rows(std::size_t count) const;
 
+  /// A nearest-neighbour policy's bandwidths as the leave-one-out fit uses them, at `count` rows
+  /// spread over the keys (all where count >= n): count x d, row-major, h_k s(row) in column
+  /// k's units (NaN for a categorical column's lambda, which no policy scales). Empty without a
+  /// policy.
+  std::vector<double> reach(std::size_t count) const;
+
   /// Kernel evaluations (query-key pairs) summed so far: for benchmarks.
   std::uint64_t pairs() const { return pairs_.load(std::memory_order_relaxed); }
   std::uint64_t dropped_rows() const override { return dropped_.load(std::memory_order_relaxed); }

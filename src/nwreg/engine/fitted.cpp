@@ -73,6 +73,11 @@ const double* Fitted::mapped(const double* q, std::size_t m, std::vector<double>
   return z.data();
 }
 
+std::vector<double> Fitted::reach(std::size_t count) const {
+  const auto* attention = dynamic_cast<const Attention*>(engine_.get());
+  return attention && !map_ ? attention->reach(count) : std::vector<double>{};
+}
+
 void Fitted::predict(const double* q, std::size_t m, double* out) const {
   std::vector<double> z;
   engine_->predict(mapped(q, m, z), m, out);

@@ -133,6 +133,9 @@ class Fitted {
     return engine_->loo_detail(neighbour_rows, residuals);
   }
   LooDetail loo_residuals() const { return engine_->loo_residuals(); }
+  /// A nearest-neighbour policy's bandwidths at `count` spread rows (Attention::reach); empty
+  /// for a score, a learned metric (its units are the map's) or no policy.
+  std::vector<double> reach(std::size_t count) const;
   /// Predictions so far whose local polynomial lost a term (Pooling::dropped_rows).
   std::uint64_t dropped_rows() const { return engine_->dropped_rows() - uncounted_; }
   /// The in-sample fit and tr(H) (the degrees of freedom).

@@ -36,6 +36,19 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     // distances to match): left out ("none"), never written as nan.
     if (std::isfinite(detail.neighbours)) m.neighbours = detail.neighbours;
   }
+  m.reach = {};
+  if (const std::vector<double> h = fitted.reach(neighbour_rows); !h.empty()) {
+    const std::size_t d = data.d, count = h.size() / d;
+    for (std::size_t k = 0; k < d; ++k) {
+      std::vector<double> col;
+      for (std::size_t r = 0; r < count; ++r) col.push_back(h[r * d + k]);
+      std::sort(col.begin(), col.end());
+      const bool none = std::isnan(col.front());
+      m.reach.min.push_back(none ? NAN : col.front());
+      m.reach.median.push_back(none ? NAN : col.size() % 2 ? col[col.size() / 2] : (col[col.size() / 2 - 1] + col[col.size() / 2]) / 2);
+      m.reach.max.push_back(none ? NAN : col.back());
+    }
+  }
   const InSample fit = fitted.insample();
   if (std::isfinite(fit.trace)) m.df = fit.trace;
   if (!m.criterion) m.criterion = asked;

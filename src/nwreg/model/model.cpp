@@ -112,6 +112,14 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
   w.field("loo_mse", opt(m.loo_mse));
   if (m.loo_r2) w.field("loo_r2", opt(m.loo_r2));
   if (m.neighbours) w.field("neighbours", opt(m.neighbours));
+  if (!m.reach.min.empty()) {
+    auto column = [](const std::vector<double>& v) {
+      Json a = Json::array();
+      for (double x : v) a.push_back(std::isnan(x) ? Json(nullptr) : Json(x));
+      return a;
+    };
+    w.field("reach", Json{{"min", column(m.reach.min)}, {"median", column(m.reach.median)}, {"max", column(m.reach.max)}});
+  }
   if (m.df) w.field("df", opt(m.df));
   if (m.criterion) {
     w.field("criterion", to_string(*m.criterion));

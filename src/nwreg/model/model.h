@@ -57,6 +57,12 @@ struct Model {
   std::optional<double> loo_mse;        //!< mean LOO squared error at `bandwidth`
   std::optional<double> loo_r2;         //!< 1 - loo_mse / var(y)
   std::optional<double> neighbours;     //!< mean effective number of neighbours, 1 / sum a^2
+  /// A nearest-neighbour policy's bandwidths over the training rows (leaving each out), per x
+  /// column: the least, the median and the largest (NaN for a categorical column); empty
+  /// without a policy.
+  struct Reach {
+    std::vector<double> min, median, max;
+  } reach;
   std::optional<double> df;             //!< degrees of freedom tr(H) (reported for the scores other than gaussian)
   std::vector<Epoch> history;           //!< loss per epoch when learned
   std::vector<CurvePoint> curve;        //!< FitPlan::curve: the criteria over the grid (not in the model file)
