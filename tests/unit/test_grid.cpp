@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "nwreg/base/errors.h"
+#include "nwreg/base/timestamp.h"
 #include "nwreg/data/grid.h"
 
 using nwreg::parse_grid;
@@ -64,4 +65,29 @@ TEST_CASE("shards split exactly for any K/N below 2^64") {
   std::size_t covered = 0;
   for (std::size_t k = 1; k <= 7; ++k) covered += nwreg::Shard{k, 7}.last(1000) - nwreg::Shard{k, 7}.first(1000);
   CHECK(covered == 1000);
+}
+
+TEST_CASE("calendar steps on a date grid: months and years, the day clamped to the month's last") {
+  auto dates = [](const std::string& grid) {
+    std::vector<std::string> out;
+    for (double t : parse_grid(grid)) out.push_back(nwreg::format_instant(t, true));
+    return out;
+  };
+  CHECK(dates("2024-01-31/2024-06-01/1month") ==
+        std::vector<std::string>{"2024-01-31", "2024-02-29", "2024-03-31", "2024-04-30", "2024-05-31"});
+  CHECK(dates("2024-02-29/2029-01-01/1year") ==
+        std::vector<std::string>{"2024-02-29", "2025-02-28", "2026-02-28", "2027-02-28", "2028-02-29"});
+  CHECK(dates("1960-01-01/1961-01-01/3months") ==
+        std::vector<std::string>{"1960-01-01", "1960-04-01", "1960-07-01", "1960-10-01"});
+  CHECK(dates("1969-11-15/1970-03-01/2months") == std::vector<std::string>{"1969-11-15", "1970-01-15"});
+  // The time of day is kept; STOP is excluded.
+  const auto t = parse_grid("2024-01-31T06:30Z/2024-03-31T06:30Z/1month");
+  REQUIRE(t.size() == 2);
+  CHECK(nwreg::format_instant(t[1]) == "2024-02-29T06:30:00Z");
+  // The core's words (the CLI adds "--grid: ").
+  CHECK_THROWS_WITH_AS(parse_grid("2024-03-01/2024-01-01/1month"),
+                       "STEP 1month does not lead from 2024-03-01T00:00:00Z towards 2024-01-01T00:00:00Z: no points",
+                       nwreg::ParameterError);
+  CHECK_THROWS_WITH_AS(parse_grid("2024-01-01/2025-01-01/0years"), "STEP must not be 0", nwreg::ParameterError);
+  CHECK_THROWS_WITH_AS(parse_grid("2000-01-01/3000-01-01/1month", 100), "more than 100 points", nwreg::ParameterError);
 }

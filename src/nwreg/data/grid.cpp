@@ -1,10 +1,14 @@
 #include "nwreg/data/grid.h"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
+#include <date/date.h>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
@@ -37,6 +41,43 @@ std::optional<double> as_integer(double v, double scale) {
   return r;
 }
 
+// A calendar step, "Nmonth(s)" or "Nyear(s)" (N >= 1, whole): N months (12 a year).
+std::optional<std::int64_t> calendar_months(std::string_view step) {
+  std::size_t digits = 0;
+  while (digits < step.size() && step[digits] >= '0' && step[digits] <= '9') ++digits;
+  const std::string_view unit = step.substr(digits);
+  const int per = unit == "month" || unit == "months" ? 1 : unit == "year" || unit == "years" ? 12 : 0;
+  if (!per || digits == 0 || digits > 6) return std::nullopt;
+  std::int64_t n = 0;
+  std::from_chars(step.data(), step.data() + digits, n);
+  if (n == 0) throw ParameterError("grid", "STEP must not be 0");
+  return n * per;
+}
+
+// START, START + k months, ... before STOP: the day of the month START's, clamped to each
+// month's last (2024-01-31 + 1 month is 2024-02-29, + 2 months 2024-03-31), the time of day kept.
+std::vector<double> calendar_grid(double start, double stop, std::int64_t months, std::size_t max_points) {
+  using namespace std::chrono;
+  const double day_start = std::floor(start / 86400) * 86400, clock = start - day_start;
+  const date::year_month_day first{date::sys_days{date::days{static_cast<std::int64_t>(day_start / 86400)}}};
+  const std::int64_t base = static_cast<std::int64_t>(static_cast<int>(first.year())) * 12 +
+                            static_cast<unsigned>(first.month()) - 1;
+  std::vector<double> out;
+  for (std::int64_t i = 0;; ++i) {
+    const std::int64_t index = base + i * months, y = index >= 0 ? index / 12 : -((11 - index) / 12);
+    if (y > 9999) break;
+    const date::year_month ym{date::year{static_cast<int>(y)}, date::month{static_cast<unsigned>(index - y * 12 + 1)}};
+    const date::day last = date::year_month_day_last{ym.year(), date::month_day_last{ym.month()}}.day();
+    const date::year_month_day at{ym.year(), ym.month(), std::min(first.day(), last)};
+    const double t = static_cast<double>(date::sys_days{at}.time_since_epoch().count()) * 86400 + clock;
+    if (!(t < stop)) break;
+    if (out.size() == max_points)
+      throw ParameterError("grid", "more than " + std::to_string(max_points) + " points");
+    out.push_back(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> parse_grid(const std::string& text, std::size_t max_points, bool* time) {
@@ -67,7 +108,15 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points, 
                          "START:STOP:STEP)");
     } else {
       p = parse_double(parts[i], &why);
-      if (!p && instants) p = parse_duration(parts[i], "--grid: STEP");
+      if (!p && instants) {
+        if (const auto months = calendar_months(parts[i])) {
+          if (!(v[1] > v[0]))
+            throw ParameterError("grid", "STEP " + std::string(parts[i]) + " does not lead from " + format_instant(v[0]) +
+                                             " towards " + format_instant(v[1]) + ": no points");
+          return calendar_grid(v[0], v[1], *months, max_points);
+        }
+        p = parse_duration(parts[i], "--grid: STEP");
+      }
       if (!p && !instants && looks_like_instant(parts[i]))
         throw ParameterError("grid", "" + quote(text) +
                          ": between dates or times give START/STOP/STEP, e.g. 2024-01-01/2024-02-01/6h");
