@@ -152,9 +152,11 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
   app.add_flag("--no-bias", o.no_bias, "--score additive: no b inside the tanh, w_v^T tanh(W_q q + W_k k) as the texts write it");
   app.add_option("--kernel", o.kernel,
                  kernel_help() + "; u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.kernel_given = true; });
   app.add_option("--method", o.method, method_help())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.method_given = true; });
   app.add_option("--degree", o.degree, "Degree of --method local-polynomial, 0 to 3 (1 is local-linear, 0 nw)")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.degree_given = true; });
@@ -181,6 +183,40 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
       ->capture_default_str();
 }
 
+void add_like_option(CLI::App& app, EngineCliOptions& o) {
+  app.add_option("--like", o.like,
+                 "loess: R's loess(y ~ x, surface = \"direct\") (tricube, --method local-polynomial --degree 2, "
+                 "-b span:0.75); lowess: lowess(x, y, f = 2/3, iter = 3, delta = 0) (tricube, --method local-linear, "
+                 "-b span:2/3, --robust 3). Options given override them; -b must then be span:F")
+      ->group("Method");
+}
+
+EndNote::~EndNote() {
+  if (!text_.empty() && std::uncaught_exceptions() == exceptions_) std::cerr << text_;
+}
+
+std::string apply_like(EngineCliOptions& engine, BandwidthOptions& bandwidth) {
+  if (engine.like.empty()) {
+    if (bandwidth.bandwidth.rfind("span:", 0) != 0 || engine.kernel == "tricube" || engine.score != "gaussian") return {};
+    return "nwreg: note: -b " + escape_excerpt(bandwidth.bandwidth, 60) + " weighs by the " +
+           escape_excerpt(engine.kernel, 40) +
+           " kernel, which loess never uses (loess weighs by tricube): --like loess is R's loess(y ~ x, surface = "
+           "\"direct\"), --like lowess its lowess(x, y)\n";
+  }
+  const bool loess = engine.like == "loess";
+  if (!loess && engine.like != "lowess")
+    throw UsageError("--like: unknown R call " + quote(engine.like) + " (known: loess, lowess)");
+  if (!bandwidth.bandwidth.empty() && bandwidth.bandwidth.rfind("span:", 0) != 0)
+    throw UsageError("--like " + engine.like + ": its bandwidth is a span, -b span:F (or span:auto); got -b " +
+                     quote(bandwidth.bandwidth));
+  if (!engine.kernel_given) engine.kernel = "tricube";
+  if (!engine.method_given) engine.method = loess ? "local-polynomial" : "local-linear";
+  if (!engine.degree_given && loess) engine.degree = 2;
+  if (bandwidth.bandwidth.empty()) bandwidth.bandwidth = loess ? "span:0.75" : "span:" + format_double(2.0 / 3);
+  if (!bandwidth.robust_given && !loess) bandwidth.robust = 3;
+  return {};
+}
+
 void add_performance_options(CLI::App& app, EngineCliOptions& o) {
   app.option_defaults()->group("Performance");
   app.add_option("--threads", o.threads,
@@ -205,7 +241,8 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("--robust", o.robust,
                  "N robustness iterations after the first fit, as R's lowess(iter = N) and loess(family = "
                  "\"symmetric\") with N = 3: each row's weight times a bisquare of its residual / (6 median |residual|)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.robust_given = true; });
   app.add_option("--init", o.init,
                  "Start the descent at H (a number, or a time span such as 6h for a time column; or silverman, "
                  "scott, plugin) instead of scanning for the basin");

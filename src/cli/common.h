@@ -8,7 +8,9 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <exception>
 #include <string>
+#include <utility>
 
 #include "nwreg/engine/attention.h"
 #include "nwreg/learn/bandwidth.h"
@@ -56,7 +58,7 @@ struct BandwidthOptions {
   std::size_t rank = 0;         //!< --rank: rows of the learned map (0 = the number of x columns)
   std::size_t robust = 0;       //!< --robust N: robustness iterations after the first fit
   std::uint64_t seed = 0;       //!< --seed: the additive score's random start
-  bool seed_given = false, epochs_given = false, lr_given = false;
+  bool seed_given = false, epochs_given = false, lr_given = false, robust_given = false;
 };
 
 /// --threads takes at most this many (more would only queue on the cores).
@@ -71,7 +73,8 @@ struct EngineCliOptions {
   std::string kernel = "gaussian";       //!< --kernel
   std::string method = "nw";             //!< --method: nw | local-linear | local-polynomial
   long long degree = 2;                  //!< --degree: local-polynomial's degree (checked: 0 to max_degree)
-  bool degree_given = false;
+  bool degree_given = false, kernel_given = false, method_given = false;
+  std::string like;                      //!< --like loess|lowess: R's call's settings (apply_like)
   std::string out_of_reach = "auto";     //!< --out-of-reach: auto | extrapolate (nearest) | empty | error
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
   std::string categorical_kernel = "aitchison-aitken";  //!< --categorical-kernel
@@ -147,6 +150,30 @@ struct BandwidthPlan : FitPlan {
   std::vector<bool> fixed_timed;  //!< per fixed value: given as a time span (seconds)
   std::vector<bool> init_timed;   //!< per --init value: given as a time span
   bool verbose = false;
+};
+
+/// --like (fit and predict): loess or lowess, the settings of the R call each reproduces.
+void add_like_option(CLI::App& app, EngineCliOptions& o);
+/// Fills in what --like sets and the command line left unset: loess is loess(y ~ x, surface =
+/// "direct") (tricube, local polynomial of degree 2, span 0.75), lowess is lowess(x, y, f = 2/3,
+/// iter = 3, delta = 0) (tricube, local linear, span 2/3, --robust 3); a -b given must be a span.
+/// Without --like, a span with another kernel than tricube is not loess: the note that says so
+/// is returned (empty where none), for the end of a run that succeeds (EndNote).
+/// Throws UsageError naming the option.
+std::string apply_like(EngineCliOptions& engine, BandwidthOptions& bandwidth);
+
+/// A note written to stderr when it goes out of scope, unless an exception is leaving it: said
+/// after a command's output, never beside its error.
+class EndNote {
+ public:
+  explicit EndNote(std::string text) : text_(std::move(text)), exceptions_(std::uncaught_exceptions()) {}
+  EndNote(const EndNote&) = delete;
+  EndNote& operator=(const EndNote&) = delete;
+  ~EndNote();
+
+ private:
+  std::string text_;
+  int exceptions_;
 };
 
 /// Parses and checks the options, the engine's too (a learned metric needs the Gaussian NW

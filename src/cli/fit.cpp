@@ -23,6 +23,7 @@ CLI::App* setup_fit(CLI::App& app, FitCommand& cmd) {
   add_input_options(*sub, cmd.input, false);
   add_bandwidth_options(*sub, cmd.bandwidth);
   add_method_options(*sub, cmd.engine);
+  add_like_option(*sub, cmd.engine);
   sub->option_defaults()->group("Output");
   sub->add_option("-o,--output", cmd.output, "Write the model (JSON) to this file; - for stdout");
   sub->add_option("--format", cmd.format,
@@ -174,7 +175,9 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
 
 }  // namespace
 
-bool run_fit(const FitCommand& cmd) {
+bool run_fit(const FitCommand& given) {
+  FitCommand cmd = given;
+  const EndNote note(apply_like(cmd.engine, cmd.bandwidth));
   if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
     throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);

@@ -513,6 +513,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   add_input_options(*sub, cmd.input);
   add_bandwidth_options(*sub, cmd.bandwidth);
   add_method_options(*sub, cmd.engine);
+  add_like_option(*sub, cmd.engine);
   sub->option_defaults()->group("Bandwidth");
   auto* model = sub->add_option("--model", cmd.model,
                                 "Use the bandwidth (kernel, method, metric) of a model written by fit -o; not with "
@@ -756,6 +757,7 @@ void run_predict(const PredictCommand& given) {
   cmd.keep.clear();  // "a,b" and repeated --keep: one list
   for (const auto& part : given.keep)
     for (auto& name : parse_column_list(part, "--keep")) cmd.keep.push_back(std::move(name));
+  const EndNote note(apply_like(cmd.engine, cmd.bandwidth));
   PredictSetup setup = check_predict(cmd);
 
   ThreadPool pool(cmd.engine.threads);

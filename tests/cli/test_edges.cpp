@@ -635,3 +635,29 @@ TEST_CASE("edges: a nearest-neighbour bandwidth's report gives the range of its 
   // A fixed bandwidth has no such lines.
   CHECK(run_nwreg({"fit", data("mcycle.csv"), "-b", "2"}).out.find("reach") == std::string::npos);
 }
+
+TEST_CASE("edges: --like loess and --like lowess are R's calls in one word; a span with another kernel is noted") {
+  // R 4.2: predict(loess(eruptions ~ waiting, faithful, control = loess.control(surface =
+  // "direct")), data.frame(waiting = 50)) and lowess(cars$speed, cars$dist) at speed 10.
+  const Result loess = run_nwreg({"predict", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "--like", "loess",
+                                  "--grid", "50:51:1"});
+  REQUIRE(loess.exit_code == 0);
+  CHECK(loess.err.empty());
+  CHECK(std::stod(fields(loess.out.substr(loess.out.find('\n') + 1))[1]) == doctest::Approx(1.91736130350361).epsilon(1e-12));
+  const Result lowess = run_nwreg({"predict", data("cars.csv"), "--like", "lowess", "--grid", "10:11:1"});
+  REQUIRE(lowess.exit_code == 0);
+  CHECK(std::stod(fields(lowess.out.substr(lowess.out.find('\n') + 1))[1]) == doctest::Approx(21.2803125785285).epsilon(1e-12));
+  // Options given override the preset: loess of degree 1 is the span with tricube and local linear.
+  CHECK(run_nwreg({"predict", data("cars.csv"), "--like", "loess", "--degree", "1", "--method", "local-linear", "-b",
+                   "span:0.5", "--grid", "10:20:5"}).out ==
+        run_nwreg({"predict", data("cars.csv"), "-b", "span:0.5", "--kernel", "tricube", "--method", "local-linear",
+                   "--grid", "10:20:5"}).out);
+  // lowess without its iterations: --robust 0 given.
+  CHECK(run_nwreg({"fit", data("cars.csv"), "--like", "lowess", "--robust", "0"}).out.find("robust") == std::string::npos);
+  // A span alone weighs by the Gaussian: said, once.
+  const Result plain = run_nwreg({"predict", data("faithful.csv"), "-x", "waiting", "-y", "eruptions", "-b", "span:0.75",
+                                  "--grid", "50:51:1"});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.err == "nwreg: note: -b span:0.75 weighs by the gaussian kernel, which loess never uses (loess weighs by "
+                     "tricube): --like loess is R's loess(y ~ x, surface = \"direct\"), --like lowess its lowess(x, y)\n");
+}

@@ -445,6 +445,9 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"fit", file("subnormal.csv", "x,y\n1e-320,1\n2e-320,3\n3e-320,2\n4e-320,5\n5e-320,4\n")}, "", 1,
        "x column \"x\" spans 4e-320, too little for a bandwidth in doubles (the least is 5.562684646268003e-309); "
        "rescale it"},
+      {{"predict", syn, "--like", "lowess", "-b", "0.3"}, "", 2,
+       "--like lowess: its bandwidth is a span, -b span:F (or span:auto); got -b \"0.3\""},
+      {{"fit", syn, "--like", "loess2"}, "", 2, "--like: unknown R call \"loess2\" (known: loess, lowess)"},
       {{"predict", syn, "--grid", "1:2:1", "--model", weights_only}, "", 1,
        weights_only + ": not a usable nwreg model: \"robustness\" weights without \"robust\""},
       {{"predict", syn, "--grid", "1:2:1", "--model", many}, "", 1,
