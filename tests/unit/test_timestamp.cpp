@@ -56,6 +56,15 @@ TEST_CASE("instants written back as ISO 8601 read back as the same double") {
   CHECK(format_instant(1e-13) == "1970-01-01T00:00:00.0000000000001Z");
   CHECK(format_instant(-2208988800, true) == "1900-01-01");
   CHECK(format_instant(1e15) == "1e+15");  // beyond year 9999: a number
+  // The last second of 9999 to a tenth of a microsecond rounds (doubles are 3e-5 s apart there)
+  // to the double below year 10000, which is written and read back as itself.
+  const auto last = parse_instant("9999-12-31T23:59:59.9999999Z");
+  REQUIRE(last);
+  CHECK(*last < 253402300800.0);
+  CHECK(format_instant(*last) == "9999-12-31T23:59:59.99997Z");
+  CHECK(parse_instant(format_instant(*last)) == *last);
+  // A local clock still in 9999 is written with its offset, not as a number.
+  CHECK(format_instant(253402300800.0 + 3600, false, -300) == "9999-12-31T20:00:00-05:00");
   std::mt19937_64 g(7);
   std::uniform_real_distribution<double> u(-2e9, 4e9);
   for (int i = 0; i < 2000; ++i) {

@@ -118,11 +118,16 @@ TEST_CASE("kept columns come first: text quoted for CSV, numbers as numbers in J
         "id,name,x,prediction\n7,\"a,b\",0.5,1\n0.50,\"say \"\"hi\"\"\",1.5,2\n");
   CHECK(predictions(Format::jsonl, m, q, p, c, kept) ==
         "{\"id\":7,\"name\":\"a,b\",\"x\":0.5,\"prediction\":1}\n{\"id\":0.50,\"name\":\"say \\\"hi\\\"\",\"x\":1.5,\"prediction\":2}\n");
-  // A JSON number goes in digit for digit; other text (a zip code, "+4") as a string.
+  // A JSON number that every reader takes as one double goes in digit for digit; other text (a
+  // zip code, "+4") as a string, and so do numbers that jq, pandas and nwreg would read apart:
+  // past a double (1e999), a nonzero underflowing to 0 (-1e-400), an integer past 2^53.
   const PredictionWriter::Columns one{{"id"}, {"x"}, {}, {"prediction"}, {}, {}, {}};
   CHECK(predictions(Format::jsonl, m, {0.5, 1.5, 2.5, 3.5}, {1, 2, 3, 4}, one, {"007", "12345678901234567890", "+4", "-1.5e-3"}) ==
-        "{\"id\":\"007\",\"x\":0.5,\"prediction\":1}\n{\"id\":12345678901234567890,\"x\":1.5,\"prediction\":2}\n"
+        "{\"id\":\"007\",\"x\":0.5,\"prediction\":1}\n{\"id\":\"12345678901234567890\",\"x\":1.5,\"prediction\":2}\n"
         "{\"id\":\"+4\",\"x\":2.5,\"prediction\":3}\n{\"id\":-1.5e-3,\"x\":3.5,\"prediction\":4}\n");
+  CHECK(predictions(Format::jsonl, m, {0.5, 1.5, 2.5, 3.5}, {1, 2, 3, 4}, one, {"1e999", "-1e-400", "0.0e5", "9007199254740992"}) ==
+        "{\"id\":\"1e999\",\"x\":0.5,\"prediction\":1}\n{\"id\":\"-1e-400\",\"x\":1.5,\"prediction\":2}\n"
+        "{\"id\":0.0e5,\"x\":2.5,\"prediction\":3}\n{\"id\":9007199254740992,\"x\":3.5,\"prediction\":4}\n");
 }
 
 TEST_CASE("a non-finite number is never written") {

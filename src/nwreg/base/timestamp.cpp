@@ -124,7 +124,13 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only, Stam
   const std::int64_t tod = hh * 3600 + mm * 60 + ss;
   const std::int64_t whole = day_seconds + tod - std::int64_t{offset_minutes} * 60;
   if (zone) *zone = named;
-  return static_cast<double>(whole) + fraction;
+  const double t = static_cast<double>(whole) + fraction;
+  // A fraction that rounds the last second of 9999 up to year 10000 (23:59:59.9999999, where
+  // doubles are 3e-5 s apart), which ISO 8601 cannot write without an expanded year, stays in
+  // 9999: the double below.
+  constexpr double year_10000 = 253402300800.0;
+  if (t >= year_10000 && static_cast<double>(whole) < year_10000) return std::nextafter(year_10000, 0.0);
+  return t;
 }
 
 std::string format_utc_offset(int minutes) {
@@ -150,15 +156,16 @@ ColumnKind output_kind(ColumnKind read, const double* values, std::size_t count,
 }
 
 void append_instant(std::string& out, double seconds, bool as_date, UtcOffset offset) {
-  // Years 0000..9999: what ISO 8601 writes without an expanded representation.
-  if (!(seconds >= -62167219200.0 && seconds < 253402300800.0)) {
+  // Years 0000..9999 on the clock written: what ISO 8601 writes without an expanded representation.
+  const std::int64_t shift = offset && !(as_date && whole_day(seconds)) ? std::int64_t{*offset} * 60 : 0;
+  const double local = seconds + static_cast<double>(shift);
+  if (!(local >= -62167219200.0 && local < 253402300800.0)) {
     append_double(out, seconds);
     return;
   }
   // The civil date by the library (digits written here, not through a stream), then the
   // time of day; with an offset, of the local clock there (a whole number of seconds away).
   const double whole = std::floor(seconds), fraction = seconds - whole;  // both exact
-  const std::int64_t shift = offset && !(as_date && whole_day(seconds)) ? std::int64_t{*offset} * 60 : 0;
   const auto secs = static_cast<std::int64_t>(whole) + shift;
   const std::int64_t day_index = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
   const date::year_month_day ymd{date::sys_days{date::days{day_index}}};

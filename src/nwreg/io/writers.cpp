@@ -159,8 +159,9 @@ PredictionWriter::PredictionWriter(std::ostream& out, Format format, const Model
 
 namespace {
 
-// Whether `t` is a JSON number as written (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?): such
-// text goes into JSON unchanged; anything else ("007", "+4", "inf") as a string.
+// Whether `t` is a JSON number as written (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) that
+// reads back as one double everywhere: such text goes into JSON unchanged; anything else ("007",
+// "+4", "inf", "1e999") as a string.
 bool json_number(std::string_view t) {
   std::size_t i = 0;
   auto digits = [&] {
@@ -177,7 +178,15 @@ bool json_number(std::string_view t) {
     if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
     if (!digits()) return false;
   }
-  return i == t.size();
+  if (i != t.size()) return false;
+  // And one that every reader takes as the same double: finite (1e999 is inf to pandas, an error
+  // to others), not a nonzero that underflows to 0 (-1e-400), not an integer past 2^53 (an ID
+  // that jq would round and Python keep).
+  const std::optional<double> v = parse_double(t);
+  if (!v || !std::isfinite(*v)) return false;
+  if (*v == 0 && t.find_first_of("123456789") < t.find_first_of("eE")) return false;
+  if (t.find_first_of(".eE") == std::string_view::npos && std::abs(*v) > 9007199254740992.0) return false;
+  return true;
 }
 
 }  // namespace
