@@ -325,7 +325,7 @@ TEST_CASE("cli: bad option values, one line each, exit 2") {
   check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "0:1:-1"}), 2, "--grid: STEP -1 does not lead from 0 towards 1: no points");
   check_error(run_nwreg({"predict", f, "-b", "1", "--grid", "a:1:1"}), 2, "--grid: START: cannot parse \"a\" as a number");
   check_error(run_nwreg({"predict", f, "-b", "1", "--format", "xml"}), 2, "--format: unknown format \"xml\" (known: csv, tsv, json, jsonl)");
-  check_error(run_nwreg({"predict", f, "-b", "1", "--delimiter", "ab"}), 2, "--delimiter: must be one character or \"tab\", got \"ab\"");
+  check_error(run_nwreg({"predict", f, "-b", "1", "--delimiter", "ab"}), 2, "--delimiter: must be one character, \"tab\" or \"space\", got \"ab\"");
 }
 
 TEST_CASE("cli: option errors are found before the data are read") {

@@ -316,7 +316,7 @@ TEST_CASE("errors: the catalogue, one input each") {
        "--plot: x column \"race\" is categorical; the picture needs continuous x columns"},
       {{"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "1", "--query", file("q1.csv", "5\n6\n")},
        "", 1, (s / "q1.csv").string() + ": needs 2 columns for the query points, has 1"},
-      {{"fit", syn, "--delimiter", "ab"}, "", 2, "--delimiter: must be one character or \"tab\", got \"ab\""},
+      {{"fit", syn, "--delimiter", "ab"}, "", 2, "--delimiter: must be one character, \"tab\" or \"space\", got \"ab\""},
       {{"fit", syn, "--delimiter", "\""}, "", 2, "--delimiter: cannot be a quote"},
       {{"predict", syn, "-b", "1", "--grid", "0:1:1", "--heatmap", (s / "h.png").string()}, "", 2,
        "--heatmap: writes SVG; give a file name ending in .svg (or - for stdout), got \"" + (s / "h.png").string() + "\""},

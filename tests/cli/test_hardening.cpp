@@ -310,7 +310,7 @@ TEST_CASE("hardening: option values are checked once, before any file") {
   Result r = run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "--na", "bogus"});
   check_error(r, 2, "--na: unknown policy \"bogus\" (known: fail, skip)");
   r = run_nwreg({"fit", data("synthetic.csv"), data("mcycle.csv"), "--delimiter", "ab"});
-  check_error(r, 2, "--delimiter: must be one character or \"tab\", got \"ab\"");
+  check_error(r, 2, "--delimiter: must be one character, \"tab\" or \"space\", got \"ab\"");
   // Empty values: CLI11 would read '' as 0 threads, 0 epochs, or no file.
   for (const char* option : {"--threads", "--epochs", "--lr", "--tol", "--tolerance", "--loo-rows", "--init-w"})
     check_error(run_nwreg({"fit", data("synthetic.csv"), option, ""}), 2, std::string(option) + ": empty value");

@@ -108,6 +108,19 @@ TEST_CASE("input formats: R's write.csv2 and write.csv row names, and delimiters
     r = run_nwreg({"fit", (s / "d.txt").string(), "-b", "2"});
     CHECK(r.out == expected.out);
   }
+  // R's write.table: one space between fields, strings quoted, row names with a header one field
+  // short; found without --delimiter, and with --delimiter space; runs of blanks (aligned
+  // columns) are one separator.
+  spit(s / "table.txt", rewrite([](int i, const std::string& line) {
+         const std::string fields = replace_all(line, ',', " ");
+         return (i == 0 ? std::string() : "\"" + std::to_string(i) + "\" ") + fields + "\n";
+       }));
+  r = run_nwreg({"fit", (s / "table.txt").string(), "-b", "2"});
+  CHECK(r.err.empty());
+  CHECK(r.out == expected.out);
+  CHECK(run_nwreg({"fit", (s / "table.txt").string(), "-b", "2", "--delimiter", "space"}).out == expected.out);
+  spit(s / "aligned.txt", rewrite([](int, const std::string& line) { return "  " + replace_all(line, ',', " \t  ") + "   \n"; }));
+  CHECK(run_nwreg({"fit", (s / "aligned.txt").string(), "-b", "2"}).out == expected.out);
   // A header that fooled the detection (commas in its names) gets a hint at the first row.
   spit(s / "h.txt", "Temperature, C\tPressure, hPa\n1\t2\n");
   r = run_nwreg({"fit", (s / "h.txt").string(), "-b", "2"});

@@ -46,9 +46,37 @@ TEST_CASE("parse_delimiter") {
   CHECK(parse_delimiter("tab") == '\t');
   CHECK(parse_delimiter("\\t") == '\t');
   CHECK(parse_delimiter(";") == ';');
-  CHECK_THROWS_WITH_AS(parse_delimiter(",,"), "must be one character or \"tab\", got \",,\"",
+  CHECK(parse_delimiter("space") == ' ');
+  CHECK(parse_delimiter(" ") == ' ');
+  CHECK_THROWS_WITH_AS(parse_delimiter(",,"), "must be one character, \"tab\" or \"space\", got \",,\"",
                        UsageError);
   CHECK_THROWS_AS(parse_delimiter("\""), UsageError);
+}
+
+TEST_CASE("blanks as the delimiter: runs of spaces and tabs, found where no other delimiter is") {
+  // R's write.table, row names under a header one field short: an unnamed first column (the
+  // CLI's default columns skip it), the first data row still read.
+  ColumnChoice after_names;
+  after_names.x_position = 1;
+  after_names.y_position = 2;
+  for (const std::string text : {"\"a\" \"b\"\n\"1\" 1 2\n\"2\" 3 4\n", "a,b\nr1,1,2\nr2,3,4\n"}) {
+    CAPTURE(text);
+    std::istringstream in(text);
+    CsvReader r(in, "t.csv", CsvOptions{});
+    CHECK(r.row_names());
+    CHECK(r.column_count() == 3);
+    const Dataset d = read_dataset(r, after_names);
+    CHECK(d.x_names == std::vector<std::string>{"a"});
+    CHECK(d.x == std::vector<double>{1, 3});
+    CHECK(d.y == std::vector<double>{2, 4});
+  }
+  const Dataset d = read_text("  a    b\n 1   2  \n3\t4\n");
+  CHECK(d.x == std::vector<double>{1, 3});
+  CHECK(d.y == std::vector<double>{2, 4});
+  // One field a line: no blanks between fields, a comma file of one column.
+  CHECK(detect_delimiter("\"a b\"", '.') == ',');
+  CHECK(detect_delimiter(" a ", '.') == ',');
+  CHECK(detect_delimiter("a b", '.') == ' ');
 }
 
 TEST_CASE("a header is detected when the first row is not all numbers") {

@@ -232,12 +232,12 @@ NaPolicy parse_na(const std::string& text) {
 char parse_delimiter(const std::string& text) {
   if (text.empty()) return 0;
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
+  if (text == "space" || text == " ") return ' ';
   if (text.size() != 1)
-    throw ParameterError("delimiter", "must be one character or \"tab\", got " + quote(text));
+    throw ParameterError("delimiter", "must be one character, \"tab\" or \"space\", got " + quote(text));
   const char c = text[0];
-  if (c == '"' || c == '\n' || c == '\r' || c == ' ')
-    throw UsageError(std::string("--delimiter: cannot be ") +
-                     (c == '"' ? "a quote" : "a space or a line break"));
+  if (c == '"' || c == '\n' || c == '\r')
+    throw UsageError(std::string("--delimiter: cannot be ") + (c == '"' ? "a quote" : "a line break"));
   return c;
 }
 
@@ -259,7 +259,22 @@ char detect_delimiter(std::string_view line, char decimal) {
   std::size_t best = 0;
   for (std::size_t k = 1; k < candidates.size(); ++k)
     if (counts[k] > counts[best]) best = k;
-  return candidates[best];
+  if (counts[best] > 0) return candidates[best];
+  // None of them: blanks between fields (R's write.table, whitespace-aligned tables) where a
+  // blank stands between two fields outside quotes; else the first candidate (one column).
+  quoted = false;
+  bool field = false, gap = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && is_blank(c)) {
+      gap = field;
+    } else if (gap) {
+      return ' ';
+    } else {
+      field = true;
+    }
+  }
+  return candidates[0];
 }
 
 namespace {
@@ -273,6 +288,13 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
                   const std::string& source, std::size_t line_number) {
   fields.clear();
   char* p = line;
+  // A space delimiter is a run of blanks (spaces and tabs), as R's read.table's sep = "": no
+  // empty fields between them, none at either end.
+  const bool blanks = delimiter == ' ';
+  if (blanks) {
+    while (is_blank(*p)) ++p;
+    if (*p == '\0') return;
+  }
   for (;;) {
     while (is_blank(*p) && *p != delimiter) ++p;
     if (*p == '"') {
@@ -295,8 +317,8 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
         *out++ = *p++;
       }
       fields.emplace_back(begin, static_cast<std::size_t>(out - begin));
-      while (is_blank(*p) && *p != delimiter) ++p;
-      if (*p != delimiter && *p != '\0') {
+      while (!blanks && is_blank(*p) && *p != delimiter) ++p;
+      if (!(blanks ? is_blank(*p) : *p == delimiter) && *p != '\0') {
         const bool other = *p == ',' || *p == ';' || *p == '\t' || *p == '|';
         throw InputError(source, line_number, "",
                          "unexpected text after a closing quote" +
@@ -306,10 +328,15 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
       }
     } else {
       char* begin = p;
-      while (*p != delimiter && *p != '\0') ++p;
+      while (!(blanks ? is_blank(*p) : *p == delimiter) && *p != '\0') ++p;
       char* end = p;
       while (end > begin && is_blank(end[-1])) --end;
       fields.emplace_back(begin, static_cast<std::size_t>(end - begin));
+    }
+    if (blanks) {
+      while (is_blank(*p)) ++p;
+      if (*p == '\0') return;
+      continue;
     }
     if (*p == '\0') return;
     ++p;  // past the delimiter; a delimiter at the end of the line leaves one empty field
@@ -403,6 +430,17 @@ void CsvReader::start() {
   if (header) {
     row_names_ = fields_.size() > 1 && fields_[0].empty();
     names_.assign(fields_.begin(), fields_.end());
+    // R's write.table: the row names under a header one field short. The first row tells (it
+    // stays pending, as a data row). Not in a stream read line by line, which answers the
+    // header before any row arrives.
+    if (!row_names_ && !stream_ && next_row()) {
+      pending_ = true;
+      if (fields_.size() == column_count_ + 1) {
+        names_.insert(names_.begin(), std::string());
+        ++column_count_;
+        row_names_ = true;
+      }
+    }
     for (std::size_t i = 0; i < names_.size(); ++i)
       if (names_[i].empty()) names_[i] = std::to_string(i + 1);  // unnamed column: its number
   } else {

@@ -174,7 +174,7 @@ class CsvReader {
   std::vector<std::string_view> fields_;
   std::size_t column_count_ = 0;
   std::size_t line_ = 0;
-  bool pending_ = false;  // fields_ holds a data row already read (no header)
+  bool pending_ = false;  // fields_ holds a data row already read (no header, or the one after it)
   bool row_names_ = false;
   std::string number_buf_;  // a field with its decimal comma made a point
   std::size_t skipped_ = 0, first_skipped_ = 0;
