@@ -13,6 +13,7 @@
 #include "nwreg/engine/attention.h"
 #include "nwreg/engine/fitted.h"
 #include "nwreg/base/errors.h"
+#include "nwreg/base/timestamp.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/io/writers.h"
 
@@ -51,7 +52,7 @@ std::string option_name(const std::string& parameter) {
       {"min_neighbours", "--min-neighbours"}, {"epochs", "--epochs"}, {"robust", "--robust"},
       {"lr", "--lr"},               {"tol", "--tol"},
       {"na", "--na"},               {"delimiter", "--delimiter"},
-      {"decimal", "--decimal"},     {"sample_weight", "--sample-weight"},
+      {"decimal", "--decimal"},     {"sample_weight", "--sample-weight"},  {"date_format", "--date-format"},
       {"level", "--level"},         {"grid", "--grid"},
       {"shard", "--shard"},         {"rank", "--rank"},
       {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
@@ -93,6 +94,9 @@ void add_input_options(CLI::App& app, InputOptions& o, bool positional) {
   app.add_option("--decimal", o.decimal, "Decimal mark of numbers in the input: . or , (then the delimiter is found among ; tab |, "
                  "else ;)")
       ->capture_default_str();
+  app.add_option("--date-format", o.date_format,
+                 "Dates and times written otherwise than ISO 8601, in strptime's directives: %Y %y %m %b %B %d %H "
+                 "%M %S %%, e.g. %m/%d/%Y for 05/01/1973 (read in UTC; ISO stamps are still read)");
   app.add_option("--sample-weight", o.sample_weight,
                  "Column of sample weights (>= 0) multiplying each key's kernel weight; learning and the "
                  "LOO error weight each row's squared error by it too");
@@ -298,6 +302,8 @@ CsvOptions csv_options(const InputOptions& o) {
   opts.decimal = parse_decimal(o.decimal);
   opts.header = o.no_header ? HeaderMode::absent : HeaderMode::detect;
   opts.na = parse_na(o.na);
+  if (!o.date_format.empty()) check_date_format(o.date_format);
+  opts.date_format = o.date_format;
   return opts;
 }
 

@@ -32,6 +32,7 @@ struct InputOptions {
   bool no_header = false;        //!< --no-header: the first row is data
   std::string delimiter;         //!< --delimiter: one character, or "tab"; empty = detect
   std::string decimal = ".";     //!< --decimal: . or ,
+  std::string date_format;       //!< --date-format: strptime's directives; empty = ISO 8601 only
   std::string sample_weight;     //!< --sample-weight: name or 1-based index; empty = none
   std::string na = "fail";       //!< --na: fail | skip (rows with a missing value)
   std::vector<std::string> categorical;  //!< --categorical: x columns of unordered labels

@@ -661,3 +661,17 @@ TEST_CASE("edges: --like loess and --like lowess are R's calls in one word; a sp
   CHECK(plain.err == "nwreg: note: -b span:0.75 weighs by the gaussian kernel, which loess never uses (loess weighs by "
                      "tricube): --like loess is R's loess(y ~ x, surface = \"direct\"), --like lowess its lowess(x, y)\n");
 }
+
+TEST_CASE("edges: --date-format reads dates in a local form, in training and query files, written back as ISO") {
+  Scratch s;
+  spit(s / "us.csv", "date,temp\n05/01/1973,67\n05/02/1973,72\n05/03/1973,74\n05/04/1973,62\n05/05/1973,65\n");
+  spit(s / "iso.csv", "date,temp\n1973-05-01,67\n1973-05-02,72\n1973-05-03,74\n1973-05-04,62\n1973-05-05,65\n");
+  spit(s / "q.csv", "date\n05/02/1973\n1973-05-03\n");  // ISO stamps are still read
+  const Result us = run_nwreg({"predict", (s / "us.csv").string(), "-b", "1d", "--date-format", "%m/%d/%Y", "--query",
+                               (s / "q.csv").string()});
+  REQUIRE(us.exit_code == 0);
+  const Result iso = run_nwreg({"predict", (s / "iso.csv").string(), "-b", "1d", "--grid", "1973-05-02/1973-05-04/1d"});
+  REQUIRE(iso.exit_code == 0);
+  CHECK(us.out == iso.out);
+  CHECK(us.out.rfind("date,prediction\n1973-05-02,", 0) == 0);
+}

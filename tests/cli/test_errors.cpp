@@ -448,6 +448,17 @@ TEST_CASE("errors: the catalogue, one input each") {
       {{"predict", syn, "--like", "lowess", "-b", "0.3"}, "", 2,
        "--like lowess: its bandwidth is a span, -b span:F (or span:auto); got -b \"0.3\""},
       {{"fit", syn, "--like", "loess2"}, "", 2, "--like: unknown R call \"loess2\" (known: loess, lowess)"},
+      {{"fit", syn, "--date-format", "%m/%d/%q"}, "", 2,
+       "--date-format: unknown directive %q in \"%m/%d/%q\" (known: %Y %y %m %b %B %d %H %M %S %%)"},
+      {{"fit", syn, "--date-format", "%m/%Y"}, "", 2,
+       "--date-format: \"%m/%Y\" needs a year (%Y or %y), a month (%m, %b or %B) and a day (%d)"},
+      {{"fit", syn, "--date-format", "%d/%m/%Y%"}, "", 2, "--date-format: ends in a lone %: \"%d/%m/%Y%\""},
+      {{"fit", "-"}, "date,t\n05/01/1973,67\n05/02/1973,72\n", 1,
+       "<stdin>:2: column \"date\": cannot parse \"05/01/1973\" as a number (a date? give --date-format, e.g. "
+       "%m/%d/%Y, or write dates in ISO 8601, 1973-05-01)"},
+      {{"fit", "-", "--date-format", "%m/%d/%Y"}, "date,t\n05/01/1973,67\n05/32/1973,72\n", 1,
+       "<stdin>:3: column \"date\": cannot parse \"05/32/1973\" as a date or time (--date-format %m/%d/%Y, or ISO "
+       "8601: 2024-03-01, 2024-03-01T06:30:00Z, 2024-03-01 06:30+01:00)"},
       {{"predict", syn, "--grid", "1:2:1", "--model", weights_only}, "", 1,
        weights_only + ": not a usable nwreg model: \"robustness\" weights without \"robust\""},
       {{"predict", syn, "--grid", "1:2:1", "--model", many}, "", 1,

@@ -117,3 +117,28 @@ TEST_CASE("grids between instants: START/STOP/STEP, STOP excluded, exact in whol
                        "STEP 1 d does not lead from 2024-03-02T00:00:00Z towards 2024-03-01T00:00:00Z: no points",
                        UsageError);
 }
+
+TEST_CASE("dates in a format given (--date-format): strptime's directives, a subset, read in UTC") {
+  bool time = true;
+  CHECK(nwreg::parse_with_format("05/01/1973", "%m/%d/%Y", &time) == *parse_instant("1973-05-01"));
+  CHECK(!time);
+  CHECK(nwreg::parse_with_format("1.5.1973", "%d.%m.%Y") == *parse_instant("1973-05-01"));
+  CHECK(nwreg::parse_with_format(" 01-May-73 ", "%d-%b-%y") == *parse_instant("1973-05-01"));
+  CHECK(nwreg::parse_with_format("01 SEPTEMBER 2068", "%d %B %Y") == *parse_instant("2068-09-01"));
+  CHECK(nwreg::parse_with_format("3/4/68", "%m/%d/%y") == *parse_instant("2068-03-04"));  // POSIX's pivot
+  CHECK(nwreg::parse_with_format("3/4/69", "%m/%d/%y") == *parse_instant("1969-03-04"));
+  CHECK(nwreg::parse_with_format("05/01/1973 06:30:15.25", "%m/%d/%Y %H:%M:%S", &time) ==
+        *parse_instant("1973-05-01T06:30:15.25Z"));
+  CHECK(time);
+  CHECK(nwreg::parse_with_format("100%", "%d%%") == std::nullopt);  // no year or month
+  for (const char* bad : {"02/30/1973", "13/01/1973", "05/01/73", "05/01/1973x", "5-1-1973", ""}) {
+    CAPTURE(bad);
+    CHECK(nwreg::parse_with_format(bad, "%m/%d/%Y") == std::nullopt);
+  }
+  CHECK_NOTHROW(nwreg::check_date_format("%d.%m.%Y %H:%M"));
+  CHECK_THROWS_WITH_AS(nwreg::check_date_format("%m/%d/%q"),
+                       "unknown directive %q in \"%m/%d/%q\" (known: %Y %y %m %b %B %d %H %M %S %%)", nwreg::ParameterError);
+  CHECK_THROWS_WITH_AS(nwreg::check_date_format("%m/%Y"),
+                       "\"%m/%Y\" needs a year (%Y or %y), a month (%m, %b or %B) and a day (%d)", nwreg::ParameterError);
+  CHECK_THROWS_WITH_AS(nwreg::check_date_format("%d/%m/%Y%"), "ends in a lone %: \"%d/%m/%Y%\"", nwreg::ParameterError);
+}

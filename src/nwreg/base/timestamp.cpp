@@ -1,5 +1,6 @@
 #include "nwreg/base/timestamp.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -131,6 +132,104 @@ std::optional<double> parse_instant(std::string_view text, bool* date_only, Stam
   constexpr double year_10000 = 253402300800.0;
   if (t >= year_10000 && static_cast<double>(whole) < year_10000) return std::nextafter(year_10000, 0.0);
   return t;
+}
+
+std::optional<double> parse_with_format(std::string_view text, std::string_view format, bool* has_time) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  static const char* months[] = {"january", "february", "march",     "april",   "may",      "june",
+                                 "july",    "august",   "september", "october", "november", "december"};
+  std::size_t at = 0;
+  // Up to `most` digits (at least `least`).
+  auto number = [&](std::size_t least, std::size_t most) -> std::optional<int> {
+    std::size_t n = 0;
+    int v = 0;
+    while (n < most && at < text.size() && text[at] >= '0' && text[at] <= '9') v = v * 10 + (text[at++] - '0'), ++n;
+    if (n < least) return std::nullopt;
+    return v;
+  };
+  int year = -1, month = -1, day = -1, hh = 0, mm = 0;
+  double ss = 0;
+  bool time = false;
+  for (std::size_t f = 0; f < format.size(); ++f) {
+    if (format[f] != '%' || f + 1 == format.size()) {
+      if (at >= text.size() || text[at] != format[f]) return std::nullopt;
+      ++at;
+      continue;
+    }
+    const char d = format[++f];
+    std::optional<int> v;
+    switch (d) {
+      case 'Y': v = number(4, 4), year = v.value_or(-1); break;
+      case 'y': v = number(2, 2), year = v ? (*v < 69 ? 2000 + *v : 1900 + *v) : -1; break;
+      case 'm': v = number(1, 2), month = v.value_or(-1); break;
+      case 'd': v = number(1, 2), day = v.value_or(-1); break;
+      case 'H': v = number(1, 2), hh = v.value_or(0), time = true; break;
+      case 'M': v = number(1, 2), mm = v.value_or(0), time = true; break;
+      case 'S': {
+        v = number(1, 2);
+        ss = v.value_or(0);
+        time = true;
+        if (v && at + 1 < text.size() && text[at] == '.' && text[at + 1] >= '0' && text[at + 1] <= '9') {
+          const std::size_t from = at;
+          ++at;
+          while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+          ss += *parse_double("0" + std::string(text.substr(from, at - from)));
+        }
+        break;
+      }
+      case 'b':
+      case 'B': {
+        for (int k = 0; k < 12 && !v; ++k) {
+          const std::string_view name(months[k]);
+          auto matches = [&](std::size_t len) {
+            if (at + len > text.size()) return false;
+            for (std::size_t c = 0; c < len; ++c)
+              if (std::tolower(static_cast<unsigned char>(text[at + c])) != name[c]) return false;
+            return true;
+          };
+          if (matches(name.size())) v = k + 1, at += name.size();
+          else if (matches(3)) v = k + 1, at += 3;
+        }
+        month = v.value_or(-1);
+        break;
+      }
+      case '%':
+        if (at >= text.size() || text[at] != '%') return std::nullopt;
+        ++at;
+        v = 0;
+        break;
+      default:
+        return std::nullopt;
+    }
+    if (!v) return std::nullopt;
+  }
+  if (at != text.size() || year < 0 || month < 1 || day < 1 || hh > 23 || mm > 59 || ss >= 60) return std::nullopt;
+  const date::year_month_day ymd{date::year{year}, date::month{static_cast<unsigned>(month)},
+                                 date::day{static_cast<unsigned>(day)}};
+  if (!ymd.ok()) return std::nullopt;
+  if (has_time) *has_time = time;
+  const auto days = static_cast<double>(date::sys_days{ymd}.time_since_epoch().count());
+  return days * 86400 + hh * 3600 + mm * 60 + ss;
+}
+
+void check_date_format(const std::string& format) {
+  bool year = false, month = false, day = false;
+  for (std::size_t f = 0; f < format.size(); ++f) {
+    if (format[f] != '%') continue;
+    if (++f == format.size()) throw ParameterError("date_format", "ends in a lone %: " + quote(format));
+    switch (format[f]) {
+      case 'Y': case 'y': year = true; break;
+      case 'm': case 'b': case 'B': month = true; break;
+      case 'd': day = true; break;
+      case 'H': case 'M': case 'S': case '%': break;
+      default:
+        throw ParameterError("date_format", "unknown directive %" + std::string(1, format[f]) + " in " + quote(format) +
+                                                " (known: %Y %y %m %b %B %d %H %M %S %%)");
+    }
+  }
+  if (!year || !month || !day)
+    throw ParameterError("date_format", quote(format) + " needs a year (%Y or %y), a month (%m, %b or %B) and a day (%d)");
 }
 
 std::string format_utc_offset(int minutes) {

@@ -52,6 +52,18 @@ using UtcOffset = std::optional<int>;
 /// Blanks around the text are ignored.
 std::optional<double> parse_instant(std::string_view text, bool* date_only = nullptr, StampZone* zone = nullptr);
 
+/// Parses a date or date-time written as `format` says (strptime's directives, a subset): %Y
+/// (four digits), %y (two: 69-99 the 1900s, 00-68 the 2000s, as POSIX), %m and %d (one or two
+/// digits), %b or %B (an English month name or its first three letters, any case), %H, %M and
+/// %S (%S with optional fractional digits), %% (a percent sign); any other character stands for
+/// itself. Read in UTC. Returns seconds since the epoch, or nullopt where the text does not
+/// fit or the date does not exist; sets `*has_time` to whether the format holds a time of day.
+/// Blanks around the text are ignored.
+std::optional<double> parse_with_format(std::string_view text, std::string_view format, bool* has_time = nullptr);
+/// Throws ParameterError naming date_format unless `format` holds %Y or %y, %m, %b or %B, and
+/// %d, and no directive besides those parse_with_format reads.
+void check_date_format(const std::string& format);
+
 /// An instant as ISO 8601: a date (2024-03-01) when `as_date` and the instant is a whole day,
 /// else a date-time with the fewest fractional digits that parse_instant reads back as the same
 /// double: in UTC with 'Z' (2024-03-01T06:30:00Z, 2024-03-01T06:30:00.25Z), or with `offset`

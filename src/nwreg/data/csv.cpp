@@ -19,6 +19,7 @@
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/base/timestamp.h"
 
 namespace nwreg {
 namespace {
@@ -480,11 +481,19 @@ double CsvReader::parse_instant_field(std::size_t column, std::string_view field
                                       std::optional<ColumnKind>& kind) {
   bool date_only = false;
   StampZone zone;
-  const auto t = parse_instant(field, &date_only, &zone);
+  auto t = parse_instant(field, &date_only, &zone);
+  if (!t && !options_.date_format.empty()) {  // in the format given: UTC, its time of day if any
+    bool has_time = false;
+    t = parse_with_format(field, options_.date_format, &has_time);
+    date_only = !has_time;
+    zone.kind = StampZone::utc;
+  }
   if (!t)
     throw InputError(source_, line_, column_label(column),
-                     "cannot parse " + quote(field) +
-                         " as a date or time (ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z, 2024-03-01 06:30+01:00)");
+                     "cannot parse " + quote(field) + " as a date or time (" +
+                         (options_.date_format.empty() ? std::string()
+                                                       : "--date-format " + escape_excerpt(options_.date_format, 40) + ", or ") +
+                         "ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z, 2024-03-01 06:30+01:00)");
   if (!kind || *kind == ColumnKind::date) kind = date_only && kind != ColumnKind::time ? ColumnKind::date : ColumnKind::time;
   const bool first = !zones_.count(column);
   Zones& z = zones_[column];
@@ -546,8 +555,9 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
     }
     if (kinds && (*kinds)[c] != ColumnKind::number && !is_missing(field)) {
       std::optional<ColumnKind>& kind = (*kinds)[c];
-      if (kind || looks_like_instant(field)) {
-        if (kind && !looks_like_instant(field) && parse_double(field))
+      const bool formatted = !options_.date_format.empty() && parse_with_format(field, options_.date_format);
+      if (kind || looks_like_instant(field) || formatted) {
+        if (kind && !looks_like_instant(field) && !formatted && parse_double(field))
           throw InputError(source_, line_, column_label(columns[c]),
                            "the column holds dates and times, found the number " + quote(field));
         out[c] = parse_instant_field(columns[c], field, kind);
@@ -582,6 +592,22 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
 std::string CsvReader::hint(std::string_view field) const {
   if (looks_like_instant(field))
     return " (a date or time: only an x column whose values are all dates or times holds them, from its first)";
+  // 05/01/1973, 1.5.1973, 1973/05/01: a date in a local form.
+  std::size_t groups = 0, digits_in = 0, widest = 0;
+  char sep = 0;
+  bool date_like = !field.empty();
+  for (char c : field) {
+    if (c >= '0' && c <= '9') {
+      widest = std::max(widest, ++digits_in);
+    } else if ((c == '/' || c == '.' || c == '-') && digits_in > 0 && (!sep || c == sep)) {
+      sep = c, ++groups, digits_in = 0;
+    } else {
+      date_like = false;
+    }
+  }
+  if (date_like && groups == 2 && digits_in > 0 && widest <= 4 && options_.date_format.empty())
+    return " (a date? give --date-format, e.g. %m" + std::string(1, sep) + "%d" + std::string(1, sep) +
+           "%Y, or write dates in ISO 8601, 1973-05-01)";
   // "2,4": a number with a decimal comma (R's write.csv2, spreadsheets in many locales).
   const auto comma = field.find(',');
   if (options_.decimal == '.' && comma != std::string_view::npos && field.find(',', comma + 1) == std::string_view::npos) {

@@ -52,6 +52,9 @@ struct CsvOptions {
   char decimal = '.';
   HeaderMode header = HeaderMode::detect;  //!< how the first row is read
   NaPolicy na = NaPolicy::fail;           //!< missing values in the columns read
+  /// Dates and times written otherwise than ISO 8601 (--date-format, parse_with_format); an x
+  /// column whose first value fits it is read as time, as an ISO one is. Empty: ISO only.
+  std::string date_format;
 };
 
 /// Parses a delimiter given on the command line: one character, or `tab` / `\t`; "" (not given)
