@@ -27,21 +27,8 @@ void axes(std::ostream& out, const Scale& sx, const Scale& sy, const std::string
   out << "<g stroke=\"#333\" fill=\"none\"><rect x=\"" << num(x0) << "\" y=\"" << num(y1) << "\" width=\""
       << num(x1 - x0) << "\" height=\"" << num(y0 - y1) << "\"/></g>\n";
   const Ticks tx = x_time ? time_ticks(sx.lo, sx.hi) : nice_ticks(sx.lo, sx.hi), ty = nice_ticks(sy.lo, sy.hi);
-  out << "<g class=\"x-ticks\" text-anchor=\"middle\">\n";
-  for (std::size_t i = 0; i < tx.at.size(); ++i) {
-    const double px = sx(tx.at[i]);
-    out << "<line x1=\"" << num(px) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(px) << "\" y2=\"" << num(y0 + 5)
-        << "\" stroke=\"#333\"/><text x=\"" << num(px) << "\" y=\"" << num(y0 + 20) << "\">" << escape(tx.label[i])
-        << "</text>\n";
-  }
-  out << "</g>\n<g class=\"y-ticks\" text-anchor=\"end\">\n";
-  for (std::size_t i = 0; i < ty.at.size(); ++i) {
-    const double py = sy(ty.at[i]);
-    out << "<line x1=\"" << num(x0 - 5) << "\" y1=\"" << num(py) << "\" x2=\"" << num(x0) << "\" y2=\"" << num(py)
-        << "\" stroke=\"#333\"/><text x=\"" << num(x0 - 8) << "\" y=\"" << num(py + 4) << "\">" << escape(ty.label[i])
-        << "</text>\n";
-  }
-  out << "</g>\n<text class=\"x-title\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(height - 15)
+  write_ticks(out, sx, tx, sy, ty, x0, y0);
+  out << "<text class=\"x-title\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(height - 15)
       << "\" text-anchor=\"middle\" font-size=\"15\">" << escape(x_name) << (x_time ? " (UTC)" : "") << "</text>\n"
       << "<text class=\"y-title\" transform=\"translate(20," << num((y0 + y1) / 2)
       << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"15\">" << escape(y_name) << "</text>\n"

@@ -105,21 +105,8 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
       << num(y0 - y1) << "\" fill=\"none\" stroke=\"#333\"/>\n";
   const Ticks t1 = p.x1_time ? time_ticks(lo1, hi1) : nice_ticks(lo1, hi1);
   const Ticks t2 = p.x2_time ? time_ticks(lo2, hi2) : nice_ticks(lo2, hi2);
-  out << "<g class=\"x-ticks\" text-anchor=\"middle\">\n";
-  for (std::size_t i = 0; i < t1.at.size(); ++i) {
-    const double px = s1(t1.at[i]);
-    out << "<line x1=\"" << num(px) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(px) << "\" y2=\"" << num(y0 + 5)
-        << "\" stroke=\"#333\"/><text x=\"" << num(px) << "\" y=\"" << num(y0 + 20) << "\">" << escape(t1.label[i])
-        << "</text>\n";
-  }
-  out << "</g>\n<g class=\"y-ticks\" text-anchor=\"end\">\n";
-  for (std::size_t i = 0; i < t2.at.size(); ++i) {
-    const double py = s2(t2.at[i]);
-    out << "<line x1=\"" << num(x0 - 5) << "\" y1=\"" << num(py) << "\" x2=\"" << num(x0) << "\" y2=\"" << num(py)
-        << "\" stroke=\"#333\"/><text x=\"" << num(x0 - 8) << "\" y=\"" << num(py + 4) << "\">" << escape(t2.label[i])
-        << "</text>\n";
-  }
-  out << "</g>\n<text class=\"x-title\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(y0 + 45)
+  write_ticks(out, s1, t1, s2, t2, x0, y0);
+  out << "<text class=\"x-title\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(y0 + 45)
       << "\" text-anchor=\"middle\" font-size=\"15\">" << escape(p.x1_name) << (p.x1_time ? " (UTC)" : "") << "</text>\n"
       << "<text class=\"y-title\" transform=\"translate(20," << num((y0 + y1) / 2)
       << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"15\">" << escape(p.x2_name) << (p.x2_time ? " (UTC)" : "")

@@ -150,6 +150,25 @@ void pad(double& lo, double& hi) {
   hi = hi > big - p ? big : hi + p;
 }
 
+void write_ticks(std::ostream& out, const Scale& sx, const Ticks& tx, const Scale& sy, const Ticks& ty, double x0,
+                 double y0) {
+  out << "<g class=\"x-ticks\" text-anchor=\"middle\">\n";
+  for (std::size_t i = 0; i < tx.at.size(); ++i) {
+    const double px = sx(tx.at[i]);
+    out << "<line x1=\"" << num(px) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(px) << "\" y2=\"" << num(y0 + 5)
+        << "\" stroke=\"#333\"/><text x=\"" << num(px) << "\" y=\"" << num(y0 + 20) << "\">" << escape(tx.label[i])
+        << "</text>\n";
+  }
+  out << "</g>\n<g class=\"y-ticks\" text-anchor=\"end\">\n";
+  for (std::size_t i = 0; i < ty.at.size(); ++i) {
+    const double py = sy(ty.at[i]);
+    out << "<line x1=\"" << num(x0 - 5) << "\" y1=\"" << num(py) << "\" x2=\"" << num(x0) << "\" y2=\"" << num(py)
+        << "\" stroke=\"#333\"/><text x=\"" << num(x0 - 8) << "\" y=\"" << num(py + 4) << "\">" << escape(ty.label[i])
+        << "</text>\n";
+  }
+  out << "</g>\n";
+}
+
 void header(std::ostream& out, double w, double h) {
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 " << w
       << ' ' << h << "\" font-family=\"sans-serif\" font-size=\"13\">\n"

@@ -44,6 +44,9 @@ struct Scale {
 /// Widens [lo, hi] by 4% each side (or by 10% of its size, or 1, when it is a point), within
 /// the range of a double.
 void pad(double& lo, double& hi);
+/// Tick marks and labels: `tx` below the x axis at y0, `ty` left of the y axis at x0.
+void write_ticks(std::ostream& out, const Scale& sx, const Ticks& tx, const Scale& sy, const Ticks& ty, double x0,
+                 double y0);
 /// The <svg> element's opening and a white background, w x h.
 void header(std::ostream& out, double w, double h);
 
