@@ -73,6 +73,17 @@ TEST_CASE("generate: bash completes commands, options and the registries' values
   CHECK(complete_in_bash(s, "nwreg predict --format j") == "json\njsonl\n");
   CHECK(complete_in_bash(s, "nwreg help ''") == "fit\npredict\ntest\n");
   CHECK(complete_in_bash(s, "nwreg fit -b k") == "knn:auto\n");
+  // --opt=value: bash splits the words at '=' (COMP_WORDBREAKS); the option is the word before.
+  CHECK(complete_in_bash(s, "nwreg fit --kernel =") == "gaussian\nlaplace\nepanechnikov\ntricube\nuniform\n");
+  CHECK(complete_in_bash(s, "nwreg fit --kernel = ep") == "epanechnikov\n");
+  CHECK(complete_in_bash(s, "nwreg predict --format = j") == "json\njsonl\n");
+}
+
+TEST_CASE("generate: zsh's specs carry the options' exclusion groups") {
+  const Result r = run_nwreg({"generate", "zsh"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* spec : {"'(--grid-n --query)--grid[", "'(--grid --query)--grid-n[", "'(--grid --grid-n)--query["})
+    CHECK(r.out.find(spec) != std::string::npos);
 }
 
 TEST_CASE("generate: an unknown kind is a usage error") {
