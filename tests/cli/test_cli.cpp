@@ -274,9 +274,9 @@ TEST_CASE("cli: the weights matrix, wide and long") {
          "--weights-layout", "long"});
   const auto l = lines(slurp(s / "l.csv"));
   CHECK(l.size() == 5 * 50 + 1);
-  CHECK(l[0] == "query,key,weight");
-  CHECK(l[1].rfind("1,1,", 0) == 0);
-  CHECK(l.back().rfind("5,50,", 0) == 0);
+  CHECK(l[0] == "query,x,key,key_x,weight");  // each pair with the query's x and the key's
+  CHECK(l[1].rfind("1,0,1,", 0) == 0);
+  CHECK(l.back().rfind("5,4,50,", 0) == 0);
 
   run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--grid", "0:5:1", "--weights", (s / "w.json").string()});
   const Json j = Json::parse(slurp(s / "w.json"));

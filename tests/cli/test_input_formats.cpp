@@ -247,7 +247,7 @@ TEST_CASE("output formats: each file's format follows its name, --format overrid
     REQUIRE(run_nwreg({"predict", mc, "-b", "20", "--grid", "0:2:1", "--weights-layout", layout, "--weights", wj})
                 .exit_code == 0);
     const std::string text = slurp(wj);
-    CHECK(text.rfind(layout == "wide" ? "{\"times\":0,\"weights\":[0.014946888233335683," : "{\"query\":1,\"key\":1,"
+    CHECK(text.rfind(layout == "wide" ? "{\"times\":0,\"weights\":[0.014946888233335683," : "{\"query\":1,\"times\":0,\"key\":1,\"key_times\":2.4,"
                                                                                               "\"weight\":0.014946888233335683}\n",
                      0) == 0);
     CHECK(std::count(text.begin(), text.end(), '\n') == (layout == "wide" ? 2 : 2 * 133));

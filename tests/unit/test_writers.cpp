@@ -144,7 +144,7 @@ TEST_CASE("a non-finite number is never written") {
 TEST_CASE("weights: wide and long CSV") {
   CHECK(weights_text(Format::csv, WeightsLayout::wide) == "x,k1,k2\n0.5,0.5,0.5\n2,0.25,0.75\n");
   CHECK(weights_text(Format::csv, WeightsLayout::long_) ==
-        "query,key,weight\n1,1,0.5\n1,2,0.5\n2,1,0.25\n2,2,0.75\n");
+        "query,x,key,key_x,weight\n1,0.5,1,0,0.5\n1,0.5,2,1,0.5\n2,2,1,0,0.25\n2,2,2,1,0.75\n");
 }
 
 TEST_CASE("weights: wide and long JSON") {
@@ -156,7 +156,7 @@ TEST_CASE("weights: wide and long JSON") {
   const Json lng = Json::parse(weights_text(Format::json, WeightsLayout::long_));
   REQUIRE(lng.is_array());
   CHECK(lng.size() == 4);
-  CHECK(lng[3] == Json::parse(R"({"query": 2, "key": 2, "weight": 0.75})"));
+  CHECK(lng[3] == Json::parse(R"({"query": 2, "x": 2, "key": 2, "key_x": 1, "weight": 0.75})"));
 }
 
 TEST_CASE("formats from names and paths") {

@@ -273,14 +273,33 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
       queries_(queries), m_(m), first_(first), kinds_(std::move(kinds)) {
   const std::size_t n = train.n, d = train.d;
   const char sep = separator(format_);
+  const bool json = format_layout() != FormatDef::Layout::table;
+  auto json_name = [](const std::string& name) { return Json(name).dump(-1, ' ', false, Json::error_handler_t::replace); };
+  for (const auto& name : train.x_names) x_keys_.push_back(json_name(name) + ":");
+  if (layout_ == WeightsLayout::long_) {
+    std::vector<ColumnKind> key_kinds;
+    for (std::size_t k = 0; k < d; ++k) key_kinds.push_back(output_kind(train.kind(k), train.x.data() + k, n, d));
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string t;
+      for (std::size_t k = 0; k < d; ++k) {
+        if (json) t += (k ? "," : "") + json_name("key_" + train.x_names[k]) + ":";
+        append_x(t, train.x[i * d + k], key_kinds[k], levels_of(train.levels, k), offset_of(train.x_offset, k), json, sep);
+        if (!json) t += sep;
+      }
+      key_text_.push_back(std::move(t));
+    }
+  }
   if (format_layout() == FormatDef::Layout::lines) {
     buf_.clear();
-    for (const auto& name : train.x_names) x_keys_.push_back(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
   } else if (format_layout() != FormatDef::Layout::document) {
     if (!header) {
       buf_.clear();
     } else if (layout_ == WeightsLayout::long_) {
-      buf_ = std::string("query") + sep + "key" + sep + "weight\n";
+      buf_ = std::string("query") + sep;
+      for (const auto& name : train.x_names) buf_ += csv_field(name, sep) + sep;
+      buf_ += std::string("key") + sep;
+      for (const auto& name : train.x_names) buf_ += csv_field("key_" + name, sep) + sep;
+      buf_ += "weight\n";
     } else {
       for (const auto& name : train.x_names) buf_ += csv_field(name, sep) + sep;
       for (std::size_t i = 0; i < n; ++i) buf_ += "k" + std::to_string(i + 1) + (i + 1 < n ? sep : '\n');
@@ -326,10 +345,12 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     }
     buf_ += "]}\n";
   } else if (format_layout() == FormatDef::Layout::lines) {
-    const std::string q = "{\"query\":" + std::to_string(first_ + j + 1) + ",\"key\":";
+    const std::string q = "{\"query\":" + std::to_string(first_ + j + 1) + "," + query_text(j) + ",\"key\":";
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += q;
       buf_ += std::to_string(i + 1);
+      buf_ += ',';
+      buf_ += key_text_[i];
       buf_ += ",\"weight\":";
       append_double(buf_, a[i]);
       buf_ += "}\n";
@@ -345,11 +366,12 @@ void WeightsWriter::row(std::size_t j, const double* a) {
       buf_ += i + 1 < n ? sep : '\n';
     }
   } else if (format_layout() != FormatDef::Layout::document) {
-    const std::string q = std::to_string(first_ + j + 1) + sep;
+    const std::string q = std::to_string(first_ + j + 1) + sep + query_text(j);
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += q;
       buf_ += std::to_string(i + 1);
       buf_ += sep;
+      buf_ += key_text_[i];
       append_double(buf_, a[i]);
       buf_ += '\n';
     }
@@ -361,11 +383,13 @@ void WeightsWriter::row(std::size_t j, const double* a) {
     }
     buf_ += ']';
   } else {
-    const std::string q = "{\"query\": " + std::to_string(first_ + j + 1) + ", \"key\": ";
+    const std::string q = "{\"query\": " + std::to_string(first_ + j + 1) + ", " + query_text(j) + ", \"key\": ";
     for (std::size_t i = 0; i < n; ++i) {
       buf_ += (j || i) ? ",\n  " : "\n  ";
       buf_ += q;
       buf_ += std::to_string(i + 1);
+      buf_ += ", ";
+      buf_ += key_text_[i];
       buf_ += ", \"weight\": ";
       append_double(buf_, a[i]);
       buf_ += '}';
@@ -373,6 +397,20 @@ void WeightsWriter::row(std::size_t j, const double* a) {
   }
   out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
   check_stream(out_);
+}
+
+std::string WeightsWriter::query_text(std::size_t j) const {
+  const std::size_t d = train_.d;
+  const bool json = format_layout() != FormatDef::Layout::table;
+  const char sep = separator(format_);
+  std::string t;
+  for (std::size_t k = 0; k < d; ++k) {
+    if (json) t += (k ? "," : "") + x_keys_[k];
+    append_x(t, queries_[j * d + k], kind_of(kinds_, k), levels_of(train_.levels, k), offset_of(train_.x_offset, k), json,
+             sep);
+    if (!json) t += sep;
+  }
+  return t;
 }
 
 void WeightsWriter::finish() {

@@ -126,7 +126,8 @@ class PredictionWriter {
 class WeightsWriter {
  public:
   /// csv and tsv write a table, json one object, jsonl a line per query (wide: its coordinates
-  /// and "weights") or per pair (long: "query", "key", "weight"). `first` numbers the queries
+  /// and "weights") or per pair (long: "query", the query's x by column name, "key", the key's
+  /// x as "key_<name>", "weight"). `first` numbers the queries
   /// from first + 1 in the long layout, and `header` = false leaves out the CSV/TSV header: for
   /// the second and later shards. `kinds` say how the queries' x are written (as in
   /// PredictionWriter; empty = numbers); the keys' follow the training data.
@@ -149,6 +150,10 @@ class WeightsWriter {
   std::string buf_;
   std::vector<std::string> x_keys_;  // jsonl: "<x column>": per column
   std::vector<ColumnKind> kinds_;    // the queries' x
+  // The long layout: each key's x as its fields ("key_<name>" ones in JSON), written once.
+  std::vector<std::string> key_text_;
+  // The long layout: query j's x as its fields.
+  std::string query_text(std::size_t j) const;
 };
 
 }  // namespace nwreg
