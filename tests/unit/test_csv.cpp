@@ -70,6 +70,8 @@ TEST_CASE("blanks as the delimiter: runs of spaces and tabs, found where no othe
     CHECK(d.x == std::vector<double>{1, 3});
     CHECK(d.y == std::vector<double>{2, 4});
   }
+  // A trailing delimiter is no row name: the row has a field too many.
+  CHECK_THROWS_WITH_AS(read_text("a,b\n1,2,\n"), "t.csv:2: expected 2 fields, found 3", InputError);
   const Dataset d = read_text("  a    b\n 1   2  \n3\t4\n");
   CHECK(d.x == std::vector<double>{1, 3});
   CHECK(d.y == std::vector<double>{2, 4});

@@ -432,11 +432,12 @@ void CsvReader::start() {
     row_names_ = fields_.size() > 1 && fields_[0].empty();
     names_.assign(fields_.begin(), fields_.end());
     // R's write.table: the row names under a header one field short. The first row tells (it
-    // stays pending, as a data row). Not in a stream read line by line, which answers the
-    // header before any row arrives.
+    // stays pending, as a data row); a row whose extra field is an empty last one (a trailing
+    // delimiter) is no such row. Not in a stream read line by line, which answers the header
+    // before any row arrives.
     if (!row_names_ && !stream_ && next_row()) {
       pending_ = true;
-      if (fields_.size() == column_count_ + 1) {
+      if (fields_.size() == column_count_ + 1 && !fields_.back().empty()) {
         names_.insert(names_.begin(), std::string());
         ++column_count_;
         row_names_ = true;
