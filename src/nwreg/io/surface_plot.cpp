@@ -26,8 +26,6 @@ std::vector<double> band_bounds(double lo, double hi) {
   return b;
 }
 
-std::string label(double v) { return format_g3(v); }
-
 }  // namespace
 
 void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
@@ -123,7 +121,7 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
       << "\" fill=\"none\" stroke=\"#333\"/>\n";
   for (std::size_t k = 0; k < bounds.size(); ++k)
     out << "<text x=\"" << num(bar_x + 24) << "\" y=\"" << num(y0 - static_cast<double>(k) * bh + 4) << "\">"
-        << escape(label(bounds[k])) << "</text>\n";
+        << escape(format_g3(bounds[k])) << "</text>\n";
   out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(y1 - 10) << "\" text-anchor=\"middle\" font-size=\"12\">"
       << escape(p.y_name) << "</text>\n</g>\n";
   if (!any)

@@ -488,36 +488,33 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
 // point found.
 void column_grid(const std::vector<ColumnStats>& stats, const Coordinates& coords, Objective& obj,
                  std::vector<double>& start, double& best) {
+  constexpr int points = 8;
   std::vector<std::size_t> free;
   for (std::size_t k = 0; k < start.size(); ++k)
     if (coords.top[k] == 0) free.push_back(k);
-  auto value = [&](std::size_t k, int i, int points) {
-    return stats[k].range * 0.01 * std::pow(200.0, double(i) / (points - 1));
-  };
+  auto value = [&](std::size_t k, int i) { return stats[k].range * 0.01 * std::pow(200.0, double(i) / (points - 1)); };
   auto consider = [&](std::vector<double> h) {
     if (!usable(h)) return;
     const double loss = obj.at(h, false).mse;
     if (loss < best) best = loss, start = std::move(h);
   };
   if (free.size() == 2 || free.size() == 3) {
-    constexpr int points = 8;
     const std::vector<double> base = start;
     std::vector<int> at(free.size(), 0);
     for (;;) {
       std::vector<double> h = base;
-      for (std::size_t j = 0; j < free.size(); ++j) h[free[j]] = value(free[j], at[j], points);
+      for (std::size_t j = 0; j < free.size(); ++j) h[free[j]] = value(free[j], at[j]);
       consider(std::move(h));
       std::size_t j = 0;
       while (j < free.size() && ++at[j] == points) at[j++] = 0;
       if (j == free.size()) break;
     }
   }
-  constexpr int points = 8;
   for (int sweep = 0; sweep < 2; ++sweep)
     for (std::size_t k : free)
       for (int i = 0; i < points; ++i) {
         std::vector<double> h = start;
-        h[k] = value(k, i, points);
+        h[k] = value(k, i);
         consider(std::move(h));
       }
 }
@@ -650,8 +647,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   if (const std::optional<double> y = constant_y(data)) {
     // Every bandwidth fits a constant exactly (its LOO error 0 everywhere): no search; the
     // widest of the scan, where the fit is plainly that constant.
-    x_column_stats(data, "learning the bandwidth");  // refuses constant columns
-    FitResult res;
+    FitResult res;  // (x_column_stats refuses constant columns)
     res.bandwidth = scaled(x_column_stats(data, "learning the bandwidth"), scan_scales(data).back());
     for (std::size_t k = 0; k < data.d; ++k)
       if (coords.top[k] > 0) res.bandwidth[k] = coords.top[k];
