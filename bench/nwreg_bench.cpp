@@ -143,7 +143,7 @@ void predict_table(bool quick, unsigned cores) {
         const double t = median_time(runs, [&] { e.predict(q.data(), n, out.data()); });
         rate[k++] = pairs / t;
         if (tol > 0) {
-          share = static_cast<double>(e.pairs()) / runs / pairs;
+          share = static_cast<double>(e.counters().pairs) / runs / pairs;
           if (p) pruned_time = t;
         }
       }
@@ -281,7 +281,7 @@ void pruned_2d_table(bool quick, unsigned cores) {
   for (double tol : {0.0, default_tolerance}) {
     const Attention e(data, {0.05, 0.05}, EngineOptions(tol, &pool));
     t[k++] = median_time(1, [&] { e.predict(data.x.data(), n, out.data()); });
-    share = static_cast<double>(e.pairs()) / (static_cast<double>(n) * static_cast<double>(n));
+    share = static_cast<double>(e.counters().pairs) / (static_cast<double>(n) * static_cast<double>(n));
   }
   std::printf("\n## Two columns pruned by the k-d tree: n = m = %zu, h = 0.05, uniform on [0, 5]^2, %u threads\n\n",
               n, cores);

@@ -241,9 +241,9 @@ TEST_CASE("categorical columns: the k-d tree over the continuous columns prunes 
       p.predict(q, 1, &fp);
       e.predict(q, 1, &fe);
       CHECK(fp == doctest::Approx(fe).epsilon(1e-13).scale(1e-13));
-      const std::uint64_t before = p.pairs();
+      const std::uint64_t before = p.counters().pairs;
       p.predict(q, 1, &fp);
-      if (kernel != Kernel::laplace) CHECK(p.pairs() - before < d.n / 4);  // the tree pruned
+      if (kernel != Kernel::laplace) CHECK(p.counters().pairs - before < d.n / 4);  // the tree pruned
     }
   }
 }

@@ -100,11 +100,11 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
       const LooResult a = fast.loo(true), b = every.loo(true);
       CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
       CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-10));
-      CHECK(fast.pairs() * 10 < every.pairs());
+      CHECK(fast.counters().pairs * 10 < every.counters().pairs);
       const LooResult kw = keywise.loo(true);  // the windows key by key, within the same bound
       CHECK(a.mse == doctest::Approx(kw.mse).epsilon(1e-13));
       CHECK(a.gradient[0] == doctest::Approx(kw.gradient[0]).epsilon(1e-10));
-      CHECK(fast.pairs() * 10 < keywise.pairs());
+      CHECK(fast.counters().pairs * 10 < keywise.counters().pairs);
       // A sample of rows as the learner asks for them.
       const std::vector<std::size_t> rows = fast.spread_rows(2000);
       const LooResult c = fast.loo(true, &rows), e = every.loo(true, &rows);

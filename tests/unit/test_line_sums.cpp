@@ -120,8 +120,8 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
         CHECK(close(ia.room, ib.room, 1e-10));
         CHECK(close(ia.d_mse[0], ib.d_mse[0], 1e-7, 1e-12 * ib.mse));
         CHECK(close(ia.d_trace[0], ib.d_trace[0], 1e-7, 1e-9));
-        CHECK(b.moment_rows() == 0);
-        if (a.moment_rows() > 0) ++by_moments;
+        CHECK(b.counters().moment_rows == 0);
+        if (a.counters().moment_rows > 0) ++by_moments;
       }
   MESSAGE("largest difference over the range of y: " << worst);
   CHECK(compared == 8 * ratios.size() * 126);
@@ -166,7 +166,7 @@ TEST_CASE("line sums: the same bytes for any number of threads") {
     a.predict(q.data(), q.size(), fa.data());
     d.predict(q.data(), q.size(), fb.data());
     CHECK(fa == fb);
-    CHECK(a.moment_rows() > 0);
+    CHECK(a.counters().moment_rows > 0);
   }
 }
 
@@ -197,7 +197,7 @@ TEST_CASE("line sums: standard errors' squared weights, smooths and slopes agree
         CHECK(close(wa[j], wb[j], 1e-10));
         CHECK(close(sa[j], sb[j], 1e-10));
       }
-      CHECK(a.moment_rows() > 0);
+      CHECK(a.counters().moment_rows > 0);
       if (degree == 0) continue;  // NW's slope is summed key by key
       std::vector<double> da(q.size()), db(q.size()), la(q.size()), lb(q.size());
       a.slopes(q.data(), q.size(), da.data(), la.data());
@@ -226,7 +226,7 @@ TEST_CASE("line sums: a merged key's rows gathered where moments fail keep their
     const Attention a(d, {0.06}, on), b(d, {0.06}, off);
     CAPTURE(to_string(kernel));
     const LooResult la = a.loo(true), lb = b.loo(true);
-    CHECK(a.moment_rows() > 0);
+    CHECK(a.counters().moment_rows > 0);
     CHECK(close(la.mse, lb.mse, 1e-10));
     CHECK(close(la.gradient[0], lb.gradient[0], 1e-8));
   }
@@ -265,8 +265,8 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
       const InSample ia = a.insample(false), ib = b.insample(false);
       CHECK(close(ia.mse, ib.mse, 1e-10));
       CHECK(close(ia.trace, ib.trace, 1e-10));
-      CHECK(b.moment_rows() == 0);
-      if (a.moment_rows() > 0) ++by_moments;
+      CHECK(b.counters().moment_rows == 0);
+      if (a.counters().moment_rows > 0) ++by_moments;
     }
   CHECK(by_moments == 3 * degrees.size());
 }

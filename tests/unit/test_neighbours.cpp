@@ -262,7 +262,7 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
         const LooResult la = a.loo(true), lb = b.loo(true);
         CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
         CHECK(la.gradient[0] == doctest::Approx(lb.gradient[0]).epsilon(1e-9));
-        CHECK(a.pairs() * 2 < b.pairs());  // the blocks kept hold under half the keys
+        CHECK(a.counters().pairs * 2 < b.counters().pairs);  // the blocks kept hold under half the keys
       }
   }
   // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i

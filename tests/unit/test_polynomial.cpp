@@ -11,6 +11,7 @@
 
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
+#include "nwreg/engine/estimator.h"
 #include "nwreg/learn/bandwidth.h"
 #include "nwreg/base/random.h"
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nwreg/engine/attention.h"
+#include "nwreg/engine/inspect.h"
 #include "nwreg/base/thread_pool.h"
 
 using namespace nwreg;
@@ -366,11 +367,11 @@ TEST_CASE("identical keys merged: every result as with every row its own key, fo
             for (std::size_t j = 0; j < 3; ++j)
               for (std::size_t i = 0; i < n; ++i) CHECK(std::abs(rows1[j][i] - rows2[j][i]) <= 1e-13);
 
-            const std::uint64_t before = merged.pairs(), before_apart = apart.pairs();
+            const std::uint64_t before = merged.counters().pairs, before_apart = apart.counters().pairs;
             const LooResult l1 = merged.loo(true), l2 = apart.loo(true);
             // Ties cost one evaluation: each key's rows gathered once, over at most every key.
-            CHECK(merged.pairs() - before <= keys * keys);
-            CHECK(merged.pairs() - before < apart.pairs() - before_apart);
+            CHECK(merged.counters().pairs - before <= keys * keys);
+            CHECK(merged.counters().pairs - before < apart.counters().pairs - before_apart);
             CHECK(l1.mse == doctest::Approx(l2.mse).epsilon(1e-11));
             for (std::size_t c = 0; c < d; ++c)
               CHECK(std::abs(l1.gradient[c] - l2.gradient[c]) <= 1e-10 * (std::abs(l2.gradient[c]) + l2.mse));
@@ -387,11 +388,11 @@ TEST_CASE("identical keys merged: every result as with every row its own key, fo
             CHECK(d1.neighbours == doctest::Approx(d2.neighbours).epsilon(1e-11));
             for (std::size_t i = 0; i < n; ++i) CHECK(std::abs(d1.residual[i] - d2.residual[i]) <= 1e-11 * yspan);
             if (method == Method::nw && k == Kernel::gaussian) {  // what the learned metric uses
-              const std::vector<double> u1 = merged.key_columns(xh.data(), d), u2 = apart.key_columns(xh.data(), d);
+              const LooMoments u1(merged, xh.data(), d), u2(apart, xh.data(), d);
               for (std::size_t j : {std::size_t{0}, std::size_t{5}, std::size_t{6}}) {
                 double g1 = 0, g2 = 0;
                 std::vector<double> M1(d * d), M2(d * d);
-                CHECK(merged.loo_moments(j, u1, d, g1, M1.data()) == apart.loo_moments(j, u2, d, g2, M2.data()));
+                CHECK(u1.at(j, g1, M1.data()) == u2.at(j, g2, M2.data()));
                 CHECK(std::abs(g1 - g2) <= 1e-12 * yspan);
                 for (std::size_t c = 0; c < d * d; ++c) CHECK(std::abs(M1[c] - M2[c]) <= 1e-10 * yspan);
               }
@@ -483,8 +484,8 @@ TEST_CASE("several columns: the k-d tree where it prunes, every key where it wou
       CHECK(std::abs(f[j] - static_cast<double>(fit_at(data, h, Method::nw, &q[j * 10], e))) <= 1e-12 * yspan);
     }
     if (scale < 2)
-      CHECK(a.pairs() < 20 * 400 / 2);  // the tree: fewer than half the keys a query
+      CHECK(a.counters().pairs < 20 * 400 / 2);  // the tree: fewer than half the keys a query
     else
-      CHECK(a.pairs() == 20 * 400);  // every key, in one range
+      CHECK(a.counters().pairs == 20 * 400);  // every key, in one range
   }
 }

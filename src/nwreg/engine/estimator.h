@@ -28,8 +28,15 @@ class Estimator {
   /// `d` x columns; the degree of `method` (NW 0, local linear 1, local polynomial `degree`).
   Estimator(Method method, std::size_t degree, std::size_t d);
 
+  /// What it is, for the chooser (backends.h) and the passes. Every estimator here is linear in
+  /// y (f = sum_i l_i y_i, squared loss): the standard errors and tr(H) rest on that.
+  ///
   /// Whether it fits a polynomial (degree >= 1): the sweep then sums its moments.
   bool local() const { return degree_ > 0; }
+  /// The degree of its polynomial (NW 0): its row sums the moments of z up to 2 degree.
+  std::size_t degree() const { return degree_; }
+  /// Whether the fused line computes it: NW's weighted mean, summed as s0 and s1 alone.
+  bool fuses() const { return degree_ == 0; }
   /// The rows of its design (NW: d + 1 all the same, the length of an equivalent-weight c).
   std::size_t p() const { return p_; }
   /// The design of a polynomial of degree >= 2 (kernel_nd.h); nullptr: local linear's (1, z).

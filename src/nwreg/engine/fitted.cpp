@@ -8,6 +8,7 @@
 #include "nwreg/base/errors.h"
 #include "nwreg/model/model.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/engine/inspect.h"
 #include "nwreg/engine/score_attention.h"
 
 namespace nwreg {
@@ -75,7 +76,7 @@ const double* Fitted::mapped(const double* q, std::size_t m, std::vector<double>
 
 std::vector<double> Fitted::reach(std::size_t count) const {
   const auto* attention = dynamic_cast<const Attention*>(engine_.get());
-  return attention && !map_ ? attention->reach(count) : std::vector<double>{};
+  return attention && !map_ ? nwreg::reach(*attention, count) : std::vector<double>{};
 }
 
 void Fitted::predict(const double* q, std::size_t m, double* out) const {
@@ -359,9 +360,9 @@ Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* l
   std::vector<double> norm(m * d), f(m), sigma2(m);
   engine_->slopes(q, m, out.slope.data(), norm.data());
   int scale = 0;
-  const std::uint64_t before = engine_->dropped_rows();  // (the predictions are counted once, by predict)
+  const std::uint64_t before = engine_->counters().dropped_rows;  // (the predictions are counted once, by predict)
   engine_->predict_detail(q, m, scaled_squares(*loo, scale), f.data(), nullptr, sigma2.data());
-  uncounted_ += engine_->dropped_rows() - before;
+  uncounted_ += engine_->counters().dropped_rows - before;
   out.se.resize(m * d);
   for (std::size_t j = 0; j < m; ++j)
     for (std::size_t k = 0; k < d; ++k) out.se[j * d + k] = std::ldexp(std::sqrt(sigma2[j]), scale) * norm[j * d + k];

@@ -136,8 +136,8 @@ class Fitted {
   /// A nearest-neighbour policy's bandwidths at `count` spread rows (Attention::reach); empty
   /// for a score, a learned metric (its units are the map's) or no policy.
   std::vector<double> reach(std::size_t count) const;
-  /// Predictions so far whose local polynomial lost a term (Pooling::dropped_rows).
-  std::uint64_t dropped_rows() const { return engine_->dropped_rows() - uncounted_; }
+  /// Predictions so far whose local polynomial lost a term (Counters::dropped_rows).
+  std::uint64_t dropped_rows() const { return engine_->counters().dropped_rows - uncounted_; }
   /// The in-sample fit and tr(H) (the degrees of freedom).
   InSample insample() const { return engine_->insample(false); }
   /// Predicts into out and returns the band at `level` (see Band); `loo` from loo_residuals()

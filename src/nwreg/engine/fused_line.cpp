@@ -23,7 +23,7 @@ bool FusedLine::fast(double q) const {
   return fast_keys_ && std::abs(q) <= KeySet::bounded_limit && std::isnormal(K2_);
 }
 
-Row FusedLine::row(double q, std::size_t exclude, bool gradient) const {
+Row FusedLine::summed(double q, std::size_t exclude, bool gradient) const {
   const std::size_t b = index_.nearest_1d(q, exclude);
   const double xb = keys_.xs[b], yb = keys_.ys[b];
   std::size_t lo, hi;
@@ -72,11 +72,11 @@ std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows) const {
   return t->usable() ? std::move(t) : nullptr;
 }
 
-Row FusedLine::row(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const {
+Row FusedLine::transformed(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const {
   // The transform's bound holds for a row whose weights sum to at least 1/e: one whose nearest
   // key (other than `exclude`) lies within sqrt(2) h. Other rows sum their windows.
   const std::size_t b = index_.nearest_1d(q, exclude);
-  if (!(std::abs(keys_.xs[b] - q) <= std::sqrt(2.0) * h_)) return row(q, exclude, gradient);
+  if (!(std::abs(keys_.xs[b] - q) <= std::sqrt(2.0) * h_)) return summed(q, exclude, gradient);
   const double y0 = fgt.y0();
   const GaussTransform::Sums s = fgt.at(q, gradient);
   // A left-out key p = q goes: it weighs exp(0) = 1 at distance 0 (D = 0).
@@ -91,6 +91,80 @@ Row FusedLine::row(const GaussTransform& fgt, double q, std::size_t exclude, boo
   row.s0 = s0;
   row.t = -s.t / (2 * ln2);
   return row;
+}
+
+FusedLine::Pass FusedLine::pass(std::size_t rows, bool detail, const std::vector<double>* v) const {
+  Pass p;
+  if (rows == 0 || !(p.fgt = transform(rows)) || !detail) return p;
+  p.fgt2 = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_ / std::sqrt(2.0), tolerance_,
+                                            keys_.y_mid, rows, pool_);
+  // v >= 0 (squared residuals) is summed as it is: measured from an offset, a local mean
+  // many orders below the largest v would cancel. Other v: summed key by key.
+  if (v) {
+    for (double x : *v) p.vsum += x;
+    if (*std::min_element(v->begin(), v->end()) >= 0)
+      p.fgtv = std::make_unique<GaussTransform>(keys_.xs.data(), v->data(), keys_.n, h_, tolerance_, 0.0, rows, pool_);
+  }
+  if (!p.fgt2->usable()) p.fgt.reset();
+  if (p.fgtv && !p.fgtv->usable()) p.fgtv.reset();
+  return p;
+}
+
+Row FusedLine::row(const Pass& pass, double q, std::size_t exclude, bool gradient) const {
+  return pass.fgt && fast(q) ? transformed(*pass.fgt, q, exclude, gradient) : summed(q, exclude, gradient);
+}
+
+bool FusedLine::detail(const Pass& pass, double q, const double* v, double& f, double* sum_w2, double* smooth) const {
+  const std::size_t b = index_.nearest_1d(q, no_key);
+  const double xb = keys_.xs[b], yb = keys_.ys[b];
+  std::size_t lo, hi;
+  if (pass.fgt && fast(q) && std::abs(xb - q) <= h_) {  // each transform within its bound
+    const Row r = transformed(*pass.fgt, q, no_key, false);
+    f = r.f;
+    if (sum_w2) *sum_w2 = pass.fgt2->at(q, false).s0 / (r.s0 * r.s0);
+    if (!smooth) return true;
+    if (pass.fgtv) {
+      const GaussTransform::Sums sv = pass.fgtv->at(q, false);
+      // Each weight errs by at most weight_error(): within 1e-13 of this row's sum of v
+      // unless much larger v elsewhere (within reach or not) could outweigh it.
+      if (pass.fgtv->weight_error() * pass.vsum <= 1e-13 * sv.s1) {
+        *smooth = sv.s1 / sv.s0;
+        return true;
+      }
+    }
+    // The smooth key by key over the window.
+    index_.window_1d(q, h_, b, 1.0, lo, hi);
+    const kernel::Sums k = kernel::sums_detail(keys_.xs.data(), keys_.ys.data(), v, lo, hi, xb, q, xb - q, K2_, yb);
+    *smooth = k.sv / k.s0;
+    return true;
+  }
+  if (!fast(q)) return false;  // the sweep does not apply: gathered
+  // One vectorised pass: the prediction exactly as row() makes it (s0 and s1 summed as there),
+  // the squared weights and the smooth of v.
+  index_.window_1d(q, h_, b, 1.0, lo, hi);
+  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+  const kernel::Sums k = kernel::sums_detail(keys_.xs.data(), keys_.ys.data(), smooth ? v : keys_.ys.data(), lo, hi, xb,
+                                             q, xb - q, K2_, yb);
+  f = yb + k.s1 / k.s0;
+  if (sum_w2) *sum_w2 = k.w2 / (k.s0 * k.s0);
+  if (smooth) *smooth = k.sv / k.s0;
+  return true;
+}
+
+void FusedLine::weights(double q, double* a, std::size_t& lo, std::size_t& hi) const {
+  const std::size_t b = index_.nearest_1d(q, no_key);
+  const double xb = keys_.xs[b];
+  index_.window_1d(q, h_, b, 1.0, lo, hi);
+  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+  if (fast(q)) {
+    kernel::weights(keys_.xs.data(), lo, hi, xb, q, xb - q, K2_, a);
+  } else {
+    for (std::size_t i = lo; i < hi; ++i)
+      a[i] = std::exp2(std::max(kernels::Gaussian::term(keys_.xs[i], xb, q, inv_h_), -1021.0));
+  }
+  double s0 = 0;
+  for (std::size_t i = lo; i < hi; ++i) s0 += a[i];
+  for (std::size_t i = lo; i < hi; ++i) a[i] /= s0;
 }
 
 }  // namespace nwreg

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "nwreg/engine/key_index.h"
 #include "nwreg/engine/key_set.h"
@@ -28,21 +29,36 @@ class FusedLine {
             std::atomic<std::uint64_t>& pairs);
   void set_bandwidth(double h);
 
-  /// Whether the vectorised sweep applies to query q (keys and q bounded, the bandwidth normal).
-  bool fast(double q) const;
-  /// -log2(e) / (2 h^2): the sweep's score factor.
-  double K2() const { return K2_; }
+  /// A pass's fast Gauss transforms, where they pay: the weights' (fgt) and, for standard
+  /// errors, the squared weights' (fgt2, at h / sqrt 2: E^2 = exp(-(x - q)^2 / h^2)) and a
+  /// smooth of values v >= 0 (fgtv; other v are summed key by key).
+  struct Pass {
+    std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
+    double vsum = 0;  // the sum of the values fgtv smooths
+  };
+  /// The transforms for a pass over `rows` rows; with `detail`, the squared weights' and the
+  /// smooth of v (per key) beside (the weights' dropped where the squares' is unusable).
+  Pass pass(std::size_t rows, bool detail, const std::vector<double>* v) const;
 
   /// The row of query q, less key `exclude` and its left-out block, reduced: the prediction (in
-  /// units of y_scale), with its derivative in log h if `gradient`, and s0, t.
-  Row row(double q, std::size_t exclude, bool gradient) const;
-  /// The same row through a fast Gauss transform where its bound holds (the nearest key within
-  /// sqrt(2) h), else as above.
-  Row row(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
-  /// A transform for a pass over `rows` rows, where it pays; else null.
-  std::unique_ptr<GaussTransform> transform(std::size_t rows) const;
+  /// units of y_scale), with its derivative in log h if `gradient`, and s0, t; through the pass's
+  /// transform where its bound holds (the nearest key within sqrt(2) h), else summed.
+  Row row(const Pass& pass, double q, std::size_t exclude, bool gradient) const;
+  /// Query q's prediction (f, units of y_scale) with sum_i a_i^2 (into sum_w2) and sum_i a_i v_i
+  /// (into smooth), each if not null, v per key: false, nothing written, where the sweep does not
+  /// apply to q (the row is then gathered).
+  bool detail(const Pass& pass, double q, const double* v, double& f, double* sum_w2, double* smooth) const;
+  /// Query q's attention row over its window [lo, hi) into a[lo..hi) (summing to 1).
+  void weights(double q, double* a, std::size_t& lo, std::size_t& hi) const;
 
  private:
+  // Whether the vectorised sweep applies to query q (keys and q bounded, the bandwidth normal).
+  bool fast(double q) const;
+  // The row summed over its window, and the same row through a transform where its bound holds.
+  Row summed(double q, std::size_t exclude, bool gradient) const;
+  Row transformed(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
+  std::unique_ptr<GaussTransform> transform(std::size_t rows) const;  // for a pass over `rows` rows, where it pays
+
   const KeySet& keys_;
   const KeyIndex& index_;
   double tolerance_;

@@ -1,6 +1,6 @@
-// Attention's row of one query: the keys it covers, their weights and the sums its estimator
-// needs (gather), reduced; leave-one-out rows and the rest of a merged key.
-#include "nwreg/engine/attention.h"
+// A query's row gathered key by key: the keys it covers, their weights and the sums its
+// estimator needs.
+#include "nwreg/engine/engine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,8 @@
 
 namespace nwreg {
 
-Span Attention::locate(const double* q, std::size_t exclude, Work& w, double rest) const {
+Span Engine::locate(const double* q, std::size_t exclude, Work& w, double rest) const {
+  w.ready();
   Span s;
   s.ranges = &w.ranges;
   w.ranges.clear();
@@ -29,7 +30,7 @@ Span Attention::locate(const double* q, std::size_t exclude, Work& w, double res
   return s;
 }
 
-Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
+Span Engine::gather(const double* q, std::size_t exclude, Work& w, bool gradient, double rest) const {
   Span s = locate(q, exclude, w, rest);
   pairs_.fetch_add(static_cast<std::uint64_t>(s.sum([](std::size_t lo, std::size_t hi) { return hi - lo; })),
                    std::memory_order_relaxed);
@@ -104,100 +105,6 @@ Span Attention::gather(const double* q, std::size_t exclude, Work& w, bool gradi
     s.fallback = true;
   }
   return s;
-}
-
-bool Attention::moment_row(const LineSums* line, const double* q, std::size_t exclude, Work& w, Span& s,
-                           bool gradient) const {
-  if (!line) return false;
-  s = locate(q, exclude, w, 0);
-  if (w.ranges.empty()) return false;
-  auto [lo, hi] = w.ranges[0];
-  if (moments_ && line == &*moments_) std::tie(lo, hi) = moments_->support(q[0], s.inv_h[0], lo, hi);
-  if (hi - lo < MomentLine::min_window) return false;  // a narrow window: key by key is cheaper
-  LineMoments m;
-  // Out of reach (the key-by-key path says so, or falls back), or the line's bound fails.
-  if (!line->sums(q[0], s.inv_h[0], exclude, gradient, m) || !(m.M[0] > 0)) return false;
-  w.ranges.assign(1, {lo, hi});
-  // Moments of y about y_mid, as gather's sums of y - y_b need them.
-  const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
-  const double shift = ks_.y_mid - ks_.ys[s.b];
-  s.s0 = m.M[0];
-  s.s1 = m.My[0] + shift * m.M[0];
-  s.moments = true;
-  s.unit = m.unit;
-  if (estimator_.local()) {
-    const std::size_t p = P + 1;
-    for (std::size_t c = 0; c < p; ++c) {
-      for (std::size_t r = 0; r <= c; ++r) w.S[c * p + r] = m.M[c + r];
-      w.tz[c] = m.My[c] + shift * m.M[c];
-    }
-  }
-  if (gradient) {
-    for (std::size_t c = 0; c <= 2 * P; ++c) w.G[c] = m.G[c];
-    for (std::size_t c = 0; c <= P; ++c) w.Gy[c] = m.Gy[c] + shift * m.G[c];
-    w.t[0] = w.G[0];  // NW's: t = sum e dlog, v = sum e (y - y_b) dlog
-    w.v[0] = w.Gy[0];
-  }
-  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
-  moment_rows_.fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
-
-void Attention::add_rest(Span& s, Work& w, const Slot& at) const {
-  // At distance 0, in the row's units, its values less y_b: a row by moments is measured from
-  // the nearest other key (gathered with its rest, b is the key itself).
-  const double rw = ks_.rest_w[at.slot] * s.unit;
-  const double rdy = (ks_.rest_dy[at.slot] + ks_.rest_w[at.slot] * (ks_.ys[at.key] - ks_.ys[s.b])) * s.unit;
-  s.s0 += rw;
-  s.s1 += rdy;
-  if (estimator_.local()) {  // z = (1, 0, ..., 0) at distance 0
-    w.S[0] += rw;
-    w.tz[0] += rdy;
-  }
-}
-
-Row Attention::loo_row(const LineSums* line, const Slot& at, Work& w, Rest& cache, Span& s, double* grad,
-                       double* c) const {
-  const double* q = ks_.key(at.key);
-  if (!ks_.merged || ks_.rest_w[at.slot] == 0) {  // no other row at this key
-    cache.key = no_key;
-    if (c || !moment_row(line, q, at.key, w, s, grad != nullptr)) s = gather(q, at.key, w, grad != nullptr);
-    return reduce(q, s, w, grad, c);
-  }
-  // The key left out, then its rest; not where this key's rows were gathered (cache): a failed
-  // try would rewrite w.ranges, which the cached span's ranges are.
-  if (!c && cache.key != at.key && moment_row(line, q, at.key, w, s, grad != nullptr)) {
-    add_rest(s, w, at);
-    return reduce(q, s, w, grad, c);
-  }
-  if (cache.key != at.key) {
-    // One window for every row of the key: measured from the least rest among them.
-    double rest = std::numeric_limits<double>::infinity();
-    for (std::size_t t = ks_.first_slot[at.key]; t < ks_.first_slot[at.key + 1]; ++t) rest = std::min(rest, ks_.rest_w[t]);
-    cache.span = gather(q, at.key, w, grad != nullptr, rest);
-    cache.S = w.S;
-    cache.tz = w.tz;
-    cache.key = at.key;
-  }
-  s = cache.span;
-  std::copy(cache.S.begin(), cache.S.end(), w.S.begin());
-  std::copy(cache.tz.begin(), cache.tz.end(), w.tz.begin());
-  add_rest(s, w, at);
-  return reduce(q, s, w, grad, c);
-}
-
-Row Attention::weights_row(const double* q, Work& w, Span& s, double* c) const {
-  s = gather(q, no_key, w);
-  const Row r = reduce(q, s, w, nullptr, c);
-  if (r.reached) equivalent(q, s, c, w);
-  return r;
-}
-
-Row Attention::weights_row(const Slot& at, Work& w, Span& s, double* c) const {
-  Rest uncached;
-  const Row r = loo_row(nullptr, at, w, uncached, s, nullptr, c);
-  if (r.reached) equivalent(ks_.key(at.key), s, c, w);
-  return r;
 }
 
 }  // namespace nwreg

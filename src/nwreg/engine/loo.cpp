@@ -1,6 +1,6 @@
 // The training-row passes of Attention: the leave-one-out error and gradient, the in-sample fit
 // (AICc, GCV), per-row residuals and effective neighbours, and the moments robust errors need.
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/engine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,29 +19,20 @@
 
 namespace nwreg {
 
-LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
+LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
   check_loo_rows();
   const std::vector<Slot> at = slots(rows);
   const std::size_t cnt = at.size(), d = ks_.d;
   std::vector<double> sq(cnt), grad(with_gradient ? cnt * d : 0);
   std::vector<char> reached(cnt, 1);
-  const std::unique_ptr<GaussTransform> fgt = transform(cnt);
-  const PassLine line = fused_ ? PassLine{} : line_sums(cnt, with_gradient);
+  const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
+    Work w(ks_.n, ks_.d, estimator_.p());
     Rest cache;
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
-      const std::size_t p = at[k].key;
-      if (fused_) {
-        const Row row = fgt ? fused_->row(*fgt, ks_.xs[p], p, with_gradient) : fused_->row(ks_.xs[p], p, with_gradient);
-        const double resid = ks_.ys[p] - row.f;
-        sq[k] = resid * resid;
-        if (with_gradient) grad[k] = -2 * resid * row.dfdtheta;
-        continue;
-      }
       Span s;
-      const Row row = loo_row(line.line, at[k], w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
+      const Row row = loo_row(plan, at[k], w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
       if (!row.reached) {
         reached[k] = 0;
         continue;
@@ -71,16 +62,14 @@ LooResult Attention::loo(bool with_gradient, const std::vector<std::size_t>* row
   return out;
 }
 
-InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
+InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
   const std::vector<Slot> at = slots(rows);
   const std::size_t cnt = at.size(), d = ks_.d;
   // Per row: its weighted squared residual, its own weight l_pp, 1 - l_pp, and their gradients.
   std::vector<double> sq(cnt), own(cnt), room(cnt), grad(with_gradient ? cnt * 2 * d : 0);
-  const std::unique_ptr<GaussTransform> fgt = transform(cnt);
-  const PassLine line = fused_ ? PassLine{} : line_sums(cnt, with_gradient);
+  const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(fused_ ? 0 : ks_.n, ks_.d, estimator_.p());
-    std::optional<Work> wide;  // the fused path's rows that nearly interpolate, gathered key by key
+    Work w(ks_.n, ks_.d, estimator_.p());
     std::vector<double> g(d), c(estimator_.p()), dtrace(d);  // of the last key reduced
     std::size_t last = no_key;
     Row fit;
@@ -88,59 +77,27 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
     std::optional<Estimator::OwnFit> exact;  // 1 - l_pp and y_p - f_p without cancellation
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
-      if (fused_) {  // the 1-D Gaussian NW fast path, key p in: its weight is 1 / s0
-        const Row row = fgt ? fused_->row(*fgt, ks_.xs[p], no_key, with_gradient) : fused_->row(ks_.xs[p], no_key, with_gradient);
-        const double resid = ks_.ys[p] - row.f;
-        sq[k] = resid * resid;
-        own[k] = 1 / row.s0;  // key p is at distance 0: e_p = 1
-        room[k] = 1 - own[k];
-        if (with_gradient) {
-          grad[k * 2] = -2 * resid * row.dfdtheta;
-          // a_pp (r_pp - rbar) with r_pp = 0 and rbar = sum a_i (-2 ln 2 u_i) = -2 ln 2 t / s0.
-          grad[k * 2 + 1] = -own[k] * (-2 * ln2 * row.t / row.s0);
-        }
-        if (own[k] > 0.5) {  // nearly interpolating: 1 - a_pp and the residual summed key by key
-          if (!wide) wide.emplace(ks_.n, ks_.d, estimator_.p());
-          const Span sp = gather(ks_.key(p), no_key, *wide, false);
-          if (sp.b == p) {
-            const double others = sp.sum([&](std::size_t lo, std::size_t hi) {
-              double v = 0;
-              for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : wide->e[i];
-              return v;
-            });
-            if (const auto f = estimator_.own_fit(sp, *wide, wide->e[p], others)) {
-              sq[k] = f->residual * f->residual;
-              room[k] = f->room;
-            }
-          }
-        }
-        continue;
-      }
       const double* q = ks_.key(p);
       if (p != last) {  // the fit at key p, once for all its rows
         last = p;
         exact.reset();
         Span s;
-        bool by_moments = moment_row(line.line, q, no_key, w, s, with_gradient);
-        if (by_moments) {
-          fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
-          ep = ks_.weight(p) * s.unit;  // key p at distance 0
-          // Nearly interpolating: 1 - l_pp and the residual need the sums without key p apart
-          // (Estimator::own_fit), key by key.
-          by_moments = !(ep * c[0] > 0.5);
-        }
-        if (!by_moments) {
+        fit = row(plan, q, no_key, w, s, with_gradient ? g.data() : nullptr, c.data());
+        // Summed whole, key p is at distance 0. Nearly interpolating, 1 - l_pp and the residual
+        // need the sums without key p apart (Estimator::own_fit): gathered key by key.
+        ep = s.moments ? ks_.weight(p) * s.unit : w.e[p];
+        if (s.moments && ep * c[0] > 0.5) {
           s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
           fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
           ep = w.e[p];
-          if (s.b == p && ep * c[0] > 0.5) {  // nearly interpolating: see Estimator::own_fit
-            const double others = s.sum([&](std::size_t lo, std::size_t hi) {
-              double v = 0;
-              for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : w.e[i];
-              return v;
-            });
-            exact = estimator_.own_fit(s, w, ep, others);
-          }
+        }
+        if (!s.moments && s.b == p && ep * c[0] > 0.5) {  // nearly interpolating: see Estimator::own_fit
+          const double others = s.sum([&](std::size_t lo, std::size_t hi) {
+            double v = 0;
+            for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : w.e[i];
+            return v;
+          });
+          exact = estimator_.own_fit(s, w, ep, others);
         }
         if (with_gradient && s.moments) {
           // As below, from the moments: dlog_p = 0 at distance 0 (every kernel), and
@@ -205,13 +162,7 @@ InSample Attention::insample(bool with_gradient, const std::vector<std::size_t>*
   return out;
 }
 
-LooDetail Attention::loo_detail(std::size_t neighbour_rows, bool residuals) const {
-  return loo_pass(neighbour_rows, residuals, true);
-}
-
-LooDetail Attention::loo_residuals() const { return loo_pass(0, true, false); }
-
-LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const {
+LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const {
   check_loo_rows();
   LooDetail out;
   if (residuals) out.residual.assign(ks_.n_in, 0.0);
@@ -221,25 +172,21 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
   if (neighbours && !sampled[0])
     for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * ks_.rows / (2 * neighbour_rows)] = 1;
   std::vector<double> inv_w2(ks_.rows, 0.0);
-  const std::unique_ptr<GaussTransform> fgt = residuals ? transform(ks_.n) : nullptr;
-  const PassLine line = fused_ ? PassLine{} : line_sums(ks_.n);
+  const Plan plan = backends_.plan({.rows = residuals ? ks_.n : 0});
   const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
     const double* q = ks_.key(p);
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
-    if (fused_ && !sampled[p]) {
-      out.residual[ks_.order[p]] = (ks_.ys[p] - (fgt ? fused_->row(*fgt, q[0], p, false) : fused_->row(q[0], p, false)).f) * ks_.y_scale;
-      return true;
-    }
     Rest cache;
-    std::vector<double> c(estimator_.p());
+    double* c = w.c.data();
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
     // weight in it is w c_0), as a prefix and a suffix, each kept scaled (weights 1e-200
     // apart would underflow their squares).
     const std::size_t m = hi - lo;
-    std::vector<SumSquares> pre(m + 1), suf(m + 1);
+    std::vector<SumSquares> pre, suf;
     if (ks_.merged && any) {
+      pre.resize(m + 1), suf.resize(m + 1);
       for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k].plus(ks_.w_of(lo + k));
       for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1].plus(ks_.w_of(lo + k));
     }
@@ -247,10 +194,10 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
       Span s;
       Row r;
       if (sampled[t]) {
-        r = weights_row(Slot{p, t}, w, s, c.data());
+        r = weights_row(Slot{p, t}, w, s, c);
         cache.key = no_key;  // the weights were overwritten
       } else {
-        r = loo_row(line.line, Slot{p, t}, w, cache, s, nullptr, nullptr);
+        r = loo_row(plan, Slot{p, t}, w, cache, s, nullptr, nullptr);
       }
       if (!r.reached) {
         if (ks_.w_of(t) > 0) return false;
@@ -276,7 +223,7 @@ LooDetail Attention::loo_pass(std::size_t neighbour_rows, bool residuals, bool n
   return out;
 }
 
-bool Attention::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
+bool Engine::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
   const std::uint32_t p = ks_.rank.at(j);
   if (p == std::numeric_limits<std::uint32_t>::max() || ks_.rows < 2 + 2 * options_.leave_out) return false;
   const std::vector<std::size_t> row{j};

@@ -107,13 +107,20 @@ struct Span {
 // A row of weights e and two scratch rows a and b over the keys, one per chunk of queries;
 // NW's gradient sums t_k = sum e_i dlog_ik and v_k = sum e_i (y_i - y_b) dlog_ik; local
 // linear's moments S and tz (kernel::Targets) and their scratch z; a row by moments' G and Gy.
+// The rows over the keys are allocated by ready(), on a chunk's first row that gathers (rows
+// summed whole by a backend never need them).
 struct Work {
-  Work(std::size_t n, std::size_t d, std::size_t p)
-      : buffer(row_buffer(3 * n)), e(buffer.get()), a(e + n), b(a + n), t(d), v(d), S(p * p), tz(p),
-        z(p * kernel::block), inv_h(d), qc(d), tree_inv_h(d), G(2 * p + 1), Gy(p + 1) {}
+  Work(std::size_t n_, std::size_t d, std::size_t p)
+      : n(n_), t(d), v(d), S(p * p), tz(p), c(p), z(p * kernel::block), inv_h(d), qc(d), tree_inv_h(d), G(2 * p + 1), Gy(p + 1) {}
+  void ready() {
+    if (buffer) return;
+    buffer = row_buffer(3 * n);
+    e = buffer.get(), a = e + n, b = a + n;
+  }
+  std::size_t n;
   std::unique_ptr<double[]> buffer;
-  double *e, *a, *b;
-  std::vector<double> t, v, S, tz, z, inv_h, qc, tree_inv_h;
+  double *e = nullptr, *a = nullptr, *b = nullptr;
+  std::vector<double> t, v, S, tz, c, z, inv_h, qc, tree_inv_h;  // c: a local fit's c, for the pass
   // A row made by moments: the gradient's sums G[m] = sum e dlog z^m and Gy[m] = sum e dlog z^m
   // (y - y_b) (line_sums.h).
   std::vector<double> G, Gy;

@@ -8,11 +8,18 @@
 #include <functional>
 #include <vector>
 
+#include "nwreg/engine/results.h"
+
 namespace nwreg {
 
-struct LooResult;
-struct InSample;
-struct LooDetail;
+/// What an engine has counted so far: for warnings, tests and benchmarks.
+struct Counters {
+  std::uint64_t pairs = 0;         //!< kernel evaluations (query-key pairs)
+  std::uint64_t moment_rows = 0;   //!< rows summed by moments (line_sums.h)
+  /// predictions whose local fit lost a term (its keys of weight above 0 too few or not spread
+  /// along it: the term was fitted as 0); 0 for estimators without terms
+  std::uint64_t dropped_rows = 0;
+};
 
 class Pooling {
  public:
@@ -34,9 +41,8 @@ class Pooling {
   /// Every row's leave-one-out residual and the mean effective number of neighbours.
   virtual LooDetail loo_detail(std::size_t neighbour_rows = 0, bool residuals = true) const = 0;
   virtual LooDetail loo_residuals() const = 0;
-  /// Predictions so far whose local fit lost a term (its keys of weight above 0 too few or not
-  /// spread along it: the term was fitted as 0); 0 for estimators without terms.
-  virtual std::uint64_t dropped_rows() const { return 0; }
+  /// What it has counted so far.
+  virtual Counters counters() const { return {}; }
 };
 
 }  // namespace nwreg

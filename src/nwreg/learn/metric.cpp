@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/inspect.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/thread_pool.h"
@@ -74,13 +74,13 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
     // dL/dB = -B M, M = (2 / sum s) sum_j s_j (f_j - y_j) sum_i a_ji (y_i - f_j) u_ji u_ji^T,
     // u_ji = diag(1/h) (x_j - x_i). One M_j per row, summed in order: thread-independent.
     std::vector<double> mj(rows.size() * d * d, 0.0);
-    const std::vector<double> u = e.key_columns(xh.data(), d);
+    const LooMoments moments(e, xh.data(), d);
     parallel_for(engine.pool, rows.size(), 4, [&](std::size_t lo, std::size_t hi) {
       for (std::size_t r = lo; r < hi; ++r) {
         const std::size_t j = rows[r];
         double f = 0;
         double* M = mj.data() + r * d * d;
-        if (!e.loo_moments(j, u, d, f, M)) continue;
+        if (!moments.at(j, f, M)) continue;
         const double sj = data.weight.empty() ? 1.0 : data.weight[j];
         const double outer = 2 * sj * (f - data.y[j]) / wsum;
         for (std::size_t k = 0; k < d * d; ++k) M[k] *= outer;
