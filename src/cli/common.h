@@ -12,7 +12,8 @@
 #include <string>
 #include <utility>
 
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/options.h"
+#include "nwreg/engine/results.h"
 #include "nwreg/learn/bandwidth.h"
 #include "nwreg/data/csv.h"
 #include "nwreg/data/dataset.h"

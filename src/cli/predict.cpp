@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/pictures.h"
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/results.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/engine/fitted.h"
 #include "nwreg/data/grid.h"

@@ -711,7 +711,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
                       "weights leave too few rows that count); give --bandwidth H");
     if (start.empty() && uses_in_sample(options.criterion))  // tiny data: AICc needs n - tr(H) - 2 > 0, tr >= 1
       throw DataError(to_string(options.criterion) + " is undefined at every bandwidth: it needs n - tr(H)" +
-                      (options.criterion == Criterion::aicc ? " - 2" : "") + " > 0, and tr(H) >= 1, which " +
+                      (criterion_def(options.criterion).reserved > 0 ? " - " + format_double(criterion_def(options.criterion).reserved) : "") + " > 0, and tr(H) >= 1, which " +
                       std::to_string(data.n) + " training rows cannot leave; give --criterion loo or --bandwidth H");
     if (start.empty())  // cannot happen for LOO: a scan that reaches four times the range reaches every row
       throw DataError("no bandwidth of the scan reaches every training row");

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/options.h"
+#include "nwreg/engine/results.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/learn/criteria.h"
 #include "nwreg/learn/rules.h"

@@ -37,9 +37,9 @@ LooResult gcv(const InSample& fit, double n, bool gradient) {
 }
 
 constexpr CriterionDef table[] = {
-    {Criterion::loo, "leave-one-out error", nullptr},
-    {Criterion::aicc, "Hurvich, Simonoff and Tsai's corrected AIC", aicc},
-    {Criterion::gcv, "generalised cross-validation", gcv},
+    {Criterion::loo, "leave-one-out error", nullptr, CriterionScale::squared, 0},
+    {Criterion::aicc, "Hurvich, Simonoff and Tsai's corrected AIC", aicc, CriterionScale::logarithm, 2},
+    {Criterion::gcv, "generalised cross-validation", gcv, CriterionScale::squared, 0},
 };
 
 }  // namespace
@@ -48,6 +48,10 @@ const CriterionDef& criterion_def(Criterion criterion) {
   for (const CriterionDef& c : table)
     if (c.id == criterion) return c;
   return table[0];
+}
+
+double in_units_of_y(Criterion criterion, double v, int k) {
+  return criterion_def(criterion).scale == CriterionScale::logarithm ? v + 2 * k * std::log(2.0) : std::ldexp(v, 2 * k);
 }
 
 bool uses_in_sample(Criterion criterion) { return criterion_def(criterion).in_sample != nullptr; }

@@ -6,10 +6,14 @@
 
 #include <string>
 
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/results.h"
 #include "nwreg/model/settings.h"
 
 namespace nwreg {
+
+/// How a criterion's value changes with the scale of y: as y^2 (an error, GCV), or by an added
+/// constant (a logarithm of one, AICc): what taking it back to y's units does.
+enum class CriterionScale { squared, logarithm };
 
 struct CriterionDef {
   Criterion id;
@@ -17,7 +21,13 @@ struct CriterionDef {
   /// The value at an in-sample fit of n keys, with its gradient in log h when asked (from the
   /// fit's d_mse, d_trace); +inf where undefined. nullptr: the leave-one-out error.
   LooResult (*in_sample)(const InSample& fit, double n, bool gradient);
+  CriterionScale scale;
+  /// It is defined where n - tr(H) > reserved (AICc 2, GCV 0).
+  double reserved;
 };
+
+/// A criterion's value `v` taken on y times 2^-k, in y's units.
+double in_units_of_y(Criterion criterion, double v, int k);
 
 /// The criterion's row.
 const CriterionDef& criterion_def(Criterion criterion);

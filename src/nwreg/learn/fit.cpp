@@ -422,9 +422,7 @@ struct YScale {
     if (top > 0 && std::isfinite(top) && std::abs(std::ilogb(top)) > 128) k = std::ilogb(top);
   }
   // A criterion's value (LOO error, mean or sum; GCV; AICc, a logarithm) in y's units.
-  double value(double v, Criterion c) const {
-    return c == Criterion::aicc ? v + 2 * k * std::log(2.0) : std::ldexp(v, 2 * k);
-  }
+  double value(double v, Criterion c) const { return in_units_of_y(c, v, k); }
   Dataset apply(const Dataset& data) const {
     Dataset scaled = data;
     for (double& y : scaled.y) y = std::ldexp(y, -k);

@@ -28,7 +28,8 @@
 
 #include <vector>
 
-#include "nwreg/engine/attention.h"
+#include "nwreg/engine/options.h"
+#include "nwreg/engine/results.h"
 #include "nwreg/data/dataset.h"
 
 namespace nwreg {
