@@ -445,7 +445,7 @@ TEST_CASE("hardening: knn:auto on a series leaves blocks out, as a learned h doe
 TEST_CASE("hardening: help and generate into a closed pipe end quietly, as by SIGPIPE") {
   // `nwreg help test | head` printed "cannot write ... to standard output" when head had gone.
   Scratch s;
-  for (const std::vector<std::string> args : {std::vector<std::string>{"help", "test"}, {"generate", "man"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"help", "test"}, {"generate", "man"}}) {
     CAPTURE(args[0]);
     int fds[2];
     REQUIRE(pipe(fds) == 0);

@@ -40,6 +40,10 @@ enum class NaPolicy {
 /// Whether a field marks a missing value: empty, NA, N/A, NaN, nan, null, NULL or NaT (blanks
 /// around it ignored).
 bool is_missing(std::string_view field);
+/// A space or a tab: what pads a field.
+inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
+/// How a message names a delimiter: "tab", or the character quoted.
+std::string delimiter_name(char c);
 
 /// --na: "fail" or "skip". Throws UsageError naming --na otherwise.
 NaPolicy parse_na(const std::string& text);

@@ -174,7 +174,6 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
   std::vector<double> inv_w2(ks_.rows, 0.0);
   const Plan plan = backends_.plan({.rows = residuals ? ks_.n : 0});
   const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
-    const double* q = ks_.key(p);
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
     const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach

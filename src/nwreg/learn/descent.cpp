@@ -1,0 +1,187 @@
+// The descents the learners step with: fixed steps (SGD, Adam) and a line search with
+// quasi-Newton directions (bandwidth.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "nwreg/base/errors.h"
+#include "nwreg/base/numbers.h"
+#include "nwreg/learn/bandwidth.h"
+
+namespace nwreg {
+namespace {
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double a : v) m = std::max(m, std::abs(a));
+  return m;
+}
+
+}  // namespace
+
+Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record) {
+  constexpr double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  LooResult cur = eval(theta);
+  if (!std::isfinite(cur.mse)) throw DataError("the start point of the descent is out of bounds (its loss is not finite)");
+  record(0, theta, cur.mse);
+  Descent res{theta, cur.mse, 0, false, "epochs done", {}};
+  std::vector<double> m1(theta.size(), 0.0), m2(theta.size(), 0.0);
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    for (std::size_t k = 0; k < theta.size(); ++k) {
+      const double g = cur.gradient[k];
+      if (!adam) {
+        theta[k] -= opt.lr * g;
+        continue;
+      }
+      m1[k] = beta1 * m1[k] + (1 - beta1) * g;
+      m2[k] = beta2 * m2[k] + (1 - beta2) * g * g;
+      const double mh = m1[k] / (1 - std::pow(beta1, epoch)), vh = m2[k] / (1 - std::pow(beta2, epoch));
+      theta[k] -= opt.lr * mh / (std::sqrt(vh) + eps);
+    }
+    cur = eval(theta);
+    if (!std::isfinite(cur.mse)) {
+      res.stop_reason = "not finite";
+      break;
+    }
+    res.epochs = epoch;
+    record(epoch, theta, cur.mse);
+    if (cur.mse < res.loss) {
+      res.loss = cur.mse;
+      res.theta = theta;
+    }
+  }
+  return res;
+}
+
+Descent line_search(std::vector<double> theta, const FitOptions& opt,
+                    const std::function<LooResult(const std::vector<double>&)>& eval,
+                    const std::function<void(int, const std::vector<double>&, double)>& record,
+                    const Box& box, const std::vector<double>& curvature) {
+  Descent res;
+  const std::size_t d = theta.size();
+  auto clamp = [&](std::size_t k, double t) { return box.empty() ? t : std::clamp(t, box.lo[k], box.hi[k]); };
+  for (std::size_t k = 0; k < d; ++k) theta[k] = clamp(k, theta[k]);
+  LooResult cur = eval(theta);
+  if (!std::isfinite(cur.mse) && cur.out_of_reach)
+    throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
+                    " training rows with no other key in reach (first: row " +
+                    std::to_string(cur.first_out_of_reach + 1) + "); start from a wider bandwidth");
+  if (!std::isfinite(cur.mse))
+    throw DataError("the start point of the descent is out of bounds (the criterion is undefined there, or the fit "
+                    "averages fewer than --min-neighbours neighbours); start from a wider bandwidth");
+  record(0, theta, cur.mse);
+
+  // Quasi-Newton directions (BFGS on the inverse Hessian, Nocedal and Wright, Numerical
+  // Optimization, ch. 6), Armijo backtracking accepting: no step can raise the loss, so the
+  // descent cannot diverge. BFGS learns the curvature of each parameter and between them, which
+  // plain gradient steps cannot: with a bandwidth and a categorical lambda on very different
+  // scales those zig-zag for hundreds of epochs. With a box, a parameter at a bound whose
+  // gradient points out of it is held there (its row and column of the direction are dropped)
+  // and every trial point is projected onto the box.
+  std::vector<double> inv(d * d, 0.0);  // the inverse Hessian estimate, row-major
+  auto reset = [&](double scale) {
+    std::fill(inv.begin(), inv.end(), 0.0);
+    for (std::size_t k = 0; k < d; ++k) inv[k * d + k] = scale;
+  };
+  reset(opt.lr / std::max(max_abs(cur.gradient), std::numeric_limits<double>::min()));
+  bool curvature_known = curvature.size() == d * d;
+  if (curvature_known) inv = curvature;
+  auto held = [&](std::size_t k) {
+    return !box.empty() && cur.gradient[k] == 0 && (theta[k] <= box.lo[k] || theta[k] >= box.hi[k]);
+  };
+  res.stop_reason = "epoch cap";
+  std::vector<double> dir(d), trial_theta(d);
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    const double gmax = max_abs(cur.gradient);
+    if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0) {
+      res.converged = true;
+      res.stop_reason = "tolerance";
+      break;
+    }
+    bool accepted = false;
+    LooResult trial;
+    for (int attempt = 0; attempt < 2 && !accepted; ++attempt) {
+      double slope = 0;  // g . dir
+      for (std::size_t k = 0; k < d; ++k) {
+        dir[k] = 0;
+        if (held(k)) continue;
+        for (std::size_t j = 0; j < d; ++j)
+          if (!held(j)) dir[k] -= inv[k * d + j] * cur.gradient[j];
+        slope += cur.gradient[k] * dir[k];
+      }
+      if (!(slope < 0)) {  // not a descent direction: start the curvature again
+        reset(opt.lr / gmax);
+        curvature_known = false;
+        for (std::size_t k = 0; k < d; ++k) dir[k] = held(k) ? 0 : -inv[k * d + k] * cur.gradient[k];
+      }
+      // No single step moves any parameter by more than 1 (for log h, a factor e); the scan
+      // found the basin.
+      double step = std::min(1.0, 1.0 / std::max(max_abs(dir), std::numeric_limits<double>::min()));
+      for (int tries = 0; tries < 60 && step * max_abs(dir) > 1e-15; ++tries, step /= 2) {
+        double decrease = 0;  // the first-order decrease along the step taken
+        for (std::size_t k = 0; k < d; ++k) {
+          trial_theta[k] = clamp(k, theta[k] + step * dir[k]);
+          decrease += cur.gradient[k] * (theta[k] - trial_theta[k]);
+        }
+        trial = eval(trial_theta);  // +inf where unusable: rejected below
+        if (trial.mse <= cur.mse - 1e-4 * decrease) {
+          accepted = true;
+          break;
+        }
+      }
+      if (!accepted && curvature_known) {  // a stale estimate: once more from plain gradient steps
+        reset(opt.lr / gmax);
+        curvature_known = false;
+      } else {
+        break;
+      }
+    }
+    if (!accepted) {
+      res.converged = true;
+      res.stop_reason = "no further decrease";
+      break;
+    }
+    double moved = 0, sy = 0, yy = 0;
+    std::vector<double> sv(d), yv(d);
+    for (std::size_t k = 0; k < d; ++k) {
+      sv[k] = trial_theta[k] - theta[k];
+      yv[k] = trial.gradient[k] - cur.gradient[k];
+      moved = std::max(moved, std::abs(sv[k]));
+      sy += sv[k] * yv[k];
+      yy += yv[k] * yv[k];
+    }
+    if (sy > 1e-12 * std::sqrt(yy) * std::sqrt(std::inner_product(sv.begin(), sv.end(), sv.begin(), 0.0))) {
+      if (!curvature_known) reset(sy / yy);  // the first estimate: a scaled identity
+      curvature_known = true;
+      // inv <- (I - rho s y') inv (I - rho y s') + rho s s'
+      const double rho = 1 / sy;
+      std::vector<double> hy(d, 0.0);  // inv y
+      for (std::size_t k = 0; k < d; ++k)
+        for (std::size_t j = 0; j < d; ++j) hy[k] += inv[k * d + j] * yv[j];
+      const double yhy = std::inner_product(yv.begin(), yv.end(), hy.begin(), 0.0);
+      for (std::size_t k = 0; k < d; ++k)
+        for (std::size_t j = 0; j < d; ++j)
+          inv[k * d + j] += -rho * (hy[k] * sv[j] + sv[k] * hy[j]) + (rho * rho * yhy + rho) * sv[k] * sv[j];
+    }
+    theta = trial_theta;
+    cur = trial;
+    res.epochs = epoch;
+    record(epoch, theta, cur.mse);
+    // A step that changed every parameter by tol or less: known to that precision.
+    if (moved <= opt.tol) {
+      res.converged = true;
+      res.stop_reason = "tolerance";
+      break;
+    }
+  }
+  res.theta = theta;
+  res.loss = cur.mse;
+  if (curvature_known) res.curvature = std::move(inv);
+  return res;
+}
+
+}  // namespace nwreg
