@@ -15,13 +15,7 @@ namespace nwreg {
 namespace {
 
 EngineOptions with_model(EngineOptions e, const Model& m) {
-  e.kernel = m.kernel;
-  e.method = m.method;
-  e.degree = m.degree;
-  e.neighbour_policy = m.neighbour_policy;
-  e.categorical = m.categorical;
-  e.categorical_in_fit = m.categorical_in_fit;
-  e.leave_out = m.leave_out;
+  static_cast<Smoother&>(e) = m;
   return e;
 }
 

@@ -27,20 +27,20 @@ enum class OutOfReach {
 /// The default pruning tolerance: omitted weights below double rounding.
 inline constexpr double default_tolerance = 1e-16;
 
-struct EngineOptions {
+/// How the engine computes: what it computes is the Smoother (model/settings.h), whose
+/// neighbour_policy means here: knn = K scales each query's bandwidths to h_k s(q), s(q) the
+/// distance from q to its K-th nearest key in the space scaled by h (the continuous columns, in
+/// the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate; a
+/// leave-one-out row's K-th nearest other key); adaptive = K gives key i the bandwidths h_k s_i,
+/// s_i its distance (as for knn) to its K-th nearest other key, and divides its weight by s_i^d
+/// (d its continuous columns), as R np's adaptive_nn. Keys are then not merged.
+struct EngineOptions : Smoother {
   // Constructors, not aggregate braces, so that Attention(data, {h}) means a bandwidth.
   EngineOptions() = default;
   EngineOptions(double tolerance_, ThreadPool* pool_) : tolerance(tolerance_), pool(pool_) {}
 
   double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
   ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
-  Kernel kernel = Kernel::gaussian;      //!< what the engine computes: the kernel,
-  Method method = Method::nw;            //!< the estimator at each query,
-  std::size_t degree = 2;                //!< local_polynomial's degree (0 to max_degree)
-  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
-  /// and whether a local fit's polynomial takes categorical columns' level values too, as
-  /// statsmodels KernelReg's local linear does (false: only through the weights, as R np),
-  bool categorical_in_fit = false;
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
   /// The sample weights carry robustness weights (--robust): a query at a key whose whole window
   /// weighs nothing (every row about it an outlier) answers with that key's y, as R's lowess
@@ -48,9 +48,6 @@ struct EngineOptions {
   /// nearest-neighbour bandwidth (span, knn), lowess's; at a fixed h they are no keys and such a
   /// query follows out_of_reach. Set by Fitted from the model.
   bool robustness_weights = false;
-  /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
-  /// keys on each side in x order (one x column only), for series with correlated errors.
-  std::size_t leave_out = 0;
   /// Identical keys are merged into one (see above); false keeps every row its own key: the
   /// same results up to rounding, slower with many ties. For tests and benchmarks.
   bool merge = true;
@@ -61,14 +58,6 @@ struct EngineOptions {
   /// them key by key: the same results within the bound of docs/numerics.md. For tests and
   /// benchmarks.
   bool moments = true;
-  /// Nearest-neighbour bandwidths (model/settings.h): knn = K scales each query's bandwidths to
-  /// h_k s(q), s(q) the distance from q to its K-th nearest key in the space scaled by h (the
-  /// continuous columns, in the kernel's norm: Gaussian L2, Laplace L1, compact kernels the
-  /// largest coordinate; a leave-one-out row's K-th nearest other key); adaptive = K gives key
-  /// i the bandwidths h_k s_i, s_i its distance (as for knn) to its K-th nearest other key, and
-  /// divides its weight by s_i^d (d its continuous columns), as R np's adaptive_nn. None:
-  /// fixed bandwidths. Keys are not merged.
-  NeighbourBandwidth neighbour_policy;
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };

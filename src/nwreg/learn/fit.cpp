@@ -499,17 +499,13 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
         throw UsageError("--metric full: not with categorical columns (the map mixes continuous columns); column " +
                          quote(data.x_names[k]) + " is categorical");
   Model m;
-  m.kernel = engine.kernel;
-  m.method = engine.method;
-  m.degree = engine.degree;
-  m.leave_out = engine.leave_out;
+  static_cast<Smoother&>(m) = engine;
+  m.neighbour_policy = {};  // set where a policy is chosen
   m.x_columns = data.x_names;
   m.x_kinds = data.x_kind;
   if (std::any_of(data.x_offset.begin(), data.x_offset.end(), [](const UtcOffset& o) { return o.has_value(); }))
     m.x_offsets = data.x_offset;
   m.levels = data.levels;
-  m.categorical = engine.categorical;
-  m.categorical_in_fit = engine.categorical_in_fit;
   m.y_column = data.y_name;
   m.sample_weight = data.weight_name;
   m.n = data.n;

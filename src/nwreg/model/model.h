@@ -33,14 +33,11 @@ struct CurvePoint {
   std::optional<double> loo, gcv, aicc, df;
 };
 
-struct Model {
+/// A fitted model as its file holds it; what the estimate is (Smoother: kernel, method, degree,
+/// leave-out, neighbour policy, categorical kernels) is shared with the engine.
+struct Model : Smoother {
   ScoreParameters score;                //!< --score: gaussian (the kernels and bandwidths) or another, with its parameters
-  Kernel kernel = Kernel::gaussian;
-  Method method = Method::nw;
-  std::size_t degree = 2;               //!< Method::local_polynomial's degree
-  std::size_t leave_out = 0;            //!< leave-block-out: keys left out on each side (0 = leave one out)
   std::vector<double> bandwidth;        //!< one per x column (with a metric: where its descent began)
-  NeighbourBandwidth neighbour_policy;        //!< a nearest-neighbour bandwidth (EngineOptions::neighbour_policy); none = fixed
   Metric metric;                        //!< --metric full: the learned map A (rank 0 = none)
   std::string bandwidth_source;         //!< "learned", "fixed", "silverman", "scott", "plugin" or "model"
   std::vector<std::string> x_columns;   //!< training x column names
@@ -48,8 +45,6 @@ struct Model {
   std::vector<UtcOffset> x_offsets;     //!< per x column: a time column's one offset in training (output is
                                         //!< written at it); empty or none = UTC
   std::vector<Levels> levels;           //!< per x column its levels (categorical), else empty; none at all = no such column
-  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels
-  bool categorical_in_fit = false;      //!< EngineOptions::categorical_in_fit (--categorical-fit line)
   std::string y_column;                 //!< training y column name
   std::string sample_weight;            //!< the sample-weight column's name; empty = none
   std::size_t n = 0;                    //!< training rows

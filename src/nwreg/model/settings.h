@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "nwreg/kernel/categorical.h"
+#include "nwreg/kernel/kernels.h"
+
 namespace nwreg {
 
 /// The estimator at each query: a weighted mean (Nadaraya-Watson, local constant), a weighted
@@ -114,6 +117,24 @@ std::string neighbour_help();
 /// "knn:K, adaptive:K or span:F", and "knn, adaptive or span".
 std::string neighbour_forms();
 std::string neighbour_names();
+
+/// What an estimate is, one struct shared by the model file (Model) and the engine
+/// (EngineOptions), so that neither copies the other field by field: the kernel, the estimator,
+/// a nearest-neighbour policy, leave-block-out, and the categorical columns' kernels.
+struct Smoother {
+  Kernel kernel = Kernel::gaussian;
+  Method method = Method::nw;
+  std::size_t degree = 2;  //!< Method::local_polynomial's degree (0 to max_degree)
+  /// Leave-block-out cross-validation: each leave-one-out row also leaves out the K nearest
+  /// keys on each side in x order (one x column only), for series with correlated errors.
+  std::size_t leave_out = 0;
+  /// Nearest-neighbour bandwidths (engine/options.h says what each scales); none: fixed.
+  NeighbourBandwidth neighbour_policy;
+  CategoricalKernel categorical = CategoricalKernel::aitchison_aitken;  //!< categorical columns' kernels,
+  /// and whether a local fit's polynomial takes categorical columns' level values too, as
+  /// statsmodels KernelReg's local linear does (false: only through the weights, as R np)
+  bool categorical_in_fit = false;
+};
 
 /// A learned metric (--metric full): the linear map A of x, r x d, so that the Gaussian score
 /// is -|A (q - x)|^2 / 2 (learn/metric.h learns it; engine/metric_map.h applies it).
