@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "nwreg/data/dataset.h"
@@ -86,6 +87,16 @@ class Engine {
     double* smooth;
   };
   bool detail_row(const Plan& plan, const double* q, const std::vector<double>& ve, Work& w, Detail out) const;
+  // The in-sample fit at key p (its own weight in): its row reduced (with the gradient into g
+  // if asked, c always), e_p its own unnormalised weight, and where it nearly interpolates 1 - l_pp
+  // and y_p - f_p without cancellation (exact); d l_pp / d log h into dtrace if asked.
+  struct KeyFit {
+    Row fit;
+    double ep = 0;
+    std::vector<double> g, c, dtrace;
+    std::optional<Estimator::OwnFit> exact;
+  };
+  void fit_at_key(const Plan& plan, std::size_t p, Work& w, bool gradient, KeyFit& k) const;
   // The local fit's slope by moments (one column), with sqrt(sum_i l_i^2) into l2 if not null:
   // false where the plan's line does not answer.
   bool slope_by_moments(const Plan& plan, const double* q, Work& w, double* slope, double* l2) const;

@@ -62,6 +62,49 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   return out;
 }
 
+void Engine::fit_at_key(const Plan& plan, std::size_t p, Work& w, bool gradient, KeyFit& k) const {
+  const double* q = ks_.key(p);
+  k.exact.reset();
+  Span s;
+  k.fit = row(plan, q, no_key, w, s, gradient ? k.g.data() : nullptr, k.c.data());
+  // Summed whole, key p is at distance 0. Nearly interpolating, 1 - l_pp and the residual
+  // need the sums without key p apart (Estimator::own_fit): gathered key by key.
+  k.ep = s.moments ? ks_.weight(p) * s.unit : w.e[p];
+  if (s.moments && k.ep * k.c[0] > 0.5) {
+    s = gather(q, no_key, w, gradient);  // key p is in reach of itself: K(0) > 0
+    k.fit = reduce(q, s, w, gradient ? k.g.data() : nullptr, k.c.data());
+    k.ep = w.e[p];
+  }
+  if (!s.moments && s.b == p && k.ep * k.c[0] > 0.5) {  // nearly interpolating: see Estimator::own_fit
+    const double others = s.sum([&](std::size_t lo, std::size_t hi) {
+      double v = 0;
+      for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : w.e[i];
+      return v;
+    });
+    k.exact = estimator_.own_fit(s, w, k.ep, others);
+  }
+  if (gradient && s.moments) {
+    // As below, from the moments: dlog_p = 0 at distance 0 (every kernel), and
+    // sum_i e_i dlog_i (c^T z_i)^2 = sum_(a,b) c_a c_b G_(a+b).
+    const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
+    double t = 0;
+    for (std::size_t a2 = 0; a2 <= P; ++a2)
+      for (std::size_t b2 = 0; b2 <= P; ++b2) t += k.c[a2] * k.c[b2] * w.G[a2 + b2];
+    k.dtrace[0] = -k.ep * t;
+  } else if (gradient) {
+    // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
+    // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
+    const double* xb = ks_.key(s.b);
+    s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, s.inv_h, k.c.data(), w.a); });
+    for (std::size_t kk = 0; kk < ks_.d; ++kk) {
+      const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
+        return kernel::dlog_dot(options_.kernel, keys(), kk, lo, hi, q, xb, s.inv_h, w.e, {w.a}, {w.a});
+      });
+      k.dtrace[kk] = k.ep * (dlog_weight(q, xb, p, kk) * k.c[0] - t);
+    }
+  }
+}
+
 InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
   const std::vector<Slot> at = slots(rows);
   const std::size_t cnt = at.size(), d = ks_.d;
@@ -70,68 +113,25 @@ InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* ro
   const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
     Work w(ks_.n, ks_.d, estimator_.p());
-    std::vector<double> g(d), c(estimator_.p()), dtrace(d);  // of the last key reduced
+    KeyFit key;
+    key.g.resize(d), key.c.resize(estimator_.p()), key.dtrace.resize(d);
     std::size_t last = no_key;
-    Row fit;
-    double ep = 0;  // e_p: the key's own unnormalised weight
-    std::optional<Estimator::OwnFit> exact;  // 1 - l_pp and y_p - f_p without cancellation
     for (std::size_t k = a; k < z; ++k) {
       const std::size_t p = at[k].key;
-      const double* q = ks_.key(p);
-      if (p != last) {  // the fit at key p, once for all its rows
-        last = p;
-        exact.reset();
-        Span s;
-        fit = row(plan, q, no_key, w, s, with_gradient ? g.data() : nullptr, c.data());
-        // Summed whole, key p is at distance 0. Nearly interpolating, 1 - l_pp and the residual
-        // need the sums without key p apart (Estimator::own_fit): gathered key by key.
-        ep = s.moments ? ks_.weight(p) * s.unit : w.e[p];
-        if (s.moments && ep * c[0] > 0.5) {
-          s = gather(q, no_key, w, with_gradient);  // key p is in reach of itself: K(0) > 0
-          fit = reduce(q, s, w, with_gradient ? g.data() : nullptr, c.data());
-          ep = w.e[p];
-        }
-        if (!s.moments && s.b == p && ep * c[0] > 0.5) {  // nearly interpolating: see Estimator::own_fit
-          const double others = s.sum([&](std::size_t lo, std::size_t hi) {
-            double v = 0;
-            for (std::size_t i = lo; i < hi; ++i) v += i == p ? 0.0 : w.e[i];
-            return v;
-          });
-          exact = estimator_.own_fit(s, w, ep, others);
-        }
-        if (with_gradient && s.moments) {
-          // As below, from the moments: dlog_p = 0 at distance 0 (every kernel), and
-          // sum_i e_i dlog_i (c^T z_i)^2 = sum_(a,b) c_a c_b G_(a+b).
-          const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
-          double t = 0;
-          for (std::size_t a2 = 0; a2 <= P; ++a2)
-            for (std::size_t b2 = 0; b2 <= P; ++b2) t += c[a2] * c[b2] * w.G[a2 + b2];
-          dtrace[0] = -ep * t;
-        } else if (with_gradient) {
-          // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
-          // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).
-          const double* xb = ks_.key(s.b);
-          s.each([&](std::size_t lo, std::size_t hi) { kernel::linear(keys(), lo, hi, q, s.inv_h, c.data(), w.a); });
-          for (std::size_t kk = 0; kk < d; ++kk) {
-            const double t = s.sum([&](std::size_t lo, std::size_t hi) {  // sum e_i dlog_i (c^T z_i)^2
-              return kernel::dlog_dot(options_.kernel, keys(), kk, lo, hi, q, xb, s.inv_h, w.e, {w.a}, {w.a});
-            });
-            dtrace[kk] = ep * (dlog_weight(q, xb, p, kk) * c[0] - t);
-          }
-        }
-      }
+      if (p != last) fit_at_key(plan, p, w, with_gradient, key), last = p;  // once for all its rows
+      const std::optional<Estimator::OwnFit>& exact = key.exact;
       // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0));
       // a row of a merged key has its share of e_p.
       const std::size_t t = at[k].slot;
       const double sw = ks_.w_of(t), part = ks_.share(t, p);
-      const double resid = exact ? (ks_.y_of(t) - ks_.ys[p]) + exact->residual : ks_.y_of(t) - fit.f;
+      const double resid = exact ? (ks_.y_of(t) - ks_.ys[p]) + exact->residual : ks_.y_of(t) - key.fit.f;
       sq[k] = sw * resid * resid;
-      own[k] = ep * c[0] * part;
+      own[k] = key.ep * key.c[0] * part;
       room[k] = exact ? (1 - part) + part * exact->room : 1 - own[k];
       if (!with_gradient) continue;
       for (std::size_t kk = 0; kk < d; ++kk) {
-        grad[k * 2 * d + kk] = -2 * sw * resid * g[kk];
-        grad[k * 2 * d + d + kk] = dtrace[kk] * part;
+        grad[k * 2 * d + kk] = -2 * sw * resid * key.g[kk];
+        grad[k * 2 * d + d + kk] = key.dtrace[kk] * part;
       }
     }
   });

@@ -400,38 +400,44 @@ void check_fit_options(const FitOptions& options) {
     throw ParameterError("tol", "must be >= 0, got " + format_double(options.tol));
 }
 
-FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
-                        const std::function<void(const Epoch&)>& on_epoch) {
-  check_fit_options(options);
-  if (data.n < 2)
-    throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
-  const Coordinates coords(data, options.engine.categorical);
-  if (coords.categorical() && options.optimizer == Optimizer::sgd)
-    throw UsageError("--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)");
-  if (const std::optional<double> y = constant_y(data)) {
-    // Every bandwidth fits a constant exactly (its LOO error 0 everywhere): no search; the
-    // widest of the scan, where the fit is plainly that constant.
-    FitResult res;  // (x_column_stats refuses constant columns)
-    res.bandwidth = scaled(x_column_stats(data, "learning the bandwidth"), scan_scales(data).back());
-    for (std::size_t k = 0; k < data.d; ++k)
-      if (coords.top[k] > 0) res.bandwidth[k] = coords.top[k];
-    Objective obj(data, options);
-    obj.use_rows(0);
-    res.criterion = obj.mean(obj.at(res.bandwidth, false).mse);
-    res.loo_mse = obj.loo_at(res.bandwidth).mse;
-    res.converged = true;
-    res.stop_reason = "y is constant";
-    res.constant_y = y;
-    record_epoch(res.history, {0, res.bandwidth, res.criterion, {}});
-    if (on_epoch) on_epoch(res.history.back());
-    res.evaluations = obj.evaluations;
-    res.descent_rows = data.n;
-    return res;
-  }
+namespace {
+
+// Every bandwidth fits a constant y exactly (its LOO error 0 everywhere): no search; the
+// widest of the scan, where the fit is plainly that constant.
+FitResult constant_fit(const Dataset& data, const FitOptions& options, const Coordinates& coords, double y,
+                       const std::function<void(const Epoch&)>& on_epoch) {
+  FitResult res;  // (x_column_stats refuses constant columns)
+  res.bandwidth = scaled(x_column_stats(data, "learning the bandwidth"), scan_scales(data).back());
+  for (std::size_t k = 0; k < data.d; ++k)
+    if (coords.top[k] > 0) res.bandwidth[k] = coords.top[k];
   Objective obj(data, options);
+  obj.use_rows(0);
+  res.criterion = obj.mean(obj.at(res.bandwidth, false).mse);
+  res.loo_mse = obj.loo_at(res.bandwidth).mse;
+  res.converged = true;
+  res.stop_reason = "y is constant";
+  res.constant_y = y;
+  record_epoch(res.history, {0, res.bandwidth, res.criterion, {}});
+  if (on_epoch) on_epoch(res.history.back());
+  res.evaluations = obj.evaluations;
+  res.descent_rows = data.n;
+  return res;
+}
+
+// Where the descent starts: `init`, or the best of the scan of common scales (with a grid of
+// columns for a local fit in several); with several columns also a half decade below and
+// above (into `more`). Says whether the scan's widest scale won.
+struct Starts {
   std::vector<double> start;
   std::vector<std::vector<double>> more;  // further start points (several columns)
   bool scan_widest = false;
+};
+
+Starts find_starts(const Dataset& data, const FitOptions& options, const Coordinates& coords, Objective& obj) {
+  Starts out;
+  std::vector<double>& start = out.start;
+  std::vector<std::vector<double>>& more = out.more;
+  bool& scan_widest = out.scan_widest;
   if (options.init) {
     start = *options.init;
     check_bandwidth(start, data.d, "--init");
@@ -491,6 +497,22 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
         more.push_back(h);
       }
   }
+  return out;
+}
+
+}  // namespace
+
+FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
+                        const std::function<void(const Epoch&)>& on_epoch) {
+  check_fit_options(options);
+  if (data.n < 2)
+    throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
+  const Coordinates coords(data, options.engine.categorical);
+  if (coords.categorical() && options.optimizer == Optimizer::sgd)
+    throw UsageError("--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)");
+  if (const std::optional<double> y = constant_y(data)) return constant_fit(data, options, coords, *y, on_epoch);
+  Objective obj(data, options);
+  auto [start, more, scan_widest] = find_starts(data, options, coords, obj);
   const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
   obj.use_rows(sgd_run ? 0 : descent_rows_for(data, options));
