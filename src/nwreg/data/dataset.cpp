@@ -63,9 +63,31 @@ std::string one_column_hint(const CsvReader& reader) {
          "separate the fields)";
 }
 
-}  // namespace
+// A word in an x column of numbers: labels, which --categorical (or --ordered) reads: e with that
+// hint; else e as it is. The first x_count of idx are the x columns.
+[[noreturn]] void throw_with_label_hint(const InputError& e, const CsvReader& reader, const std::vector<std::size_t>& idx,
+                                        std::size_t x_count) {
+  const auto x_end = idx.begin() + static_cast<std::ptrdiff_t>(x_count);
+  const auto x = std::find_if(idx.begin(), x_end, [&](std::size_t c) { return reader.column_label(c) == e.column(); });
+  const bool x_column = x != x_end;
+  const std::string& d = e.detail();
+  const auto q = d.find('"');
+  const std::string field = q == std::string::npos ? "" : d.substr(q + 1, d.find('"', q + 1) - q - 1);
+  const bool word = std::any_of(field.begin(), field.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }) &&
+                    std::none_of(field.begin(), field.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  // (Not a header: the first line of a file read without one, or a header repeated.)
+  if (!x_column || !word || (!reader.has_header() && e.line() == 1) ||
+      (reader.has_header() && field == reader.names()[*x]) || d.rfind("cannot parse", 0) != 0 || d.find(" as a number") == std::string::npos ||
+      d.back() == ')')
+    throw e;
+  throw InputError(e.file(), e.line(), e.column(),
+                   d + " (labels? give --categorical " +
+                       (reader.has_header() ? escape_excerpt(reader.names()[*x], 60) : std::to_string(*x + 1)) +
+                       ", or --ordered)");
+}
 
-Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
+// The x columns' and the y column's indices, by name or by default position; each named once.
+std::pair<std::vector<std::size_t>, std::size_t> pick_columns(CsvReader& reader, const ColumnChoice& columns) {
   // A default column is taken by position: a header that names a column "2" does not move it.
   auto by_position = [&](std::size_t position, const char* option) {
     if (position >= reader.column_count()) {
@@ -98,6 +120,13 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
     if (std::find(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(i), idx[i]) !=
         idx.begin() + static_cast<std::ptrdiff_t>(i))
       throw UsageError("-x: column " + reader.column_label(idx[i]) + " is named twice");
+  return {idx, y_idx};
+}
+
+}  // namespace
+
+Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
+  auto [idx, y_idx] = pick_columns(reader, columns);
 
   // Categorical x columns, and the order of their levels where given.
   std::vector<ColumnKind> label_kind(idx.size(), ColumnKind::number);
@@ -133,24 +162,7 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
   try {
     cols = reader.read_numeric(idx, &kinds, &text, &labels);
   } catch (const InputError& e) {
-    // A word in an x column of numbers: labels, which --categorical (or --ordered) reads.
-    const auto x_end = idx.begin() + static_cast<std::ptrdiff_t>(data.d);
-    const auto x = std::find_if(idx.begin(), x_end, [&](std::size_t c) { return reader.column_label(c) == e.column(); });
-    const bool x_column = x != x_end;
-    const std::string& d = e.detail();
-    const auto q = d.find('"');
-    const std::string field = q == std::string::npos ? "" : d.substr(q + 1, d.find('"', q + 1) - q - 1);
-    const bool word = std::any_of(field.begin(), field.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }) &&
-                      std::none_of(field.begin(), field.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    // (Not a header: the first line of a file read without one, or a header repeated.)
-    if (!x_column || !word || (!reader.has_header() && e.line() == 1) ||
-        (reader.has_header() && field == reader.names()[*x]) || d.rfind("cannot parse", 0) != 0 || d.find(" as a number") == std::string::npos ||
-        d.back() == ')')
-      throw;
-    throw InputError(e.file(), e.line(), e.column(),
-                     d + " (labels? give --categorical " +
-                         (reader.has_header() ? escape_excerpt(reader.names()[*x], 60) : std::to_string(*x + 1)) +
-                         ", or --ordered)");
+    throw_with_label_hint(e, reader, idx, data.d);
   }
   data.kept = std::move(text.values);
   for (std::size_t k = 0; k < data.d; ++k) {

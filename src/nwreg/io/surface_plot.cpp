@@ -26,22 +26,73 @@ std::vector<double> band_bounds(double lo, double hi) {
   return b;
 }
 
+// The value bands: their bounds (none without a finite value: one band), which one a value
+// falls in, and its colour.
+struct Bands {
+  explicit Bands(std::vector<double> b) : bounds(std::move(b)), count(bounds.size() > 1 ? bounds.size() - 1 : 1) {}
+  std::size_t of(double v) const {
+    const auto it = std::upper_bound(bounds.begin(), bounds.end(), v);
+    const std::size_t k = it == bounds.begin() ? 0 : static_cast<std::size_t>(it - bounds.begin()) - 1;
+    return std::min(k, count - 1);
+  }
+  std::string paint(std::size_t k) const { return colour(count > 1 ? (static_cast<double>(k) + 0.5) / count : 0.5); }
+  std::vector<double> bounds;
+  std::size_t count;
+};
+
+// The lattice's cells, one path per band; a row's run of cells in one band is one rectangle.
+std::vector<std::string> cell_paths(const SurfacePlot& p, const Bands& bands, const Scale& s1, const Scale& s2) {
+  auto cut = [](const std::vector<double>& g, std::size_t i) {  // the boundary below cell i
+    if (g.size() < 2) return i == 0 ? g[0] - 0.5 : g[0] + 0.5;
+    if (i == 0) return g[0] - (g[1] - g[0]) / 2;
+    if (i == g.size()) return g.back() + (g.back() - g[g.size() - 2]) / 2;
+    return g[i - 1] / 2 + g[i] / 2;
+  };
+  std::vector<std::string> paths(bands.count);
+  const std::size_t n1 = p.g1.size(), n2 = p.g2.size();
+  for (std::size_t j = 0; j < n2; ++j) {
+    const double ya = s2(cut(p.g2, j + 1)), yb = s2(cut(p.g2, j));
+    for (std::size_t i = 0; i < n1;) {
+      const double v = p.f[j * n1 + i];
+      if (!std::isfinite(v)) {
+        ++i;
+        continue;
+      }
+      const std::size_t k = bands.of(v);
+      std::size_t e = i + 1;
+      while (e < n1 && std::isfinite(p.f[j * n1 + e]) && bands.of(p.f[j * n1 + e]) == k) ++e;
+      const double xa = s1(cut(p.g1, i)), xb = s1(cut(p.g1, e));
+      paths[k] += "M" + num(xa) + " " + num(ya) + "H" + num(xb) + "V" + num(yb) + "H" + num(xa) + "z";
+      i = e;
+    }
+  }
+  return paths;
+}
+
+// The colour bar: one block per band, its bounds labelled.
+void write_colour_bar(std::ostream& out, const Bands& bands, bool any, const std::string& y_name, double y0, double y1) {
+  out << "<g class=\"colour-bar\" font-size=\"11\">\n";
+  const double bh = area_h / static_cast<double>(bands.count);
+  for (std::size_t k = 0; k < bands.count && any; ++k)
+    out << "<rect x=\"" << num(bar_x) << "\" y=\"" << num(y0 - (static_cast<double>(k) + 1) * bh) << "\" width=\"18\" height=\""
+        << num(bh + 0.3) << "\" fill=\"" << bands.paint(k) << "\"/>\n";
+  out << "<rect x=\"" << num(bar_x) << "\" y=\"" << num(y1) << "\" width=\"18\" height=\"" << num(area_h)
+      << "\" fill=\"none\" stroke=\"#333\"/>\n";
+  for (std::size_t k = 0; k < bands.bounds.size(); ++k)
+    out << "<text x=\"" << num(bar_x + 24) << "\" y=\"" << num(y0 - static_cast<double>(k) * bh + 4) << "\">"
+        << escape(format_g3(bands.bounds[k])) << "</text>\n";
+  out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(y1 - 10) << "\" text-anchor=\"middle\" font-size=\"12\">"
+      << escape(y_name) << "</text>\n</g>\n";
+}
+
 }  // namespace
 
 void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
-  const std::size_t n1 = p.g1.size(), n2 = p.g2.size();
   double flo = INFINITY, fhi = -INFINITY;
   for (double v : p.f)
     if (std::isfinite(v)) flo = std::min(flo, v), fhi = std::max(fhi, v);
   const bool any = flo <= fhi;
-  const std::vector<double> bounds = any ? band_bounds(flo, fhi) : std::vector<double>{};
-  const std::size_t bands = bounds.size() > 1 ? bounds.size() - 1 : 1;
-  auto band_of = [&](double v) {
-    const auto it = std::upper_bound(bounds.begin(), bounds.end(), v);
-    const std::size_t k = it == bounds.begin() ? 0 : static_cast<std::size_t>(it - bounds.begin()) - 1;
-    return std::min(k, bands - 1);
-  };
-  auto paint = [&](std::size_t k) { return colour(bands > 1 ? (static_cast<double>(k) + 0.5) / bands : 0.5); };
+  const Bands bands(any ? band_bounds(flo, fhi) : std::vector<double>{});
 
   // The lattice's cells span half a step past its outer points; the axes span the cells and the
   // points.
@@ -60,33 +111,10 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
   header(out, page_w, page_h);
   out << "<rect x=\"" << area_l << "\" y=\"" << area_t << "\" width=\"" << area_w << "\" height=\"" << area_h
       << "\" fill=\"#e8e8e8\"/>\n";
-  // Cells, one path per band; a row's run of cells in one band is one rectangle.
-  auto cut = [](const std::vector<double>& g, std::size_t i) {  // the boundary below cell i
-    if (g.size() < 2) return i == 0 ? g[0] - 0.5 : g[0] + 0.5;
-    if (i == 0) return g[0] - (g[1] - g[0]) / 2;
-    if (i == g.size()) return g.back() + (g.back() - g[g.size() - 2]) / 2;
-    return g[i - 1] / 2 + g[i] / 2;
-  };
-  std::vector<std::string> paths(bands);
-  for (std::size_t j = 0; j < n2; ++j) {
-    const double ya = s2(cut(p.g2, j + 1)), yb = s2(cut(p.g2, j));
-    for (std::size_t i = 0; i < n1;) {
-      const double v = p.f[j * n1 + i];
-      if (!std::isfinite(v)) {
-        ++i;
-        continue;
-      }
-      const std::size_t k = band_of(v);
-      std::size_t e = i + 1;
-      while (e < n1 && std::isfinite(p.f[j * n1 + e]) && band_of(p.f[j * n1 + e]) == k) ++e;
-      const double xa = s1(cut(p.g1, i)), xb = s1(cut(p.g1, e));
-      paths[k] += "M" + num(xa) + " " + num(ya) + "H" + num(xb) + "V" + num(yb) + "H" + num(xa) + "z";
-      i = e;
-    }
-  }
+  const std::vector<std::string> paths = cell_paths(p, bands, s1, s2);
   out << "<g class=\"surface\" shape-rendering=\"crispEdges\">\n";
-  for (std::size_t k = 0; k < bands; ++k)
-    if (!paths[k].empty()) out << "<path fill=\"" << paint(k) << "\" d=\"" << paths[k] << "\"/>\n";
+  for (std::size_t k = 0; k < bands.count; ++k)
+    if (!paths[k].empty()) out << "<path fill=\"" << bands.paint(k) << "\" d=\"" << paths[k] << "\"/>\n";
   out << "</g>\n";
 
   // Points: white with a dark rim, smaller as they get many; past 20000, every k-th.
@@ -111,19 +139,7 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
       << "</text>\n<text class=\"title\" x=\"" << num(page_w / 2) << "\" y=\"28\" text-anchor=\"middle\" font-size=\"16\">"
       << escape(p.title) << "</text>\n";
 
-  // The colour bar: one block per band, its bounds labelled.
-  out << "<g class=\"colour-bar\" font-size=\"11\">\n";
-  const double bh = area_h / static_cast<double>(bands);
-  for (std::size_t k = 0; k < bands && any; ++k)
-    out << "<rect x=\"" << num(bar_x) << "\" y=\"" << num(y0 - (static_cast<double>(k) + 1) * bh) << "\" width=\"18\" height=\""
-        << num(bh + 0.3) << "\" fill=\"" << paint(k) << "\"/>\n";
-  out << "<rect x=\"" << num(bar_x) << "\" y=\"" << num(y1) << "\" width=\"18\" height=\"" << num(area_h)
-      << "\" fill=\"none\" stroke=\"#333\"/>\n";
-  for (std::size_t k = 0; k < bounds.size(); ++k)
-    out << "<text x=\"" << num(bar_x + 24) << "\" y=\"" << num(y0 - static_cast<double>(k) * bh + 4) << "\">"
-        << escape(format_g3(bounds[k])) << "</text>\n";
-  out << "<text x=\"" << num(bar_x + 9) << "\" y=\"" << num(y1 - 10) << "\" text-anchor=\"middle\" font-size=\"12\">"
-      << escape(p.y_name) << "</text>\n</g>\n";
+  write_colour_bar(out, bands, any, p.y_name, y0, y1);
   if (!any)
     out << "<text class=\"note\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num((y0 + y1) / 2)
         << "\" text-anchor=\"middle\" font-size=\"14\">no point of the lattice has a prediction</text>\n";

@@ -39,6 +39,42 @@ Json score_parameters(const ScoreParameters& p) {
   return out;
 }
 
+// Each categorical column's levels in order: labels, or numbers for an ordered column of
+// numbers (whose values are the numbers); null for the other columns.
+Json levels_json(const Model& m) {
+  Json levels = Json::array();
+  for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
+    if (k >= m.levels.size() || !is_categorical(column_kind(m, k))) {
+      levels.push_back(nullptr);
+    } else if (m.levels[k].numeric) {
+      levels.push_back(m.levels[k].values);
+    } else {
+      levels.push_back(m.levels[k].labels);
+    }
+  }
+  return levels;
+}
+
+// The descent's stop reason and its history, an epoch a line.
+void write_history(JsonObjectWriter& w, const Model& m) {
+  w.field("stop_reason", m.stop_reason);
+  w.begin_array("history");
+  for (const auto& e : m.history) {
+    Json rec;
+    rec["epoch"] = e.epoch;
+    if (!e.metric.empty()) rec["metric"] = e.metric;
+    else if (!e.bandwidth.empty()) rec["bandwidth"] = e.bandwidth;
+    rec["loss"] = e.loss;
+    const auto finite = [](const std::vector<double>& v) {
+      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+    };
+    if (!std::isfinite(e.loss) || !finite(e.bandwidth) || !finite(e.metric))
+      throw DataError("the loss history holds a number that is not finite");
+    w.element(rec.dump());
+  }
+  w.end_array();
+}
+
 }  // namespace
 
 void write_model_fields(JsonObjectWriter& w, const Model& m) {
@@ -89,21 +125,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
     }
     w.field("x_offsets", offsets);
   }
-  if (any_categorical) {
-    // Each categorical column's levels in order: labels, or numbers for an ordered column of
-    // numbers (whose values are the numbers); null for the other columns.
-    Json levels = Json::array();
-    for (std::size_t k = 0; k < m.x_columns.size(); ++k) {
-      if (k >= m.levels.size() || !is_categorical(column_kind(m, k))) {
-        levels.push_back(nullptr);
-      } else if (m.levels[k].numeric) {
-        levels.push_back(m.levels[k].values);
-      } else {
-        levels.push_back(m.levels[k].labels);
-      }
-    }
-    w.field("levels", levels);
-  }
+  if (any_categorical) w.field("levels", levels_json(m));
   w.field("y_column", m.y_column);
   if (!m.sample_weight.empty()) w.field("sample_weight", m.sample_weight);
   w.field("n", m.n);
@@ -126,23 +148,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
     w.field("criterion_value", opt(m.criterion_value));
   }
   if (!m.warnings.empty()) w.field("warnings", m.warnings);
-  if (m.history.empty()) return;
-  w.field("stop_reason", m.stop_reason);
-  w.begin_array("history");
-  for (const auto& e : m.history) {
-    Json rec;
-    rec["epoch"] = e.epoch;
-    if (!e.metric.empty()) rec["metric"] = e.metric;
-    else if (!e.bandwidth.empty()) rec["bandwidth"] = e.bandwidth;
-    rec["loss"] = e.loss;
-    const auto finite = [](const std::vector<double>& v) {
-      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-    };
-    if (!std::isfinite(e.loss) || !finite(e.bandwidth) || !finite(e.metric))
-      throw DataError("the loss history holds a number that is not finite");
-    w.element(rec.dump());
-  }
-  w.end_array();
+  if (!m.history.empty()) write_history(w, m);
 }
 
 void write_model(std::ostream& out, const Model& m) {
