@@ -204,7 +204,7 @@ void check_weights_size(std::size_t m, std::size_t n, std::uint64_t most) {
 
 // What every output of one predict run is written from: the queries [first, first + m) of
 // rows (q), and their answers.
-struct Answers {
+struct Run {
   const PredictCommand& cmd;
   const PredictSetup& setup;
   const Dataset& data;
@@ -214,13 +214,12 @@ struct Answers {
   const EngineOptions& engine;
   const PredictionWriter::Columns& columns;
   const std::vector<SlopeColumn>& slope_cols;
-  const Block& all;
   const double* q;
   std::size_t m, first;
   bool header;  // the first shard: CSV headers
 };
 
-void write_outputs(const Answers& a, OutputFile& out, std::optional<OutputFile>& weights_file,
+void write_outputs(const Run& a, const Block& all, OutputFile& out, std::optional<OutputFile>& weights_file,
                    std::optional<OutputFile>& plot_file, std::optional<OutputFile>& heatmap_file, const char*& task) {
   const Dataset& data = a.data;
   const double* q = a.q;
@@ -240,7 +239,7 @@ void write_outputs(const Answers& a, OutputFile& out, std::optional<OutputFile>&
   writes.emplace_back(&out, [&] {
     out.write([&](std::ostream& os) {
       PredictionWriter w(os, a.setup.format, a.model, a.columns, a.header);
-      write_block(w, a.rows, data.d, a.first, a.all, a.slope_cols);
+      write_block(w, a.rows, data.d, a.first, all, a.slope_cols);
       w.finish();
     });
   });
@@ -252,7 +251,7 @@ void write_outputs(const Answers& a, OutputFile& out, std::optional<OutputFile>&
         plot_file->write([&](std::ostream& os) { write_surface_svg(os, p); });
         return;
       }
-      const FitPlot p = fit_plot(data, a.model, q, m, a.all);
+      const FitPlot p = fit_plot(data, a.model, q, m, all);
       plot_file->write([&](std::ostream& os) { write_fit_svg(os, p); });
     });
   if (heatmap_file)
@@ -266,13 +265,61 @@ void write_outputs(const Answers& a, OutputFile& out, std::optional<OutputFile>&
                           heatmap_file ? &*heatmap_file : nullptr});
 }
 
+// "a,b" and repeated --keep: one list.
+std::vector<std::string> keep_list(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const auto& part : given)
+    for (auto& name : parse_column_list(part, "--keep")) out.push_back(std::move(name));
+  return out;
+}
+
+// `option` (--weights, --heatmap) writes each query's weights: a query with a missing x has none.
+void check_no_missing(const double* q, std::size_t m, std::size_t d, std::size_t first, const char* option) {
+  for (std::size_t j = 0; j < m * d; ++j)
+    if (std::isnan(q[j]))
+      throw UsageError(std::string(option) + ": query " + std::to_string(first + j / d + 1) +
+                       " has a missing x and no weights; drop such rows from the --query file");
+}
+
+// --se: every row's leave-one-out residual, and the band's setup (into band); `task` names the
+// step for the progress bar.
+LooDetail band_for(BandSetup& band, const PredictCommand& cmd, const Dataset& data, const Model& model,
+                   const EngineOptions& engine, const Fitted& fitted, const Rows& rows, const char*& task) {
+  task = "leave-one-out residuals";
+  LooDetail loo = fitted.loo_residuals();
+  task = cmd.simultaneous ? "the simultaneous band" : "predicting";
+  set_band(band, cmd, data, model, engine, fitted, rows.x.data(), rows.x.size() / data.d);
+  task = "predicting";
+  return loo;
+}
+
+// Only predictions, line by line (CSV, TSV, JSON Lines): written in blocks as they are computed
+// (a reader of the pipe sees the first rows at once), blocks growing from 256 rows so the
+// threads stay busy; `done` counts the rows written, for the progress bar.
+void write_blocks(const Run& a, OutputFile& out, const LooDetail* loo, const BandSetup& band, const Reach& reach,
+                  std::size_t& done) {
+  const std::size_t d = a.data.d;
+  out.write([&](std::ostream& os) {
+    PredictionWriter w(os, a.setup.format, a.model, a.columns, a.header);
+    for (std::size_t size = 256; done < a.m; size = std::min<std::size_t>(size * 2, 65536)) {
+      const std::size_t count = std::min(size, a.m - done);
+      write_block(w, a.rows, d, a.first + done,
+                  answer(a.fitted, a.q + done * d, count, d, a.first + done, loo, band, a.cmd.derivative,
+                         {reach.policy, reach.past ? reach.past + done : nullptr}),
+                  a.slope_cols);
+      w.flush();
+      done += count;
+    }
+    w.finish();
+  });
+  out.commit();
+}
+
 }  // namespace
 
 void run_predict(const PredictCommand& given) {
   PredictCommand cmd = given;
-  cmd.keep.clear();  // "a,b" and repeated --keep: one list
-  for (const auto& part : given.keep)
-    for (auto& name : parse_column_list(part, "--keep")) cmd.keep.push_back(std::move(name));
+  cmd.keep = keep_list(given.keep);
   const EndNote note(apply_like(cmd.engine, cmd.bandwidth));
   PredictSetup setup = check_predict(cmd);
 
@@ -298,8 +345,7 @@ void run_predict(const PredictCommand& given) {
   if (!cmd.heatmap.empty()) heatmap_file.emplace(cmd.heatmap, "--heatmap");
   OutputFile out(cmd.output, "-o");
 
-  std::optional<Model> from_file;
-  if (!cmd.model.empty()) from_file = load_model(cmd.model);
+  const std::optional<Model> from_file = cmd.model.empty() ? std::nullopt : std::optional(load_model(cmd.model));
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
   const Dataset data = load_training(*reader, cmd.input, from_file ? &*from_file : nullptr, std::cerr, cmd.model,
                                      setup.fitted_values ? cmd.keep : std::vector<std::string>{});
@@ -321,58 +367,33 @@ void run_predict(const PredictCommand& given) {
   const std::size_t first = setup.shard.first(rows.x.size() / data.d), last = setup.shard.last(rows.x.size() / data.d);
   const std::size_t m = last - first;
   const double* q = rows.x.data() + first * data.d;
-  const bool header = setup.shard.k == 1;
+  const bool header = setup.shard.k == 1;  // the first shard: CSV headers
   if (weights_file) check_weights_size(m, data.n, cmd.max_weights);
-  if (weights_file || heatmap_file)
-    for (std::size_t j = 0; j < m * data.d; ++j)
-      if (std::isnan(q[j]))
-        throw UsageError(std::string(weights_file ? "--weights" : "--heatmap") + ": query " + std::to_string(first + j / data.d + 1) +
-                         " has a missing x and no weights; drop such rows from the --query file");
+  if (weights_file || heatmap_file) check_no_missing(q, m, data.d, first, weights_file ? "--weights" : "--heatmap");
   const Model model = choose_model();
   const Fitted fitted(data, model, engine);
   const Unsupported policy = parse_unsupported(cmd.engine.out_of_reach);
   const PastRange past = TrainingRange(data).past(q, m);
   refuse_past(past, first, data, policy);
-  std::optional<LooDetail> loo;
   BandSetup band;
-  if (cmd.se) {
-    task = "leave-one-out residuals";
-    loo = fitted.loo_residuals();
-    task = cmd.simultaneous ? "the simultaneous band" : "predicting";
-    set_band(band, cmd, data, model, engine, fitted, rows.x.data(), rows.x.size() / data.d);
-    task = "predicting";
-  }
+  const std::optional<LooDetail> loo = cmd.se ? std::optional(band_for(band, cmd, data, model, engine, fitted, rows, task))
+                                              : std::nullopt;
   PredictionWriter::Columns columns =
       output_columns(model, rows.kept_names, cmd.se, rows.y != nullptr, rows.kinds, cmd.derivative);
   columns.band = band_record(cmd, band);
   const std::vector<SlopeColumn> slope_cols = slope_columns(model, cmd.slope_unit);
 
-  // Only predictions, line by line (CSV, TSV, JSON Lines): written in blocks as they are computed
-  // (a reader of the pipe sees the first rows at once), blocks growing from 256 rows so the
-  // threads stay busy. A JSON document is written once every row is known good.
+  // Only predictions, line by line (CSV, TSV, JSON Lines): written in blocks as they are
+  // computed. A JSON document, and every other output, once every row is known good.
+  const Run run{cmd, setup, data, rows, model, fitted, engine, columns, slope_cols, q, m, first, header};
+  const Reach reach{policy, past.past.data()};
   if (!weights_file && !plot_file && !heatmap_file && format_def(setup.format).shardable) {
     block_rows = m;
-    out.write([&](std::ostream& os) {
-      PredictionWriter w(os, setup.format, model, columns, header);
-      for (std::size_t size = 256; blocks_done < m; size = std::min<std::size_t>(size * 2, 65536)) {
-        const std::size_t count = std::min(size, m - blocks_done);
-        write_block(w, rows, data.d, first + blocks_done,
-                    answer(fitted, q + blocks_done * data.d, count, data.d, first + blocks_done, loo ? &*loo : nullptr,
-                           band, cmd.derivative, {policy, past.past.data() + blocks_done}),
-                    slope_cols);
-        w.flush();
-        blocks_done += count;
-      }
-      w.finish();
-    });
-    out.commit();
-    report_dropped(fitted, m, model, data);
-    report_past(past, m, data, policy, cmd.se);
-    return;
+    write_blocks(run, out, loo ? &*loo : nullptr, band, reach, blocks_done);
+  } else {
+    const Block all = answer(fitted, q, m, data.d, first, loo ? &*loo : nullptr, band, cmd.derivative, reach);
+    write_outputs(run, all, out, weights_file, plot_file, heatmap_file, task);
   }
-  const Block all = answer(fitted, q, m, data.d, first, loo ? &*loo : nullptr, band, cmd.derivative, {policy, past.past.data()});
-  const Answers answers{cmd, setup, data, rows, model, fitted, engine, columns, slope_cols, all, q, m, first, header};
-  write_outputs(answers, out, weights_file, plot_file, heatmap_file, task);
   report_dropped(fitted, m, model, data);
   report_past(past, m, data, policy, cmd.se);
 }
