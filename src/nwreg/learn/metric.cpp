@@ -13,6 +13,58 @@
 namespace nwreg {
 
 
+namespace {
+
+// The start: the r columns with the smallest bandwidth relative to their spread, as B = A diag(h)
+// (r x d, row-major).
+std::vector<double> metric_start(const Dataset& data, const std::vector<double>& h, std::size_t rank) {
+  const std::size_t d = data.d;
+  std::vector<std::size_t> cols(d);
+  std::iota(cols.begin(), cols.end(), std::size_t{0});
+  std::vector<double> rel(d);
+  for (std::size_t k = 0; k < d; ++k) rel[k] = h[k] / std::max(column_stats(data, k).sd, 1e-300);
+  std::stable_sort(cols.begin(), cols.end(), [&](std::size_t a, std::size_t b) { return rel[a] < rel[b]; });
+  std::vector<double> theta(rank * d, 0.0);
+  for (std::size_t a = 0; a < rank; ++a) theta[a * d + cols[a]] = 1;
+  return theta;
+}
+
+// The LOO error's gradient in B at engine e (on the data mapped by B's metric), over `rows`
+// (their sample weights summing to wsum); xh is x_ik / h_k by row.
+std::vector<double> metric_gradient(const Attention& e, const Dataset& data, const std::vector<std::size_t>& rows,
+                                    const std::vector<double>& xh, double wsum, const std::vector<double>& b,
+                                    std::size_t rank, ThreadPool* pool) {
+  const std::size_t d = data.d;
+  // dL/dB = -B M, M = (2 / sum s) sum_j s_j (f_j - y_j) sum_i a_ji (y_i - f_j) u_ji u_ji^T,
+  // u_ji = diag(1/h) (x_j - x_i). One M_j per row, summed in order: thread-independent.
+  std::vector<double> mj(rows.size() * d * d, 0.0);
+  const LooMoments moments(e, xh.data(), d);
+  parallel_for(pool, rows.size(), 4, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t r = lo; r < hi; ++r) {
+      const std::size_t j = rows[r];
+      double f = 0;
+      double* M = mj.data() + r * d * d;
+      if (!moments.at(j, f, M)) continue;
+      const double sj = data.weight.empty() ? 1.0 : data.weight[j];
+      const double outer = 2 * sj * (f - data.y[j]) / wsum;
+      for (std::size_t k = 0; k < d * d; ++k) M[k] *= outer;
+    }
+  });
+  std::vector<double> M(d * d, 0.0);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t k = 0; k < d * d; ++k) M[k] += mj[r * d * d + k];
+  std::vector<double> gradient(rank * d, 0.0);
+  for (std::size_t a = 0; a < rank; ++a)
+    for (std::size_t l = 0; l < d; ++l) {
+      double g = 0;
+      for (std::size_t k = 0; k < d; ++k) g -= b[a * d + k] * M[k * d + l];
+      gradient[a * d + l] = g;
+    }
+  return gradient;
+}
+
+}  // namespace
+
 MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::vector<double>& h,
                      std::size_t rank, const std::function<void(const Epoch&)>& on_epoch) {
   const std::size_t d = data.d, n = data.n;
@@ -20,14 +72,7 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
     throw ParameterError("rank", "must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
                      std::to_string(rank));
   check_bandwidth(h, d, "--bandwidth");
-  // Start: the r columns with the smallest bandwidth relative to their spread.
-  std::vector<std::size_t> cols(d);
-  std::iota(cols.begin(), cols.end(), std::size_t{0});
-  std::vector<double> rel(d);
-  for (std::size_t k = 0; k < d; ++k) rel[k] = h[k] / std::max(column_stats(data, k).sd, 1e-300);
-  std::stable_sort(cols.begin(), cols.end(), [&](std::size_t a, std::size_t b) { return rel[a] < rel[b]; });
-  std::vector<double> theta(rank * d, 0.0);  // B = A diag(h)
-  for (std::size_t a = 0; a < rank; ++a) theta[a * d + cols[a]] = 1;
+  const std::vector<double> theta = metric_start(data, h, rank);  // B = A diag(h)
 
   EngineOptions engine = options.engine;
   engine.kernel = Kernel::gaussian;
@@ -71,31 +116,7 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
       out.mse = std::numeric_limits<double>::infinity();
       return out;
     }
-    // dL/dB = -B M, M = (2 / sum s) sum_j s_j (f_j - y_j) sum_i a_ji (y_i - f_j) u_ji u_ji^T,
-    // u_ji = diag(1/h) (x_j - x_i). One M_j per row, summed in order: thread-independent.
-    std::vector<double> mj(rows.size() * d * d, 0.0);
-    const LooMoments moments(e, xh.data(), d);
-    parallel_for(engine.pool, rows.size(), 4, [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t r = lo; r < hi; ++r) {
-        const std::size_t j = rows[r];
-        double f = 0;
-        double* M = mj.data() + r * d * d;
-        if (!moments.at(j, f, M)) continue;
-        const double sj = data.weight.empty() ? 1.0 : data.weight[j];
-        const double outer = 2 * sj * (f - data.y[j]) / wsum;
-        for (std::size_t k = 0; k < d * d; ++k) M[k] *= outer;
-      }
-    });
-    std::vector<double> M(d * d, 0.0);
-    for (std::size_t r = 0; r < rows.size(); ++r)
-      for (std::size_t k = 0; k < d * d; ++k) M[k] += mj[r * d * d + k];
-    out.gradient.assign(rank * d, 0.0);
-    for (std::size_t a = 0; a < rank; ++a)
-      for (std::size_t l = 0; l < d; ++l) {
-        double g = 0;
-        for (std::size_t k = 0; k < d; ++k) g -= b[a * d + k] * M[k * d + l];
-        out.gradient[a * d + l] = g;
-      }
+    out.gradient = metric_gradient(e, data, rows, xh, wsum, b, rank, engine.pool);
     return out;
   };
   auto record = [&](int epoch, const std::vector<double>& b, double loss) {

@@ -226,19 +226,57 @@ double checked(double v, const char* what) {
   return v;
 }
 
-}  // namespace
-
-PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector<double>& y_in) {
-  // Sort by x, ties in their input order (R's sort.list), and trim.
+// x sorted, ties in their input order (R's sort.list), and trimmed by trim_share at each end;
+// y in the same order.
+void sorted_trimmed(const std::vector<double>& x_in, const std::vector<double>& y_in, std::vector<double>& x,
+                    std::vector<double>& y) {
   std::vector<std::size_t> order(x_in.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return x_in[i] < x_in[j]; });
   const auto cut = static_cast<std::size_t>(std::floor(trim_share * static_cast<double>(x_in.size())));
-  std::vector<double> x, y;
   for (std::size_t i = cut; i + cut < order.size(); ++i) {
     x.push_back(x_in[order[i]]);
     y.push_back(y_in[order[i]]);
   }
+}
+
+// y centred and scaled to unit spread, divided first by its largest |y| (so that no square
+// overflows); returns the unit: y = unit * (new y) + its mean.
+double standardise(std::vector<double>& y) {
+  const double nn = static_cast<double>(y.size());
+  double y_max = 0, y_mean = 0, y_sd = 0;
+  for (double v : y) y_max = std::max(y_max, std::abs(v));
+  for (double& v : y) {
+    v /= y_max;
+    y_mean += v / nn;
+  }
+  for (double& v : y) {
+    v -= y_mean;
+    y_sd += v * v / nn;
+  }
+  y_sd = std::sqrt(y_sd);
+  for (double& v : y) v /= y_sd;
+  return y_max * y_sd;
+}
+
+// The result, found in units where x spans 1 and y has unit spread, back in x's and y's: sx
+// and sy x's range and y's unit.
+void to_units(PluginResult& r, double sx, double sy) {
+  const double sy2 = sy * sy;
+  r.bandwidth = checked(r.bandwidth * sx, "the bandwidth");
+  r.pilot_g *= sx;
+  r.pilot_lambda *= sx;
+  r.sigma2_blocks *= sy2;
+  r.sigma2 *= sy2;
+  r.theta22 *= sy2 / (sx * sx * sx * sx);
+  r.theta24_blocks *= sy2 / (sx * sx * sx * sx * sx * sx);
+}
+
+}  // namespace
+
+PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector<double>& y_in) {
+  std::vector<double> x, y;
+  sorted_trimmed(x_in, y_in, x, y);
   const std::size_t n = x.size();
   if (n < 6)
     throw DataError("the plug-in bandwidth needs at least 6 rows after trimming 1% at each end of x, got " +
@@ -255,18 +293,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   for (double& v : x) v = (0.5 * v - 0.5 * x_lo) / x_half;
   if (std::all_of(y.begin(), y.end(), [&](double v) { return v == y.front(); }))
     throw DataError("the plug-in bandwidth is undefined: y is constant (no curve to fit): use --bandwidth auto");
-  double y_max = 0, y_mean = 0, y_sd = 0;
-  for (double v : y) y_max = std::max(y_max, std::abs(v));
-  for (double& v : y) {
-    v /= y_max;
-    y_mean += v / nn;
-  }
-  for (double& v : y) {
-    v -= y_mean;
-    y_sd += v * v / nn;
-  }
-  y_sd = std::sqrt(y_sd);
-  for (double& v : y) v /= y_sd;
+  const double y_unit = standardise(y);
   const Units units{x_lo, 2 * x_half};
 
   // Blocks: Mallows' Cp over N = 1..max, the first minimum.
@@ -318,15 +345,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   }
   r.sigma2 = checked((yy - 2 * my + mm) / (nn - 2 * tr_s + tr_sst), "the error variance");
   r.bandwidth = checked(std::pow(r.sigma2 / (2 * std::sqrt(pi) * r.theta22 * nn), 0.2), "the bandwidth");
-  // Back to the units of x and y.
-  const double sx = units.scale, sy2 = (y_max * y_sd) * (y_max * y_sd);
-  r.bandwidth = checked(r.bandwidth * sx, "the bandwidth");
-  r.pilot_g *= sx;
-  r.pilot_lambda *= sx;
-  r.sigma2_blocks *= sy2;
-  r.sigma2 *= sy2;
-  r.theta22 *= sy2 / (sx * sx * sx * sx);
-  r.theta24_blocks *= sy2 / (sx * sx * sx * sx * sx * sx);
+  to_units(r, units.scale, y_unit);
   return r;
 }
 
