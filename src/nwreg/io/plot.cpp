@@ -99,13 +99,16 @@ void write_fit_svg(std::ostream& out, const FitPlot& p) {
   out << "</svg>\n";
 }
 
-void write_curve_svg(std::ostream& out, const CurvePlot& p) {
-  constexpr double cap = 3;  // ratios above it are drawn at it
-  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
-  // Each curve relative to its minimum.
+namespace {
+
+// Each curve relative to its minimum (at_min: where it lies), capped at `cap`; top_ratio the
+// largest ratio drawn.
+std::vector<std::vector<std::optional<double>>> ratios(const CurvePlot& p, double cap,
+                                                       std::vector<std::optional<std::size_t>>& at_min,
+                                                       double& top_ratio) {
   std::vector<std::vector<std::optional<double>>> ratio(p.values.size());
-  std::vector<std::optional<std::size_t>> at_min(p.values.size());
-  double top_ratio = 1;
+  at_min.assign(p.values.size(), std::nullopt);
+  top_ratio = 1;
   for (std::size_t c = 0; c < p.values.size(); ++c) {
     const auto& v = p.values[c];
     for (std::size_t i = 0; i < v.size(); ++i)
@@ -122,21 +125,11 @@ void write_curve_svg(std::ostream& out, const CurvePlot& p) {
       top_ratio = std::max(top_ratio, *ratio[c][i]);
     }
   }
-  double xlo = INFINITY, xhi = -INFINITY;
-  for (double x : p.x)
-    if (x > 0 && std::isfinite(x)) xlo = std::min(xlo, std::log10(x)), xhi = std::max(xhi, std::log10(x));
-  if (p.chosen && *p.chosen > 0 && std::isfinite(*p.chosen))  // a learned h can lie off the grid
-    xlo = std::min(xlo, std::log10(*p.chosen)), xhi = std::max(xhi, std::log10(*p.chosen));
-  if (!(xhi >= xlo)) xlo = -1, xhi = 1;
-  double ylo = 1, yhi = std::max(top_ratio, 1.05);
-  pad(xlo, xhi);
-  pad(ylo, yhi);
-  const Scale sx{xlo, xhi, left, width - right}, sy{ylo, yhi, height - bottom, top};
-  header(out, width, height);
-  const double x0 = left, x1 = width - right, y0 = height - bottom, y1 = top;
-  out << "<g stroke=\"#333\" fill=\"none\"><rect x=\"" << num(x0) << "\" y=\"" << num(y1) << "\" width=\""
-      << num(x1 - x0) << "\" height=\"" << num(y0 - y1) << "\"/></g>\n";
-  // x: decades, with 2 and 5 between them when the axis spans few.
+  return ratio;
+}
+
+// The x axis' ticks on a log scale: decades, with 2 and 5 between them when the axis spans few.
+void write_decades(std::ostream& out, const Scale& sx, double xlo, double xhi, double y0) {
   std::vector<double> ticks;
   const bool fine = xhi - xlo < 2.5;
   for (double e = std::floor(xlo); e <= std::ceil(xhi); ++e)
@@ -151,8 +144,34 @@ void write_curve_svg(std::ostream& out, const CurvePlot& p) {
     out << "<line x1=\"" << num(sx(t)) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(sx(t)) << "\" y2=\"" << num(y0 + 5)
         << "\" stroke=\"#333\"/><text x=\"" << num(sx(t)) << "\" y=\"" << num(y0 + 20) << "\">" << label << "</text>\n";
   }
+  out << "</g>\n";
+}
+
+}  // namespace
+
+void write_curve_svg(std::ostream& out, const CurvePlot& p) {
+  constexpr double cap = 3;  // ratios above it are drawn at it
+  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+  std::vector<std::optional<std::size_t>> at_min;
+  double top_ratio = 1;
+  const std::vector<std::vector<std::optional<double>>> ratio = ratios(p, cap, at_min, top_ratio);
+  double xlo = INFINITY, xhi = -INFINITY;
+  for (double x : p.x)
+    if (x > 0 && std::isfinite(x)) xlo = std::min(xlo, std::log10(x)), xhi = std::max(xhi, std::log10(x));
+  if (p.chosen && *p.chosen > 0 && std::isfinite(*p.chosen))  // a learned h can lie off the grid
+    xlo = std::min(xlo, std::log10(*p.chosen)), xhi = std::max(xhi, std::log10(*p.chosen));
+  if (!(xhi >= xlo)) xlo = -1, xhi = 1;
+  double ylo = 1, yhi = std::max(top_ratio, 1.05);
+  pad(xlo, xhi);
+  pad(ylo, yhi);
+  const Scale sx{xlo, xhi, left, width - right}, sy{ylo, yhi, height - bottom, top};
+  header(out, width, height);
+  const double x0 = left, x1 = width - right, y0 = height - bottom, y1 = top;
+  out << "<g stroke=\"#333\" fill=\"none\"><rect x=\"" << num(x0) << "\" y=\"" << num(y1) << "\" width=\""
+      << num(x1 - x0) << "\" height=\"" << num(y0 - y1) << "\"/></g>\n";
+  write_decades(out, sx, xlo, xhi, y0);
   const Ticks ty = nice_ticks(sy.lo, sy.hi);
-  out << "</g>\n<g class=\"y-ticks\" text-anchor=\"end\">\n";
+  out << "<g class=\"y-ticks\" text-anchor=\"end\">\n";
   for (std::size_t i = 0; i < ty.at.size(); ++i)
     out << "<line x1=\"" << num(x0 - 5) << "\" y1=\"" << num(sy(ty.at[i])) << "\" x2=\"" << num(x0) << "\" y2=\""
         << num(sy(ty.at[i])) << "\" stroke=\"#333\"/><text x=\"" << num(x0 - 8) << "\" y=\"" << num(sy(ty.at[i]) + 4)
