@@ -1,5 +1,6 @@
 // The bandwidth a command is to use, planned from its options before any data are read, then
 // chosen on the data (common.h: plan_bandwidth, choose_bandwidth).
+#include "cli/choices.h"
 #include "cli/common.h"
 
 #include <algorithm>
@@ -72,22 +73,15 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     if (o.seed_given) throw UsageError("--seed: only with --score additive (the others start where they are: general at W = I)");
   }
   FitOptions& f = plan.fit;
-  if (o.optimizer == "sgd") f.optimizer = Optimizer::sgd;
-  else if (o.optimizer == "adam") f.optimizer = Optimizer::adam;
-  else if (o.optimizer == "auto") f.optimizer = learned_score ? Optimizer::adam : Optimizer::line_search;
-  else if (o.optimizer != "line-search")
-    throw UsageError("--optimizer: unknown optimizer " + quote(o.optimizer) + " (known: auto, line-search, adam, sgd)");
+  f.optimizer = parse_choice<std::optional<Optimizer>>(o.optimizer, optimizer_choices, "--optimizer", "optimizer")
+                    .value_or(learned_score ? Optimizer::adam : Optimizer::line_search);
   if (f.optimizer == Optimizer::adam && !learned_score)
     throw UsageError("--optimizer adam: for learned scores (--score general or additive); bandwidths learn by auto or sgd, and "
                      "dot and scaled-dot learn nothing");
-  if (o.param == "w") f.parameter = Parameter::w;
-  else if (o.param != "log-h")
-    throw UsageError("--param: unknown parameter " + quote(o.param) + " (known: log-h, w)");
+  f.parameter = parse_choice<Parameter>(o.param, param_choices, "--param", "parameter");
   if (f.parameter == Parameter::w && f.optimizer != Optimizer::sgd)
     throw UsageError("--param w: only with --optimizer sgd (auto always steps in log h)");
-  if (o.loss == "sum") f.loss = Loss::sum;
-  else if (o.loss != "mean")
-    throw UsageError("--loss: unknown loss " + quote(o.loss) + " (known: mean, sum)");
+  f.loss = parse_choice<Loss>(o.loss, loss_choices, "--loss", "loss");
   f.criterion = parse_criterion(o.criterion);
   f.min_neighbours = o.min_neighbours;
   f.epochs = o.epochs;
@@ -123,7 +117,7 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
   }
   if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty() && !learned_score)
     throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
-  if (o.metric == "full") {
+  if (parse_choice<bool>(o.metric, metric_choices, "--metric", "metric")) {
     plan.metric_full = true;
     plan.rank = o.rank;
     if (plan.kind != BandwidthSpec::Kind::learn)
@@ -133,8 +127,6 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     if (kernel != Kernel::gaussian || method != Method::nw)
       throw UsageError("--metric full: only with --kernel gaussian and --method nw");
     if (engine.fixed_leave_out().value_or(0)) throw UsageError("--metric full: only without --leave-out");
-  } else if (o.metric != "diagonal") {
-    throw UsageError("--metric: unknown metric " + quote(o.metric) + " (known: diagonal, full)");
   } else if (o.rank != 0) {
     throw UsageError("--rank: only with --metric full");
   }

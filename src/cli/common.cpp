@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include "cli/choices.h"
+
 #include <glob.h>
 #include <sys/stat.h>
 
@@ -137,9 +139,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   e.out_of_reach = engine_reach(parse_unsupported(out_of_reach));
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   e.categorical = parse_categorical_kernel(categorical_kernel);
-  if (categorical_fit != "weights" && categorical_fit != "line")
-    throw UsageError("--categorical-fit: unknown choice " + quote(categorical_fit) + " (known: weights, line)");
-  e.categorical_in_fit = categorical_fit == "line";
+  e.categorical_in_fit = parse_choice<bool>(categorical_fit, categorical_fit_choices, "--categorical-fit", "choice");
   return e;
 }
 
@@ -207,9 +207,7 @@ std::string apply_like(EngineCliOptions& engine, BandwidthOptions& bandwidth) {
            " kernel, which loess never uses (loess weighs by tricube): --like loess is R's loess(y ~ x, surface = "
            "\"direct\"), --like lowess its lowess(x, y)\n";
   }
-  const bool loess = engine.like == "loess";
-  if (!loess && engine.like != "lowess")
-    throw UsageError("--like: unknown R call " + quote(engine.like) + " (known: loess, lowess)");
+  const bool loess = parse_choice<bool>(engine.like, like_choices, "--like", "R call");
   if (!bandwidth.bandwidth.empty() && bandwidth.bandwidth.rfind("span:", 0) != 0)
     throw UsageError("--like " + engine.like + ": its bandwidth is a span, -b span:F (or span:auto); got -b " +
                      quote(bandwidth.bandwidth));

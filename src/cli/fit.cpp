@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/choices.h"
 #include "cli/batch.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -178,8 +179,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
 bool run_fit(const FitCommand& given) {
   FitCommand cmd = given;
   const EndNote note(apply_like(cmd.engine, cmd.bandwidth));
-  if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
-    throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
+  parse_choice<ReportFormat>(cmd.format, report_format_choices, "--format", "format");
   const BandwidthPlan plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
   check_plan_columns(plan, cmd.engine, cmd.input);

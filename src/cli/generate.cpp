@@ -1,3 +1,4 @@
+#include "cli/choices.h"
 #include "cli/generate.h"
 
 #include <algorithm>
@@ -15,7 +16,8 @@ namespace nwreg::cli {
 namespace {
 
 // The values an option takes, where they are a closed set: from the registries where there is
-// one (kernels, criteria, output formats), else as the option's description names them.
+// one: the core's (kernels, methods, scores, criteria, output formats) and the closed choices
+// of cli/choices.h.
 std::vector<std::string> choices(const CLI::App& sub, const std::string& option) {
   if (option == "kernel") {
     std::vector<std::string> out;
@@ -53,22 +55,7 @@ std::vector<std::string> choices(const CLI::App& sub, const std::string& option)
     for (const FormatDef& f : format_table) out.emplace_back(f.name);
     return out;
   }
-  if (option == "format" && sub.get_name() == "test") return {"text", "json"};
-  static const std::map<std::string, std::vector<std::string>> fixed = {
-      {"format", {"text", "json", "csv"}},
-      {"null", {"constant", "linear"}},
-      {"out-of-reach", {"error", "nearest"}},
-      {"categorical-kernel", {"aitchison-aitken", "li-racine"}},
-      {"categorical-fit", {"weights", "line"}},
-      {"optimizer", {"auto", "line-search", "adam", "sgd"}},
-      {"loss", {"mean", "sum"}},
-      {"param", {"log-h", "w"}},
-      {"metric", {"diagonal", "full"}},
-      {"weights-layout", {"wide", "long"}},
-      {"heatmap-scale", {"linear", "log"}},
-  };
-  const auto it = fixed.find(option);
-  return it == fixed.end() ? std::vector<std::string>{} : it->second;
+  return option_choices(sub.get_name(), option);
 }
 
 // Options whose value is a file name.
@@ -325,11 +312,12 @@ void fish(const CLI::App& app, std::ostream& out) {
 }  // namespace
 
 void generate(const CLI::App& app, const std::string& kind, const std::string& version, std::ostream& out) {
-  if (kind == "man") man(app, version, out);
-  else if (kind == "bash") bash(app, out);
-  else if (kind == "zsh") zsh(app, out);
-  else if (kind == "fish") fish(app, out);
-  else throw UsageError("generate: unknown kind " + quote(kind) + " (known: man, bash, zsh, fish)");
+  switch (parse_choice<Generated>(kind, generated_choices, "generate", "kind")) {
+    case Generated::man: return man(app, version, out);
+    case Generated::bash: return bash(app, out);
+    case Generated::zsh: return zsh(app, out);
+    case Generated::fish: return fish(app, out);
+  }
 }
 
 }  // namespace nwreg::cli

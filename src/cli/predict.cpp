@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/choices.h"
 #include "cli/predict_parts.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -61,7 +62,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
                   "Draw the attention-weight matrix (queries by keys, sorted by x) to this SVG file");
   sub->add_option("--heatmap-scale", cmd.heatmap_scale,
                   "Colours of --heatmap: linear in the weight, or log (six decades below the largest)")
-      ->check(CLI::IsMember({"linear", "log"}))
+      ->check(CLI::IsMember(choice_names<bool>(heatmap_scale_choices)))
       ->capture_default_str();
   sub->add_option("--shard", cmd.shard,
                   "K/N: compute only the K-th of N equal slices of the queries; the N outputs, joined "
@@ -151,7 +152,7 @@ PredictSetup check_predict(const PredictCommand& cmd) {
   s.streaming = cmd.query == "-" && cmd.weights.empty() && cmd.shard.empty() && cmd.plot.empty() && cmd.heatmap.empty();
   if (cmd.simultaneous && s.streaming)
     throw UsageError("--simultaneous: a band over every query needs them all first; not with --query - (give a file)");
-  if (cmd.interval != "auto") parse_interval(cmd.interval);  // (auto is the CLI's: rbc where it exists)
+  parse_choice<std::optional<Interval>>(cmd.interval, interval_choices, "--interval", "interval");
   s.plan = plan_bandwidth(cmd.bandwidth, cmd.engine);
   check_input_options(cmd.input);
   if (cmd.model.empty()) check_plan_columns(s.plan, cmd.engine, cmd.input);
@@ -257,7 +258,8 @@ void write_outputs(const Run& a, const Block& all, OutputFile& out, std::optiona
   if (heatmap_file)
     writes.emplace_back(&*heatmap_file, [&] {
       task = "drawing the heat map";
-      write_heatmap(*heatmap_file, data, a.fitted, a.model, q, m, a.cmd.heatmap_scale == "log");
+      write_heatmap(*heatmap_file, data, a.fitted, a.model, q, m,
+                    parse_choice<bool>(a.cmd.heatmap_scale, heatmap_scale_choices, "--heatmap-scale", "scale"));
     });
   std::stable_partition(writes.begin(), writes.end(), [](const auto& w) { return !w.first->in_place(); });
   for (auto& w : writes) w.second();

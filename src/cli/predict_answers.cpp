@@ -1,5 +1,6 @@
 // The answers of `nwreg predict`: blocks of predictions with their band, the notes on stderr,
 // and queries streamed from stdin.
+#include "cli/choices.h"
 #include "cli/predict_parts.h"
 
 #include <algorithm>
@@ -30,8 +31,9 @@ std::optional<PredictionWriter::Columns::Band> band_record(const PredictCommand&
 void set_band(BandSetup& band, const PredictCommand& cmd, const Dataset& data, const Model& model,
               const EngineOptions& engine, const Fitted& fitted, const double* q, std::size_t m) {
   band.level = cmd.level;
-  const bool asked = cmd.interval != "auto";
-  const Interval interval = asked ? parse_interval(cmd.interval) : Interval::rbc;
+  const std::optional<Interval> given = parse_choice<std::optional<Interval>>(cmd.interval, interval_choices, "--interval", "interval");
+  const bool asked = given.has_value();
+  const Interval interval = given.value_or(Interval::rbc);
   if (interval == Interval::rbc) {
     if (const auto corrected = bias_corrected(model)) {
       band.corrected.emplace(data, *corrected, engine);

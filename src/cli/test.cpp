@@ -2,6 +2,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/choices.h"
 #include "cli/batch.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -105,8 +106,7 @@ bool neighbours_fixed(const FitPlan& plan, const Dataset& data) {
 }
 
 Plan plan_test(const TestCommand& cmd) {
-  if (cmd.format != "text" && cmd.format != "json" && cmd.format != "csv")
-    throw UsageError("--format: unknown format " + quote(cmd.format) + " (known: text, json, csv)");
+  parse_choice<ReportFormat>(cmd.format, report_format_choices, "--format", "format");
   Plan plan{parse_null_model(cmd.null), parse_permutations(cmd.permutations), {}, false};
   if (cmd.bandwidth.robust)
     throw UsageError("--robust: the test needs a smooth linear in y, and robustness weights depend on y");

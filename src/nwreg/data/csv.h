@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "nwreg/base/choice.h"
 #include "nwreg/base/timestamp.h"
 
 namespace io {
@@ -46,6 +47,7 @@ inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
 std::string delimiter_name(char c);
 
 /// --na: "fail" or "skip". Throws UsageError naming --na otherwise.
+inline constexpr Choice<NaPolicy> na_choices[] = {{"fail", NaPolicy::fail}, {"skip", NaPolicy::skip}};
 NaPolicy parse_na(const std::string& text);
 
 struct CsvOptions {

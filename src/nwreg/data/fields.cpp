@@ -18,11 +18,7 @@ bool is_missing(std::string_view field) {
   return false;
 }
 
-NaPolicy parse_na(const std::string& text) {
-  if (text == "fail") return NaPolicy::fail;
-  if (text == "skip") return NaPolicy::skip;
-  throw ParameterError("na", "unknown policy " + quote(text) + " (known: fail, skip)");
-}
+NaPolicy parse_na(const std::string& text) { return parse_choice<NaPolicy>(text, na_choices, "na", "policy"); }
 
 char parse_delimiter(const std::string& text) {
   if (text.empty()) return 0;

@@ -218,11 +218,7 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
 }
 
 Unsupported parse_unsupported(const std::string& name) {
-  if (name == "auto") return Unsupported::flag;
-  if (name == "extrapolate" || name == "nearest") return Unsupported::extrapolate;
-  if (name == "empty") return Unsupported::empty;
-  if (name == "error") return Unsupported::error;
-  throw ParameterError("out_of_reach", "unknown policy " + quote(name) + " (known: auto, extrapolate, empty, error)");
+  return parse_choice<Unsupported>(name, unsupported_choices, "out_of_reach", "policy");
 }
 
 OutOfReach engine_reach(Unsupported policy) {
@@ -263,11 +259,7 @@ PastRange TrainingRange::past(const double* q, std::size_t m) const {
   return p;
 }
 
-Interval parse_interval(const std::string& name) {
-  if (name == "plain") return Interval::plain;
-  if (name == "rbc") return Interval::rbc;
-  throw UsageError("--interval: unknown interval " + quote(name) + " (known: auto, rbc, plain)");
-}
+
 
 std::string to_string(Interval interval) { return interval == Interval::rbc ? "rbc" : "plain"; }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nwreg/base/choice.h"
 #include "nwreg/base/distributions.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/data/dataset.h"
@@ -53,7 +54,6 @@ inline constexpr double rbc_ratio = 2.5;
 /// its kernel weights give fewer (nu = 1 / sum w_i^2 < min_band_df), it is topped up with the
 /// mean squared leave-one-out residual of every row, and t takes min_band_df degrees of freedom.
 inline constexpr double min_band_df = 4;
-Interval parse_interval(const std::string& name);  //!< "plain", "rbc"; UsageError naming --interval
 std::string to_string(Interval interval);
 
 /// The model whose estimate a robust bias-corrected band is centred on: the same bandwidth
@@ -85,6 +85,11 @@ enum class Unsupported {
   error         //!< DataError naming the first such query
 };
 /// "auto", "extrapolate" (or "nearest"), "empty", "error"; ParameterError naming out_of_reach.
+inline constexpr Choice<Unsupported> unsupported_choices[] = {{"auto", Unsupported::flag},
+                                                             {"extrapolate", Unsupported::extrapolate},
+                                                             {"nearest", Unsupported::extrapolate, false},
+                                                             {"empty", Unsupported::empty},
+                                                             {"error", Unsupported::error}};
 Unsupported parse_unsupported(const std::string& name);
 /// What the engine does with a query no key reaches, under this policy.
 OutOfReach engine_reach(Unsupported policy);

@@ -104,9 +104,7 @@ Format format_for_path(const std::string& path, Format fallback) {
 }
 
 WeightsLayout parse_layout(const std::string& text) {
-  if (text == "wide") return WeightsLayout::wide;
-  if (text == "long") return WeightsLayout::long_;
-  throw ParameterError("weights_layout", "unknown layout " + quote(text) + " (known: wide, long)");
+  return parse_choice<WeightsLayout>(text, layout_choices, "weights_layout", "layout");
 }
 
 std::string csv_field(const std::string& text, char sep) {

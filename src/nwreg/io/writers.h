@@ -11,6 +11,7 @@
 #include <optional>
 
 
+#include "nwreg/base/choice.h"
 #include "nwreg/base/json_writer.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/base/timestamp.h"
@@ -66,6 +67,7 @@ bool has_extension(std::string_view path, std::string_view ext);
 Format format_for_path(const std::string& path, Format fallback);
 /// The field separator of csv (',') and tsv ('\t').
 char separator(Format format);
+inline constexpr Choice<WeightsLayout> layout_choices[] = {{"wide", WeightsLayout::wide}, {"long", WeightsLayout::long_}};
 WeightsLayout parse_layout(const std::string& text);
 
 /// One CSV field, quoted when it holds the separator, a quote, a line break or outer blanks.

@@ -13,9 +13,7 @@ std::string to_string(CategoricalKernel kernel) {
 }
 
 CategoricalKernel parse_categorical_kernel(const std::string& name) {
-  if (name == "aitchison-aitken") return CategoricalKernel::aitchison_aitken;
-  if (name == "li-racine") return CategoricalKernel::li_racine;
-  throw ParameterError("categorical_kernel", "unknown kernel " + quote(name) + " (known: aitchison-aitken, li-racine)");
+  return parse_choice<CategoricalKernel>(name, categorical_kernel_choices, "categorical_kernel", "kernel");
 }
 
 double lambda_max(CategoricalKernel kernel, ColumnKind kind, std::size_t levels) {

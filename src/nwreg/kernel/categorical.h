@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <string>
 
+#include "nwreg/base/choice.h"
 #include "nwreg/base/timestamp.h"
 #include "nwreg/kernel/kernel_nd.h"
 
@@ -28,8 +29,10 @@ enum class CategoricalKernel {
   aitchison_aitken,  //!< Aitchison-Aitken for unordered columns, Wang-van Ryzin for ordered (statsmodels, np)
   li_racine,         //!< Li-Racine for both
 };
+inline constexpr Choice<CategoricalKernel> categorical_kernel_choices[] = {
+    {"aitchison-aitken", CategoricalKernel::aitchison_aitken}, {"li-racine", CategoricalKernel::li_racine}};
 std::string to_string(CategoricalKernel kernel);
-/// Throws UsageError naming --categorical-kernel for an unknown name.
+/// Throws ParameterError (categorical_kernel) for an unknown name.
 CategoricalKernel parse_categorical_kernel(const std::string& name);
 
 /// The largest lambda a column's kernel takes (see above); a column of one level takes any

@@ -18,9 +18,7 @@
 namespace nwreg {
 
 NullModel parse_null_model(const std::string& name) {
-  if (name == "constant") return NullModel::constant;
-  if (name == "linear") return NullModel::linear;
-  throw ParameterError("null", "unknown null model " + quote(name) + " (known: constant, linear)");
+  return parse_choice<NullModel>(name, null_choices, "null", "null model");
 }
 
 std::string to_string(NullModel null) { return null == NullModel::constant ? "constant" : "linear"; }

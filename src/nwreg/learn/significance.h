@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "nwreg/base/choice.h"
 #include "nwreg/data/dataset.h"
 #include "nwreg/engine/options.h"
 #include "nwreg/learn/fit.h"
@@ -44,7 +45,8 @@
 namespace nwreg {
 
 enum class NullModel { constant, linear };
-NullModel parse_null_model(const std::string& name);  //!< "constant", "linear"; UsageError naming --null
+inline constexpr Choice<NullModel> null_choices[] = {{"constant", NullModel::constant}, {"linear", NullModel::linear}};
+NullModel parse_null_model(const std::string& name);  //!< ParameterError (null) for another name
 std::string to_string(NullModel null);
 
 /// The most rows (with a positive sample weight) the chi-square calibration takes: it forms
