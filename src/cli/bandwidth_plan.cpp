@@ -48,6 +48,40 @@ void check_score_options(BandwidthPlan& plan, const BandwidthOptions& o, const E
   plan.seed = o.seed;
 }
 
+// Where the descent starts: --init H (or a rule) or --init-w W.
+void plan_start(BandwidthPlan& plan, const BandwidthOptions& o) {
+  if (o.init_w != 0) {
+    if (!o.init.empty()) throw UsageError("--init-w: give --init or --init-w, not both");
+    if (!std::isfinite(o.init_w) || !std::isfinite(1 / o.init_w))
+      throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
+    plan.fit.init = std::vector<double>{1 / std::abs(o.init_w)};
+  } else if (!o.init.empty()) {
+    const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init", false);
+    if (init.kind == BandwidthSpec::Kind::learn)
+      throw UsageError("--init: expected a bandwidth > 0, silverman, scott or plugin, got " + quote(o.init));
+    if (init.kind == BandwidthSpec::Kind::fixed) plan.fit.init = init.values, plan.init_timed = init.timed;
+    else plan.init_rule = o.init;
+  }
+}
+
+// --metric full: a map learned after the bandwidths, and what it needs.
+void plan_metric(BandwidthPlan& plan, const BandwidthOptions& o, const EngineCliOptions& engine, Kernel kernel,
+                 Method method) {
+  if (parse_choice<bool>(o.metric, metric_choices, "--metric", "metric")) {
+    plan.metric_full = true;
+    plan.rank = o.rank;
+    if (plan.kind != BandwidthSpec::Kind::learn)
+      throw UsageError("--metric full: the map is learned; drop --bandwidth (--init H sets where the descent starts)");
+    if (plan.fit.optimizer == Optimizer::sgd || plan.fit.loss == Loss::sum || uses_in_sample(plan.fit.criterion))
+      throw UsageError("--metric full: only with --optimizer auto, --loss mean and --criterion loo");
+    if (kernel != Kernel::gaussian || method != Method::nw)
+      throw UsageError("--metric full: only with --kernel gaussian and --method nw");
+    if (engine.fixed_leave_out().value_or(0)) throw UsageError("--metric full: only without --leave-out");
+  } else if (o.rank != 0) {
+    throw UsageError("--rank: only with --metric full");
+  }
+}
+
 }  // namespace
 
 BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& engine) {
@@ -103,33 +137,10 @@ BandwidthPlan plan_bandwidth(const BandwidthOptions& o, const EngineCliOptions& 
     throw UsageError("--criterion " + to_string(f.criterion) +
                      ": only with --optimizer auto and --loss mean (the d2l run minimises the LOO error)");
   check_fit_options(f);
-  if (o.init_w != 0) {
-    if (!o.init.empty()) throw UsageError("--init-w: give --init or --init-w, not both");
-    if (!std::isfinite(o.init_w) || !std::isfinite(1 / o.init_w))
-      throw UsageError("--init-w: must be a finite nonzero number, got " + format_double(o.init_w));
-    f.init = std::vector<double>{1 / std::abs(o.init_w)};
-  } else if (!o.init.empty()) {
-    const BandwidthSpec init = parse_bandwidth_spec(o.init, "--init", false);
-    if (init.kind == BandwidthSpec::Kind::learn)
-      throw UsageError("--init: expected a bandwidth > 0, silverman, scott or plugin, got " + quote(o.init));
-    if (init.kind == BandwidthSpec::Kind::fixed) f.init = init.values, plan.init_timed = init.timed;
-    else plan.init_rule = o.init;
-  }
+  plan_start(plan, o);
   if (f.optimizer == Optimizer::sgd && !f.init && plan.init_rule.empty() && !learned_score)
     throw UsageError("--optimizer sgd: needs a start point, --init H or --init-w W");
-  if (parse_choice<bool>(o.metric, metric_choices, "--metric", "metric")) {
-    plan.metric_full = true;
-    plan.rank = o.rank;
-    if (plan.kind != BandwidthSpec::Kind::learn)
-      throw UsageError("--metric full: the map is learned; drop --bandwidth (--init H sets where the descent starts)");
-    if (f.optimizer == Optimizer::sgd || f.loss == Loss::sum || uses_in_sample(f.criterion))
-      throw UsageError("--metric full: only with --optimizer auto, --loss mean and --criterion loo");
-    if (kernel != Kernel::gaussian || method != Method::nw)
-      throw UsageError("--metric full: only with --kernel gaussian and --method nw");
-    if (engine.fixed_leave_out().value_or(0)) throw UsageError("--metric full: only without --leave-out");
-  } else if (o.rank != 0) {
-    throw UsageError("--rank: only with --metric full");
-  }
+  plan_metric(plan, o, engine, kernel, method);
   // A learned h, or a K (F) chosen by the LOO error: a series gets block CV.
   const bool chosen = plan.kind == BandwidthSpec::Kind::learn ||
                       (plan.kind == BandwidthSpec::Kind::knn && !plan.neighbour_policy.given());

@@ -11,6 +11,41 @@
 
 namespace nwreg {
 
+namespace {
+
+// Whether the rows, in x order, are evenly spaced: every gap a whole number of steps (within
+// 1% of a step, the median gap); a few missing points (at most 5% of the gaps longer than one
+// step) leave a series a series.
+bool evenly_spaced(const Dataset& data, const std::vector<std::size_t>& order) {
+  const std::size_t n = order.size();
+  std::vector<double> gaps(n - 1);
+  for (std::size_t i = 1; i < n; ++i) gaps[i - 1] = data.x[order[i]] - data.x[order[i - 1]];
+  std::vector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  std::size_t skips = 0;
+  return median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
+    const double steps = std::round(g / median);
+    skips += steps > 1;
+    return steps >= 1 && std::abs(g - steps * median) <= 0.01 * median;
+  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps.size());
+}
+
+// The lag-1 autocorrelation of the differences d (per run, about their mean over all `count`).
+double lag_one(const std::vector<std::vector<double>>& d, double mean, std::size_t count) {
+  double lag = 0, var = 0;
+  std::size_t lags = 0;
+  for (const auto& dr : d)
+    for (std::size_t i = 0; i < dr.size(); ++i) {
+      var += (dr[i] - mean) * (dr[i] - mean);
+      if (i) lag += (dr[i] - mean) * (dr[i - 1] - mean), ++lags;
+    }
+  // Lag products and squares averaged over their own counts (equal but for one in a single run).
+  return var > 0 ? (lag / static_cast<double>(lags)) / (var / static_cast<double>(count)) : 0;
+}
+
+}  // namespace
+
 SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
   SeriesCheck out;
   if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
@@ -18,19 +53,7 @@ SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
   std::vector<std::size_t> order(n);  // rows in x order
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return data.x[a] < data.x[b]; });
-  std::vector<double> gaps(n - 1);
-  for (std::size_t i = 1; i < n; ++i) gaps[i - 1] = data.x[order[i]] - data.x[order[i - 1]];
-  std::vector<double> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const double median = sorted[sorted.size() / 2];
-  // Every gap a whole number of steps (within 1% of a step): a few missing points (at most 5% of
-  // the gaps longer than one step) leave a series a series.
-  std::size_t skips = 0;
-  out.evenly_spaced = median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
-    const double steps = std::round(g / median);
-    skips += steps > 1;
-    return steps >= 1 && std::abs(g - steps * median) <= 0.01 * median;
-  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps.size());
+  out.evenly_spaced = evenly_spaced(data, order);
   if (!out.evenly_spaced) return out;
   double h = 0;
   try {
@@ -71,16 +94,7 @@ SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
         dr.push_back((data.y[order[i]] - f[at]) - (data.y[order[i - 1]] - f[at - 1]));
     for (double v : dr) mean += v, ++count;
   }
-  mean /= static_cast<double>(count);
-  double lag = 0, var = 0;
-  std::size_t lags = 0;
-  for (const auto& dr : d)
-    for (std::size_t i = 0; i < dr.size(); ++i) {
-      var += (dr[i] - mean) * (dr[i] - mean);
-      if (i) lag += (dr[i] - mean) * (dr[i - 1] - mean), ++lags;
-    }
-  // Lag products and squares averaged over their own counts (equal but for one in a single run).
-  const double c = var > 0 ? (lag / static_cast<double>(lags)) / (var / static_cast<double>(count)) : 0;
+  const double c = lag_one(d, mean / static_cast<double>(count), count);
   // Correlated errors alone give c in [-1, 0]. Well above 0 the differences move together: the
   // residuals carry structure the pilot fit missed (a cycle, a season), not noise, and leaving
   // blocks out would flatten it.
