@@ -78,6 +78,43 @@ std::vector<double> calendar_grid(double start, double stop, std::int64_t months
   return out;
 }
 
+// The points start, start + step, ... towards stop (count_f of them), from the three parts as
+// written: exact decimal arithmetic where all three are short decimals (scaled to integers).
+std::vector<double> grid_points(const std::vector<std::string_view>& parts, bool instants, double start, double stop,
+                                double step, double count_f) {
+  int places = 0;
+  bool exact = true;
+  for (auto p : parts) {
+    auto dp = instants ? std::optional<int>(0) : decimals(p);  // instants: exact in whole seconds
+    if (!dp || *dp > 15) exact = false;
+    else places = std::max(places, *dp);
+  }
+  const double scale = std::pow(10.0, places);
+  std::optional<double> a, b, s;
+  if (exact) {
+    a = as_integer(start, scale);
+    b = as_integer(stop, scale);
+    s = as_integer(step, scale);
+    exact = a && b && s;
+  }
+  std::vector<double> out;
+  if (exact) {
+    // count = ceil((b - a) / s) in integers: exact, unlike the floating-point division.
+    const auto ia = static_cast<std::int64_t>(*a), ib = static_cast<std::int64_t>(*b),
+               is = static_cast<std::int64_t>(*s);
+    const std::int64_t span = ib - ia;
+    const std::int64_t count = span / is + ((span % is) != 0 ? 1 : 0);
+    out.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i)
+      out.push_back(static_cast<double>(ia + i * is) / scale);
+  } else {
+    const auto count = static_cast<std::size_t>(count_f);
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) out.push_back(start + static_cast<double>(i) * step);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> parse_grid(const std::string& text, std::size_t max_points, bool* time) {
@@ -135,38 +172,7 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points, 
   if (!(count_f <= static_cast<double>(max_points)))
     throw ParameterError("grid", "" + text + " has more than " + std::to_string(max_points) + " points");
 
-  // Exact decimal arithmetic when all three are short decimals: scale to integers.
-  int places = 0;
-  bool exact = true;
-  for (auto p : parts) {
-    auto dp = instants ? std::optional<int>(0) : decimals(p);  // instants: exact in whole seconds
-    if (!dp || *dp > 15) exact = false;
-    else places = std::max(places, *dp);
-  }
-  const double scale = std::pow(10.0, places);
-  std::optional<double> a, b, s;
-  if (exact) {
-    a = as_integer(start, scale);
-    b = as_integer(stop, scale);
-    s = as_integer(step, scale);
-    exact = a && b && s;
-  }
-  std::vector<double> out;
-  if (exact) {
-    // count = ceil((b - a) / s) in integers: exact, unlike the floating-point division.
-    const auto ia = static_cast<std::int64_t>(*a), ib = static_cast<std::int64_t>(*b),
-               is = static_cast<std::int64_t>(*s);
-    const std::int64_t span = ib - ia;
-    const std::int64_t count = span / is + ((span % is) != 0 ? 1 : 0);
-    out.reserve(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i)
-      out.push_back(static_cast<double>(ia + i * is) / scale);
-  } else {
-    const auto count = static_cast<std::size_t>(count_f);
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) out.push_back(start + static_cast<double>(i) * step);
-  }
-  return out;
+  return grid_points(parts, instants, start, stop, step, count_f);
 }
 
 Shard parse_shard(const std::string& text) {

@@ -195,10 +195,9 @@ std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOpti
   return bandwidth(std::exp(0.5 * (lo + hi)));
 }
 
-void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
-  std::size_t continuous = 0;
-  for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
-  const NeighbourBandwidth given = plan.neighbour_policy;
+// A nearest-neighbour policy's checks against the data (`continuous` x columns): K within the
+// rows a left-out row has (n - 1 - 2 leave_out), a span holding a key.
+void check_neighbours(const Dataset& data, const NeighbourBandwidth& given, std::size_t leave_out, std::size_t continuous) {
   const bool span = given.kind == Neighbours::span;
   const std::string what = to_string(given.kind);
   if (continuous == 0)
@@ -210,8 +209,8 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
                     " is categorical: give knn:K instead");
   if (data.n < 3) throw DataError(what + " bandwidths need at least 3 training rows, got " + std::to_string(data.n));
   // A left-out row has n - 1 others, or n - 1 - 2L with --leave-out L (the engine's rule).
-  const std::size_t out = 2 * engine.leave_out, most = data.n - 1 - std::min(out, data.n - 1);
-  check_leave_out(data.n, engine.leave_out);
+  const std::size_t out = 2 * leave_out, most = data.n - 1 - std::min(out, data.n - 1);
+  check_leave_out(data.n, leave_out);
   if (!span && given.K > most)
     throw ParameterError("bandwidth", to_string(given) + " needs K between 1 and the training rows less one (" +
                                           std::to_string(most) + (out ? ", less the " + std::to_string(out) +
@@ -219,6 +218,16 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   if (span && given.F > 0 && static_cast<double>(data.n) * given.F < 1)
     throw ParameterError("bandwidth", to_string(given) + " holds no key of " + std::to_string(data.n) +
                                           " training rows: F must be at least 1/n (" + format_double(1.0 / static_cast<double>(data.n)) + ")");
+}
+
+void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOptions& engine, const FitEvents& events) {
+  std::size_t continuous = 0;
+  for (std::size_t k = 0; k < data.d; ++k) continuous += !is_categorical(data.kind(k));
+  const NeighbourBandwidth given = plan.neighbour_policy;
+  const bool span = given.kind == Neighbours::span;
+  const std::string what = to_string(given.kind);
+  const std::size_t out = 2 * engine.leave_out;
+  check_neighbours(data, given, engine.leave_out, continuous);
   if (!plan.fixed.empty()) {  // the scales given
     m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
     check_bandwidth(m.bandwidth, data.d, "--bandwidth");
