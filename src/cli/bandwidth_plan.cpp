@@ -257,6 +257,7 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
           << "\n";
     };
   Model m = fit_model(data, fit, engine, events);
+  for (std::string& w : m.warnings) w = in_cli_words(w);
   for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';
   return m;
 }

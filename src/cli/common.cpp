@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include "cli/choices.h"
+#include "cli/wording.h"
 
 #include <glob.h>
 #include <sys/stat.h>
@@ -45,30 +46,9 @@ bool is_batch(const std::vector<std::string>& args, const std::vector<std::strin
   return files.size() > 1 || (args.size() == 1 && is_glob(args[0]) && files.size() == 1 && files[0] != args[0]);
 }
 
-std::string option_name(const std::string& parameter) {
-  // The core's words for what it was given, and the options that give them.
-  static const std::pair<const char*, const char*> names[] = {
-      {"kernel", "--kernel"},       {"method", "--method"},
-      {"out_of_reach", "--out-of-reach"}, {"tolerance", "--tolerance"},
-      {"leave_out", "--leave-out"}, {"criterion", "--criterion"},
-      {"min_neighbours", "--min-neighbours"}, {"epochs", "--epochs"}, {"robust", "--robust"},
-      {"lr", "--lr"},               {"tol", "--tol"},
-      {"na", "--na"},               {"delimiter", "--delimiter"},
-      {"decimal", "--decimal"},     {"sample_weight", "--sample-weight"},  {"date_format", "--date-format"},
-      {"level", "--level"},         {"grid", "--grid"},
-      {"shard", "--shard"},         {"rank", "--rank"},
-      {"weights_layout", "--weights-layout"}, {"bandwidth", "--bandwidth"},
-      {"levels", "--levels"},       {"categorical_kernel", "--categorical-kernel"},
-      {"categorical", "--categorical"}, {"derivative", "--derivative"}, {"degree", "--degree"},
-      {"score", "--score"},     {"null", "--null"}};
-  for (const auto& [p, option] : names)
-    if (parameter == p) return option;
-  return parameter;  // one the table lacks: its own name rather than a wrong option
-}
-
 std::string error_message(const Error& e) {
-  if (const auto* p = dynamic_cast<const ParameterError*>(&e)) return option_name(p->parameter()) + ": " + e.what();
-  return e.what();
+  if (const auto* p = dynamic_cast<const ParameterError*>(&e)) return option_name(p->parameter()) + ": " + in_cli_words(e.what());
+  return in_cli_words(e.what());
 }
 
 void report_threads(const ThreadPool& pool, std::ostream& log) {
@@ -146,7 +126,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
 void add_method_options(CLI::App& app, EngineCliOptions& o) {
   app.option_defaults()->group("Method");
   app.add_option("--score", o.score,
-                 "Attention score of a query q and a key k: " + score_help() +
+                 "Attention score of a query q and a key k: " + in_cli_words(score_help()) +
                      ". The others than gaussian act on x as given, by nw; see docs/scores.md")
       ->capture_default_str();
   app.add_option("--hidden", o.hidden, "--score additive: the number H of tanh units")
@@ -158,7 +138,7 @@ void add_method_options(CLI::App& app, EngineCliOptions& o) {
                  kernel_help() + "; u = (q - x)/h. The compact ones are 0 for |u| >= 1 (uniform: > 1): h is their radius")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.kernel_given = true; });
-  app.add_option("--method", o.method, method_help())
+  app.add_option("--method", o.method, in_cli_words(method_help()))
       ->capture_default_str()
       ->each([&o](const std::string&) { o.method_given = true; });
   app.add_option("--degree", o.degree, "Degree of --method local-polynomial, 0 to 3 (1 is local-linear, 0 nw)")

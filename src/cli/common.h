@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "cli/wording.h"
 #include "nwreg/engine/options.h"
 #include "nwreg/engine/results.h"
 #include "nwreg/learn/bandwidth.h"
@@ -100,9 +101,8 @@ std::vector<std::string> expand(const std::vector<std::string>& args);
 /// expanded to another name.
 bool is_batch(const std::vector<std::string>& args, const std::vector<std::string>& files);
 
-/// The option that sets a core parameter (ParameterError::parameter): "tolerance" -> "--tolerance".
-std::string option_name(const std::string& parameter);
-/// An error's message for the user: a ParameterError's prefixed with its option's name.
+/// An error's message for the user, in the command line's words (wording.h): a ParameterError's
+/// prefixed with its option's name.
 std::string error_message(const Error& e);
 
 /// Says once on `log` when the pool could not start every thread asked for.

@@ -273,7 +273,7 @@ int main(int argc, char** argv) {
   } catch (const nwreg::UsageError& e) {
     return fail(exit_usage, nwreg::cli::error_message(e));
   } catch (const nwreg::Error& e) {
-    return fail(exit_data, e.what());
+    return fail(exit_data, nwreg::cli::error_message(e));
   } catch (const std::bad_alloc&) {
     return fail(exit_data, "out of memory");
   } catch (const std::exception& e) {

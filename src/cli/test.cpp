@@ -154,7 +154,7 @@ Outcome test_file(const TestCommand& cmd, const std::string& file, const Plan& p
     o.model = choose_bandwidth(o.data, plan.bandwidth, engine, false, log, &*progress);
   } catch (const DataError& e) {
     const std::string what = e.what();
-    if (!plan.default_df || what.rfind("--bandwidth df:", 0) != 0) throw;
+    if (!plan.default_df || what.rfind("`bandwidth` df:", 0) != 0) throw;
     throw DataError(what + " (test's default bandwidth; give -b H, or -b df:K with a K in that range)");
   }
   // A bandwidth that depends on x alone (given, a rule of thumb on x, df:K, a nearest-neighbour
@@ -171,6 +171,7 @@ Outcome test_file(const TestCommand& cmd, const std::string& file, const Plan& p
   o.result = test_null_model(o.data, o.model, options, engine);
   progress.reset();
   std::vector<std::string>& warnings = o.result.warnings;
+  for (std::string& w : warnings) w = in_cli_words(w);
   if (o.depends_on_y && !options.permutations)
     warnings.insert(warnings.begin(), "the bandwidth (" + source +
                                           ") depends on y: the chi-square p-value treats it as fixed in advance and "

@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "cli/wording.h"
 #include "cli_helpers.h"
 #include "nwreg/base/numbers.h"
 
@@ -88,6 +89,17 @@ std::string plugin_rows(int n, X x, Y y) {
 }
 
 }  // namespace
+
+TEST_CASE("errors: the core's `setting` in the command line's words") {
+  using nwreg::cli::in_cli_words;
+  CHECK(in_cli_words("give `bandwidth` H or `out_of_reach` nearest") == "give --bandwidth H or --out-of-reach nearest");
+  CHECK(in_cli_words("`min_neighbours`: at least 1") == "--min-neighbours: at least 1");
+  // Quoted input stays as it was, escaped quotes included; a name no option sets stays too.
+  CHECK(in_cli_words("cannot parse \"`grid` \\\" `grid`\" (`grid`)") == "cannot parse \"`grid` \\\" `grid`\" (--grid)");
+  CHECK(in_cli_words("`neighbour_policy` and a lone ` stay") == "`neighbour_policy` and a lone ` stay");
+  CHECK(nwreg::cli::option_name("loo_rows") == "--loo-rows");
+  CHECK(nwreg::cli::option_name("neighbour_policy") == "neighbour_policy");
+}
 
 TEST_CASE("errors: the catalogue, one input each") {
   Scratch s;
@@ -811,6 +823,7 @@ TEST_CASE("errors: the catalogue, one input each") {
     const Result r = run_nwreg(e.args, e.input);
     CHECK(r.exit_code == e.code);
     CHECK(r.err == "nwreg: error: " + e.error + "\n");
+    CHECK(r.err.find('`') == std::string::npos);  // every `setting` of the core's written as its option
     CHECK(r.out.empty() != e.batch);
   }
 
@@ -834,6 +847,7 @@ TEST_CASE("errors: the catalogue, one input each") {
         lit = std::regex_replace(lit, std::regex(R"(\\")"), "\"");
         if (lit.size() > longest.size()) longest = lit;
       }
+      longest = nwreg::cli::in_cli_words(longest);  // the core's `setting` as the option that sets it
       if (longest.size() < 5) continue;
       ++sites;
       CAPTURE(entry.path().string());

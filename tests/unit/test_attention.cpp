@@ -167,12 +167,12 @@ TEST_CASE("LOO needs two rows, and bad bandwidths are refused") {
   CHECK_THROWS_WITH_AS(Attention(make_dataset({1}, {2}), {1.0}).loo(false),
                        "leave-one-out needs at least 2 training rows, got 1", DataError);
   const Dataset d = make_dataset({0, 1}, {1, 2});
-  CHECK_THROWS_WITH_AS(Attention(d, {0.0}), "--bandwidth: must be > 0, got 0", UsageError);
-  CHECK_THROWS_WITH_AS(Attention(d, {-1.0}), "--bandwidth: must be > 0, got -1", UsageError);
+  CHECK_THROWS_WITH_AS(Attention(d, {0.0}), "`bandwidth`: must be > 0, got 0", UsageError);
+  CHECK_THROWS_WITH_AS(Attention(d, {-1.0}), "`bandwidth`: must be > 0, got -1", UsageError);
   CHECK_THROWS_AS(Attention(d, {INFINITY}), UsageError);
   CHECK_THROWS_AS(Attention(d, {1e-320}), UsageError);  // 1/h overflows
   CHECK_THROWS_WITH_AS(Attention(d, {1.0, 2.0}),
-                       "--bandwidth: needs 1 value (one per x column), got 2", UsageError);
+                       "`bandwidth`: needs 1 value (one per x column), got 2", UsageError);
 }
 
 TEST_CASE("kernel names") {

@@ -30,10 +30,10 @@ TEST_CASE("Scott's rule by hand: 1.06 sd n^(-1/5)") {
 TEST_CASE("rules and learning refuse a constant x column") {
   const Dataset d = make_dataset({2, 2, 2}, {1, 2, 3});
   CHECK_THROWS_WITH_AS(silverman_bandwidth(d),
-                       "all values of x column \"x\" are equal: Silverman's rule cannot work; give --bandwidth H",
+                       "all values of x column \"x\" are equal: Silverman's rule cannot work; give `bandwidth` H",
                        DataError);
   CHECK_THROWS_WITH_AS(fit_bandwidth(d, {}),
-                       "all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth H",
+                       "all values of x column \"x\" are equal: learning the bandwidth cannot work; give `bandwidth` H",
                        DataError);
   CHECK_THROWS_WITH_AS(fit_bandwidth(make_dataset({1}, {1}), {}),
                        "learning the bandwidth needs at least 2 training rows, got 1", DataError);
@@ -139,7 +139,7 @@ TEST_CASE("option checks") {
   CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "must be >= 0, got -1", UsageError);
   o = {};
   o.init = std::vector<double>{-2};
-  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "--init: must be > 0, got -2", UsageError);
+  CHECK_THROWS_WITH_AS(fit_bandwidth(d, o), "`init`: must be > 0, got -2", UsageError);
 }
 
 TEST_CASE("learning on a sample of LOO rows stays within 0.1% of a full-data descent") {
@@ -181,12 +181,12 @@ TEST_CASE("bandwidth specs: words, one value, a list") {
   CHECK(one.kind == K::fixed);
   CHECK(one.values == std::vector<double>{0.25});
   CHECK(parse_bandwidth_spec("1, 2.5,3", "-b").values == std::vector<double>{1, 2.5, 3});
-  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("0", "--bandwidth"), "--bandwidth: must be > 0, got 0", UsageError);
-  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("1,", "--bandwidth"),
-                       "--bandwidth: empty field where a number is required", UsageError);
-  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("fast", "--init", false),
-                       "--init: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"fast\"", UsageError);
-  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("inf", "--bandwidth"), "--bandwidth: \"inf\" is not a finite number",
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("0", "`bandwidth`"), "`bandwidth`: must be > 0, got 0", UsageError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("1,", "`bandwidth`"),
+                       "`bandwidth`: empty field where a number is required", UsageError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("fast", "`init`", false),
+                       "`init`: expected a number > 0 (or a time span: 90s, 15min, 6h, 3d, 2w), auto, silverman, scott or plugin, got \"fast\"", UsageError);
+  CHECK_THROWS_WITH_AS(parse_bandwidth_spec("inf", "`bandwidth`"), "`bandwidth`: \"inf\" is not a finite number",
                        UsageError);
 }
 

@@ -96,7 +96,7 @@ TEST_CASE("categorical columns: labels become levels in order, ordered numbers k
   CHECK_THROWS_WITH_AS(from_csv("g,n,size,y\nb,4,large,1\na,8,medium,2\n", c),
                        "column \"size\" holds \"medium\", which is not among the levels listed", ParameterError);
   c.levels = {{"y", {"a"}}};
-  CHECK_THROWS_WITH_AS(from_csv("g,n,size,y\nb,4,large,1\n", c), "--levels: column \"y\" is not an x column (-x)",
+  CHECK_THROWS_WITH_AS(from_csv("g,n,size,y\nb,4,large,1\n", c), "`levels`: column \"y\" is not an x column (-x)",
                        UsageError);
 }
 

@@ -269,7 +269,7 @@ TEST_CASE("a cycle the pilot fit misses is structure, not correlated errors: lea
   CHECK(ar.autocorrelation < 1);
 }
 
-TEST_CASE("leave-block-out and --min-neighbours keep an AR(1) series from being interpolated") {
+TEST_CASE("leave-block-out and `min_neighbours` keep an AR(1) series from being interpolated") {
   const Dataset d = ar1_series(400);
   auto neighbours = [&](const FitResult& r, std::size_t k) {
     EngineOptions e = engine(Kernel::gaussian, Method::nw);
@@ -282,17 +282,17 @@ TEST_CASE("leave-block-out and --min-neighbours keep an AR(1) series from being 
   const auto warned = fit_warnings(d, loo, neighbours(loo, 0), plain);
   REQUIRE(warned.size() == 1);
   CHECK(warned[0].rfind("the fit nearly interpolates (", 0) == 0);
-  CHECK(warned[0].find("Try --criterion aicc, --bandwidth plugin, --leave-out K for a series with correlated errors, or "
-                       "--min-neighbours 5") != std::string::npos);
+  CHECK(warned[0].find("Try `criterion` aicc, `bandwidth` plugin, `leave_out` K for a series with correlated errors, or "
+                       "`min_neighbours` 5") != std::string::npos);
   // What was given is never suggested again.
   FitOptions given = plain;
   given.criterion = Criterion::aicc;
   given.min_neighbours = 5;
   const auto again = fit_warnings(d, loo, neighbours(loo, 0), given);
   REQUIRE(again.size() == 1);
-  CHECK(again[0].find("Try --bandwidth plugin or --leave-out K for a series with correlated errors") != std::string::npos);
-  CHECK(again[0].find("--criterion aicc") == std::string::npos);
-  CHECK(again[0].find("--min-neighbours") == std::string::npos);
+  CHECK(again[0].find("Try `bandwidth` plugin or `leave_out` K for a series with correlated errors") != std::string::npos);
+  CHECK(again[0].find("`criterion` aicc") == std::string::npos);
+  CHECK(again[0].find("`min_neighbours`") == std::string::npos);
   FitOptions block;
   block.engine.leave_out = 10;
   const FitResult lbo = fit_bandwidth(d, block);
@@ -323,7 +323,7 @@ TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the wides
   CHECK(c.stop_reason == "epoch cap");
   const auto cw = fit_warnings(mc, c, std::nullopt, capped);
   REQUIRE(cw.size() == 1);
-  CHECK(cw[0] == "learning stopped at the epoch cap (1 epoch) before it converged; raise --epochs");
+  CHECK(cw[0] == "learning stopped at the epoch cap (1 epoch) before it converged; raise `epochs`");
   // An interpolating fit: the advice depends on whether a block was already left out.
   FitResult tiny;
   tiny.bandwidth = {0.5};
@@ -331,15 +331,15 @@ TEST_CASE("fit warnings: the epoch cap and a criterion falling towards the wides
   auto iw = fit_warnings(d, tiny, 2.0, plain);
   REQUIRE(iw.size() == 1);
   CHECK(iw[0] == "the fit nearly interpolates (2 effective neighbours; h = 0.5 is below the typical spacing of \"x\", "
-                 "1): the curve steps from point to point. Try --criterion aicc, --bandwidth plugin, --leave-out K for "
-                 "a series with correlated errors, or --min-neighbours 5");
+                 "1): the curve steps from point to point. Try `criterion` aicc, `bandwidth` plugin, `leave_out` K for "
+                 "a series with correlated errors, or `min_neighbours` 5");
   FitOptions blocked;
   blocked.engine.leave_out = 4;
   iw = fit_warnings(d, tiny, 2.0, blocked);
   REQUIRE(iw.size() == 1);
   CHECK(iw[0] == "the fit nearly interpolates (2 effective neighbours; h = 0.5 is below the typical spacing of \"x\", "
                  "1) even leaving out 4 keys on each side: the curve steps from point to point. Try a larger "
-                 "--leave-out, --criterion aicc, --bandwidth plugin, or --min-neighbours 5");
+                 "`leave_out`, `criterion` aicc, `bandwidth` plugin, or `min_neighbours` 5");
   // Issue 27: repeated x (R's stackloss: air flow at 8 values over 21 rows) averages 9.3
   // effective neighbours at h = 4.39, below the spacing of the distinct values (5): no warning.
   const Dataset stack = testing::make_dataset(
@@ -396,7 +396,7 @@ Dataset series(std::size_t n, double rho, bool shuffle) {
 
 }  // namespace
 
-TEST_CASE("check_series: the --leave-out auto rule, against a brute-force residual correlation") {
+TEST_CASE("check_series: the `leave_out` auto rule, against a brute-force residual correlation") {
   const Dataset ar = series(300, 0.8, true);
   const SeriesCheck c = check_series(ar, nullptr);
   CHECK(c.evenly_spaced);

@@ -135,9 +135,9 @@ TEST_CASE("columns not chosen may hold anything") {
 TEST_CASE("bad content: one message naming file, line and column") {
   CHECK_THROWS_WITH_AS(read_text("x,y\n1,2\n3,abc\n"), "t.csv:3: column \"y\": cannot parse \"abc\" as a number",
                        InputError);
-  CHECK_THROWS_WITH_AS(read_text("x,y\n1,2\n3,\n"), "t.csv:3: column \"y\": missing value (empty field); give --na skip to drop rows with missing values",
+  CHECK_THROWS_WITH_AS(read_text("x,y\n1,2\n3,\n"), "t.csv:3: column \"y\": missing value (empty field); give `na` skip to drop rows with missing values",
                        InputError);
-  CHECK_THROWS_WITH_AS(read_text("x,y\n1,2\nnan,1\n"), "t.csv:3: column \"x\": missing value \"nan\"; give --na skip to drop rows with missing values",
+  CHECK_THROWS_WITH_AS(read_text("x,y\n1,2\nnan,1\n"), "t.csv:3: column \"x\": missing value \"nan\"; give `na` skip to drop rows with missing values",
                        InputError);
   CHECK_THROWS_WITH_AS(read_text("x,y\n1,2\n-inf,1\n"), "t.csv:3: column \"x\": \"-inf\" is not a finite number",
                        InputError);

@@ -30,9 +30,9 @@ TEST_CASE("exponent notation falls back to start + i*step") {
   CHECK(g[5] == 5 * 1e-4);
 }
 
-TEST_CASE("bad grids are usage errors naming --grid") {
-  CHECK_THROWS_WITH_AS(parse_grid("0:1"), "--grid: expected START:STOP:STEP, got \"0:1\"", UsageError);
-  CHECK_THROWS_WITH_AS(parse_grid("0:1:2:3"), "--grid: expected START:STOP:STEP, got \"0:1:2:3\"", UsageError);
+TEST_CASE("bad grids are usage errors naming `grid`") {
+  CHECK_THROWS_WITH_AS(parse_grid("0:1"), "`grid`: expected START:STOP:STEP, got \"0:1\"", UsageError);
+  CHECK_THROWS_WITH_AS(parse_grid("0:1:2:3"), "`grid`: expected START:STOP:STEP, got \"0:1:2:3\"", UsageError);
   CHECK_THROWS_WITH_AS(parse_grid("0:1:0"), "STEP must not be 0", UsageError);
   CHECK_THROWS_WITH_AS(parse_grid("1:0:1"), "STEP 1 does not lead from 1 towards 0: no points",
                        UsageError);

@@ -123,7 +123,7 @@ TEST_CASE("a query out of reach of a compact kernel: an error naming it, or the 
   std::vector<double> out(3);
   CHECK_THROWS_WITH_AS(a.predict(q.data(), 3, out.data()),
                        "query 2 (x = 5) has no training point within reach of the epanechnikov kernel "
-                       "(bandwidth 2): widen --bandwidth or give --out-of-reach nearest",
+                       "(bandwidth 2): widen `bandwidth` or give `out_of_reach` nearest",
                        DataError);
   CHECK_THROWS_AS(a.weights(q.data(), 3, [](std::size_t, const double*) {}), DataError);
   const Attention n(d, {2.0}, engine(Kernel::epanechnikov, Method::nw, OutOfReach::nearest));
@@ -138,7 +138,7 @@ TEST_CASE("a query out of reach of a compact kernel: an error naming it, or the 
   CHECK(std::isinf(r.mse));
   CHECK_THROWS_WITH_AS(Attention(far, {2.0}, engine(Kernel::uniform)).loo_detail(),
                        "training row 3 (x = 10) has no other training point within reach of the uniform kernel "
-                       "(bandwidth 2): widen --bandwidth or give --out-of-reach nearest",
+                       "(bandwidth 2): widen `bandwidth` or give `out_of_reach` nearest",
                        DataError);
   // nearest: row 3 predicts 3 (key x = 1); rows 1 and 2 see each other
   CHECK(Attention(far, {2.0}, engine(Kernel::uniform, Method::nw, OutOfReach::nearest)).loo(false).mse ==

@@ -76,19 +76,19 @@ TEST_CASE("plugin: moves with the scale of x, not with the scale or level of y")
 TEST_CASE("plugin: says where it is undefined") {
   CHECK_THROWS_WITH_AS(plugin_bandwidth(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{1, 2, 1, 2, 1}),
                        "the plug-in bandwidth needs at least 6 rows after trimming 1% at each end of x, got 5: use "
-                       "--bandwidth auto",
+                       "`bandwidth` auto",
                        DataError);
   std::vector<double> x, y;
   for (int i = 0; i < 30; ++i) x.push_back(i % 4), y.push_back(i % 3);
   CHECK_THROWS_WITH_AS(plugin_bandwidth(x, y),
                        "the plug-in bandwidth fits a quartic to each of 1 blocks of x, and x values 0 to 3 hold only "
-                       "4 distinct values (it needs 5): use --bandwidth auto",
+                       "4 distinct values (it needs 5): use `bandwidth` auto",
                        DataError);
   x.clear(), y.clear();
   for (int i = 0; i < 30; ++i) x.push_back(i), y.push_back(i * i * 0.5 - i);
   CHECK_THROWS_WITH_AS(plugin_bandwidth(x, y),
                        "the plug-in bandwidth is undefined: y is an exact quartic of x in each block (no noise to "
-                       "balance): use --bandwidth auto",
+                       "balance): use `bandwidth` auto",
                        DataError);
   Dataset two = testing::make_dataset({1, 2}, {1, 2});
   two.d = 2;

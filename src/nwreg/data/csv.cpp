@@ -364,7 +364,7 @@ double CsvReader::parse_instant_field(std::size_t column, std::string_view field
     throw InputError(source_, line_, column_label(column),
                      "cannot parse " + quote(field) + " as a date or time (" +
                          (options_.date_format.empty() ? std::string()
-                                                       : "--date-format " + escape_excerpt(options_.date_format, 40) + ", or ") +
+                                                       : "`date_format` " + escape_excerpt(options_.date_format, 40) + ", or ") +
                          "ISO 8601: 2024-03-01, 2024-03-01T06:30:00Z, 2024-03-01 06:30+01:00)");
   if (!kind || *kind == ColumnKind::date) kind = date_only && kind != ColumnKind::time ? ColumnKind::date : ColumnKind::time;
   const bool first = !zones_.count(column);
@@ -398,7 +398,7 @@ bool CsvReader::missing(std::size_t column, std::string_view field) {
   }
   throw InputError(source_, line_, column_label(column),
                    (field.empty() ? std::string("missing value (empty field)") : "missing value " + quote(field)) +
-                       "; give --na skip to drop rows with missing values");
+                       "; give `na` skip to drop rows with missing values");
 }
 
 bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, Kinds* kinds, Labels* labels) {
@@ -439,7 +439,7 @@ bool CsvReader::parse_row(const std::vector<std::size_t>& columns, double* out, 
     }
     if (options_.decimal == ',' && field.find('.') != std::string_view::npos)
       throw InputError(source_, line_, column_label(columns[c]),
-                       "cannot parse " + quote(field) + " as a number: with --decimal , a point is not a decimal mark");
+                       "cannot parse " + quote(field) + " as a number: with `decimal` , a point is not a decimal mark");
     if (options_.decimal == ',' && field.find(',') != std::string_view::npos) {
       number_buf_.assign(field);
       std::replace(number_buf_.begin(), number_buf_.end(), ',', '.');
@@ -478,14 +478,14 @@ std::string CsvReader::hint(std::string_view field) const {
     }
   }
   if (date_like && groups == 2 && digits_in > 0 && widest <= 4 && options_.date_format.empty())
-    return " (a date? give --date-format, e.g. %m" + std::string(1, sep) + "%d" + std::string(1, sep) +
+    return " (a date? give `date_format`, e.g. %m" + std::string(1, sep) + "%d" + std::string(1, sep) +
            "%Y, or write dates in ISO 8601, 1973-05-01)";
   // "2,4": a number with a decimal comma (R's write.csv2, spreadsheets in many locales).
   const auto comma = field.find(',');
   if (options_.decimal == '.' && comma != std::string_view::npos && field.find(',', comma + 1) == std::string_view::npos) {
     std::string point(field);
     point[comma] = '.';
-    if (parse_double(point)) return " (a decimal comma? give --decimal ,)";
+    if (parse_double(point)) return " (a decimal comma? give `decimal` ,)";
   }
   return separator_hint(field);
 }
@@ -493,7 +493,7 @@ std::string CsvReader::hint(std::string_view field) const {
 std::string CsvReader::separator_hint(std::string_view field) const {
   for (char c : {',', ';', '\t', '|'})
     if (c != options_.delimiter && !(c == ',' && options_.decimal == ',') && field.find(c) != std::string_view::npos)
-      return " (the fields look separated by " + delimiter_name(c) + ": give --delimiter " + delimiter_name(c) + ")";
+      return " (the fields look separated by " + delimiter_name(c) + ": give `delimiter` " + delimiter_name(c) + ")";
   return "";
 }
 

@@ -40,15 +40,15 @@ static void categorical_columns(const CsvReader& reader, const ColumnChoice& col
   for (const auto& [specs, kind] : {std::pair{&columns.unordered, ColumnKind::unordered},
                                     std::pair{&columns.ordered, ColumnKind::ordered}})
     for (const auto& spec : *specs) {
-      const std::size_t k = x_column(spec, kind == ColumnKind::ordered ? "--ordered" : "--categorical");
+      const std::size_t k = x_column(spec, kind == ColumnKind::ordered ? "`ordered`" : "`categorical`");
       if (label_kind[k] != ColumnKind::number && label_kind[k] != kind)
-        throw UsageError("--ordered: column " + reader.column_label(idx[k]) + " is also given to --categorical");
+        throw UsageError("`ordered`: column " + reader.column_label(idx[k]) + " is also given to `categorical`");
       label_kind[k] = kind;
     }
   for (const auto& [spec, labels] : columns.levels) {
-    const std::size_t k = x_column(spec, "--levels");
+    const std::size_t k = x_column(spec, "`levels`");
     if (label_kind[k] == ColumnKind::number)
-      throw UsageError("--levels: column " + reader.column_label(idx[k]) + " is not categorical; give it to --ordered or --categorical");
+      throw UsageError("`levels`: column " + reader.column_label(idx[k]) + " is not categorical; give it to `ordered` or `categorical`");
     order[k] = labels;
   }
 }
@@ -59,7 +59,7 @@ namespace {
 std::string one_column_hint(const CsvReader& reader) {
   if (reader.column_count() != 1 || !reader.has_header() || reader.names()[0].find(',') == std::string::npos) return "";
   return " (its one column " + quote(reader.names()[0]) +
-         " holds commas: with --decimal , they are decimal marks, not delimiters; drop --decimal , if commas "
+         " holds commas: with `decimal` , they are decimal marks, not delimiters; drop `decimal` , if commas "
          "separate the fields)";
 }
 
@@ -81,9 +81,9 @@ std::string one_column_hint(const CsvReader& reader) {
       d.back() == ')')
     throw e;
   throw InputError(e.file(), e.line(), e.column(),
-                   d + " (labels? give --categorical " +
+                   d + " (labels? give `categorical` " +
                        (reader.has_header() ? escape_excerpt(reader.names()[*x], 60) : std::to_string(*x + 1)) +
-                       ", or --ordered)");
+                       ", or `ordered`)");
 }
 
 // The x columns' and the y column's indices, by name or by default position; each named once.
@@ -135,7 +135,7 @@ Dataset read_dataset(CsvReader& reader, const ColumnChoice& columns) {
 
   std::size_t w_idx = 0;
   if (!columns.weight.empty()) {
-    w_idx = reader.resolve(columns.weight, "--sample-weight");
+    w_idx = reader.resolve(columns.weight, "`sample_weight`");
     if (w_idx == y_idx || std::find(idx.begin(), idx.end(), w_idx) != idx.end())
       throw ParameterError("sample_weight", "column " + reader.column_label(w_idx) + " is also an x or y column");
   }
@@ -220,9 +220,9 @@ CsvReader::Labels query_labels(const Dataset& train) {
 std::pair<std::string, std::vector<std::string>> parse_levels(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw UsageError("--levels: expected COLUMN=level,level,... (the levels in order), got " + quote(text));
-  auto labels = parse_column_list(text.substr(eq + 1), "--levels");
-  return {parse_column_list(text.substr(0, eq), "--levels").at(0), std::move(labels)};
+    throw UsageError("`levels`: expected COLUMN=level,level,... (the levels in order), got " + quote(text));
+  auto labels = parse_column_list(text.substr(eq + 1), "`levels`");
+  return {parse_column_list(text.substr(0, eq), "`levels`").at(0), std::move(labels)};
 }
 
 CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<std::string>& keep,
@@ -230,7 +230,7 @@ CsvReader::TextColumns kept_columns(const CsvReader& reader, const std::vector<s
   CsvReader::TextColumns text;
   names.clear();
   for (const auto& spec : keep) {
-    const std::size_t c = reader.resolve(spec, "--keep");
+    const std::size_t c = reader.resolve(spec, "`keep`");
     text.columns.push_back(c);
     names.push_back(reader.has_header() ? reader.names()[c] : "column" + std::to_string(c + 1));
   }

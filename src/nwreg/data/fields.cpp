@@ -28,7 +28,7 @@ char parse_delimiter(const std::string& text) {
     throw ParameterError("delimiter", "must be one character, \"tab\" or \"space\", got " + quote(text));
   const char c = text[0];
   if (c == '"' || c == '\n' || c == '\r')
-    throw UsageError(std::string("--delimiter: cannot be ") + (c == '"' ? "a quote" : "a line break"));
+    throw UsageError(std::string("`delimiter`: cannot be ") + (c == '"' ? "a quote" : "a line break"));
   return c;
 }
 
@@ -110,7 +110,7 @@ void split_fields(char* line, char delimiter, std::vector<std::string_view>& fie
         throw InputError(source, line_number, "",
                          "unexpected text after a closing quote" +
                              (other ? " (the fields look separated by " + delimiter_name(*p) +
-                                          ": give --delimiter " + delimiter_name(*p) + ")"
+                                          ": give `delimiter` " + delimiter_name(*p) + ")"
                                     : std::string()));
       }
     } else {

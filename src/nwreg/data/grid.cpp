@@ -130,8 +130,8 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points, 
   }
   parts.push_back(rest);
   if (parts.size() != 3)
-    throw UsageError(instants ? "--grid: expected START/STOP/STEP between instants (2024-01-01/2024-02-01/6h), got " + quote(text)
-                              : "--grid: expected START:STOP:STEP, got " + quote(text));
+    throw UsageError(instants ? "`grid`: expected START/STOP/STEP between instants (2024-01-01/2024-02-01/6h), got " + quote(text)
+                              : "`grid`: expected START:STOP:STEP, got " + quote(text));
   double v[3];
   const char* names[3] = {"START", "STOP", "STEP"};
   for (int i = 0; i < 3; ++i) {
@@ -152,7 +152,7 @@ std::vector<double> parse_grid(const std::string& text, std::size_t max_points, 
                                              " towards " + format_instant(v[1]) + ": no points");
           return calendar_grid(v[0], v[1], *months, max_points);
         }
-        p = parse_duration(parts[i], "--grid: STEP");
+        p = parse_duration(parts[i], "`grid`: STEP");
       }
       if (!p && !instants && looks_like_instant(parts[i]))
         throw ParameterError("grid", "" + quote(text) +

@@ -79,7 +79,7 @@ Levels make_levels(const std::vector<std::string>& seen, ColumnKind kind, const 
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (lv.numeric && i > 0 && !(*listed[i] > *listed[i - 1]))
         throw ParameterError("levels", "column " + quote(column) + " is ordered numbers, ordered by value (distances are "
-                                           "their differences): list its levels ascending, or leave --levels out; " +
+                                           "their differences): list its levels ascending, or leave `levels` out; " +
                                            quote(order[i]) + " follows " + quote(order[i - 1]));
       lv.values.push_back(lv.numeric ? *listed[i] : static_cast<double>(i));
     }

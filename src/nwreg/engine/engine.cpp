@@ -77,7 +77,7 @@ Engine::Engine(const Dataset& train, EngineOptions options)
       backends_(*this, Backends::fuses(train, options_, estimator_)) {}
 
 void Engine::set_bandwidth(std::vector<double> bandwidth) {
-  check_bandwidth(bandwidth, ks_.d, "--bandwidth");
+  check_bandwidth(bandwidth, ks_.d, "`bandwidth`");
   for (std::size_t k = 0; k < ks_.d; ++k)
     if (is_categorical(ks_.kinds[k])) {
       const double top = lambda_max(options_.categorical, ks_.kinds[k], ks_.levels[k]);
@@ -135,7 +135,7 @@ void Engine::check_loo_rows() const {
 
 void check_leave_out(std::size_t rows, std::size_t leave_out) {
   if (rows < 2 + 2 * leave_out)
-    throw DataError("--leave-out " + std::to_string(leave_out) + " leaves " + std::to_string(leave_out) +
+    throw DataError("`leave_out` " + std::to_string(leave_out) + " leaves " + std::to_string(leave_out) +
                     " keys out on each side of each row: it needs at least " + std::to_string(2 + 2 * leave_out) +
                     " training rows, got " + std::to_string(rows));
 }
@@ -156,8 +156,8 @@ void Engine::throw_out_of_reach(const double* q, std::size_t index, bool loo) co
   const std::string detail =
       " (x = " + at + ") has no " + (loo ? "other " : "") + "training point within reach of the " +
       to_string(options_.kernel) + " kernel (bandwidth " + (def ? to_string(n) : bw) + "): " +
-      (def ? std::string("give a larger ") + (def->fraction ? "F" : "K") + " or --out-of-reach nearest"
-           : std::string("widen --bandwidth or give --out-of-reach nearest"));
+      (def ? std::string("give a larger ") + (def->fraction ? "F" : "K") + " or `out_of_reach` nearest"
+           : std::string("widen `bandwidth` or give `out_of_reach` nearest"));
   if (!loo) throw QueryError(index, detail);
   throw DataError("training row " + std::to_string(index + 1) + detail);
 }

@@ -275,7 +275,7 @@ std::optional<Model> bias_corrected(const Model& model) {
 
 Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, const Fitted* centre) const {
   check_level(level);
-  if (d_ != 1) throw UsageError("--simultaneous: a band over a curve, for one x column; got " + std::to_string(d_));
+  if (d_ != 1) throw UsageError("`simultaneous`: a band over a curve, for one x column; got " + std::to_string(d_));
   std::vector<double> sorted(q, q + m);
   std::sort(sorted.begin(), sorted.end());
   Simultaneous s;
@@ -335,7 +335,7 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
 }
 
 Fitted::Slopes Fitted::slopes(const double* q, std::size_t m, const LooDetail* loo) const {
-  if (map_) throw ParameterError("derivative", "not with a learned metric (--metric full): its slopes are along A's rows");
+  if (map_) throw ParameterError("derivative", "not with a learned metric (`metric` full): its slopes are along A's rows");
   const std::size_t d = d_;  // a metric's map is refused above: queries and engine share x
   Slopes out;
   out.slope.resize(m * d);

@@ -53,7 +53,7 @@ void Engine::predict_detail(const double* queries, std::size_t m, const std::vec
 void Engine::slopes(const double* queries, std::size_t m, double* out, double* l_norm) const {
   if (policy_.per_query() && !estimator_.local())
     throw ParameterError("derivative", "NW's slope with " + to_string(options_.neighbour_policy.kind) + " bandwidths is not built (each query's bandwidth moves with "
-                                       "it); give --method local-linear, whose slope is its fitted line's");
+                                       "it); give `method` local-linear, whose slope is its fitted line's");
   const std::size_t d = ks_.d, p = estimator_.p();
   const Plan plan = backends_.plan({.rows = m, .squares = l_norm != nullptr, .slopes = true});
   const std::size_t bad = for_queries(options_.pool, options_.progress, m, 8, shape(), [&](std::size_t j, Work& w) {

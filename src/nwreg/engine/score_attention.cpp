@@ -88,13 +88,13 @@ struct ScoreAttention::Scratch {
 
 ScoreAttention::ScoreAttention(const Dataset& train, ScoreParameters params, EngineOptions options)
     : p_(std::move(params)), options_(std::move(options)), n_(train.n), d_(train.d) {
-  if (p_.distance()) throw UsageError("--score gaussian: the distance kernels run in Attention");
+  if (p_.distance()) throw UsageError("`score` gaussian: the distance kernels run in Attention");
   for (std::size_t k = 0; k < d_; ++k)
     if (is_categorical(train.kind(k)))
       throw DataError("the " + to_string(p_.score) + " score multiplies numbers; x column " + quote(train.x_names[k]) +
                       " is categorical (the gaussian score weighs levels by their own kernel)");
   p_.d = d_;
-  check_score(p_, "--score " + to_string(p_.score));
+  check_score(p_, "`score` " + to_string(p_.score));
   H_ = p_.score == Score::additive ? p_.hidden : 0;
   x_ = train.x;
   xc_.resize(n_ * d_);

@@ -296,11 +296,11 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
     }
     if (!usable(h))
       throw DataError("sgd diverged at epoch " + std::to_string(epoch) + ": the bandwidth left the range of a double (" +
-                      format_double(h[0]) + "); lower --lr");
+                      format_double(h[0]) + "); lower `lr`");
     cur = obj.at(h, true);
     if (cur.out_of_reach)
       throw DataError("sgd: at epoch " + std::to_string(epoch) + " training row " +
-                      std::to_string(cur.first_out_of_reach + 1) + " has no other key in reach; lower --lr");
+                      std::to_string(cur.first_out_of_reach + 1) + " has no other key in reach; lower `lr`");
     Epoch e{epoch, h, cur.mse, {}};
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
@@ -440,7 +440,7 @@ Starts find_starts(const Dataset& data, const FitOptions& options, const Coordin
   bool& scan_widest = out.scan_widest;
   if (options.init) {
     start = *options.init;
-    check_bandwidth(start, data.d, "--init");
+    check_bandwidth(start, data.d, "`init`");
     x_column_stats(data, "learning the bandwidth");  // refuses constant columns
   } else {
     const auto stats = x_column_stats(data, "learning the bandwidth");
@@ -473,16 +473,16 @@ Starts find_starts(const Dataset& data, const FitOptions& options, const Coordin
     }
     if (start.empty() && options.min_neighbours > 0)
       throw DataError("no bandwidth up to 4 times the x range averages " + format_double(options.min_neighbours) +
-                      " effective neighbours (--min-neighbours); the most there can be is n - 1 = " +
+                      " effective neighbours (`min_neighbours`); the most there can be is n - 1 = " +
                       std::to_string(data.n - 1));
     if (start.empty() && obj.corner_neighbours > 0)
       throw DataError("no bandwidth up to 4 times the x range averages " + format_double(obj.corner_neighbours) +
                       " effective neighbours in its kernel weights, a local polynomial's coefficients + 1 (the sample "
-                      "weights leave too few rows that count); give --bandwidth H");
+                      "weights leave too few rows that count); give `bandwidth` H");
     if (start.empty() && uses_in_sample(options.criterion))  // tiny data: AICc needs n - tr(H) - 2 > 0, tr >= 1
       throw DataError(to_string(options.criterion) + " is undefined at every bandwidth: it needs n - tr(H)" +
                       (criterion_def(options.criterion).reserved > 0 ? " - " + format_double(criterion_def(options.criterion).reserved) : "") + " > 0, and tr(H) >= 1, which " +
-                      std::to_string(data.n) + " training rows cannot leave; give --criterion loo or --bandwidth H");
+                      std::to_string(data.n) + " training rows cannot leave; give `criterion` loo or `bandwidth` H");
     if (start.empty())  // cannot happen for LOO: a scan that reaches four times the range reaches every row
       throw DataError("no bandwidth of the scan reaches every training row");
     if (obj.corner_neighbours > 0) column_grid(stats, coords, obj, start, best);
@@ -509,7 +509,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     throw DataError("learning the bandwidth needs at least 2 training rows, got " + std::to_string(data.n));
   const Coordinates coords(data, options.engine.categorical);
   if (coords.categorical() && options.optimizer == Optimizer::sgd)
-    throw UsageError("--optimizer sgd: not with categorical columns (their lambdas are learned by the line search)");
+    throw UsageError("`optimizer` sgd: not with categorical columns (their lambdas are learned by the line search)");
   if (const std::optional<double> y = constant_y(data)) return constant_fit(data, options, coords, *y, on_epoch);
   Objective obj(data, options);
   auto [start, more, scan_widest] = find_starts(data, options, coords, obj);
@@ -558,7 +558,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     const LooResult full = obj.at(res.bandwidth, false);
     if (full.out_of_reach)
       throw DataError("the bandwidth learned on " + std::to_string(res.descent_rows) + " rows leaves training row " +
-                      std::to_string(full.first_out_of_reach + 1) + " with no other key in reach; give --loo-rows 0");
+                      std::to_string(full.first_out_of_reach + 1) + " with no other key in reach; give `loo_rows` 0");
     res.criterion = obj.mean(full.mse);
   }
   // The LOO error is reported whatever the criterion: +inf when a row has no other key in

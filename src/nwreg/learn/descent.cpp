@@ -72,7 +72,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     std::to_string(cur.first_out_of_reach + 1) + "); start from a wider bandwidth");
   if (!std::isfinite(cur.mse))
     throw DataError("the start point of the descent is out of bounds (the criterion is undefined there, or the fit "
-                    "averages fewer than --min-neighbours neighbours); start from a wider bandwidth");
+                    "averages fewer than `min_neighbours` neighbours); start from a wider bandwidth");
   record(0, theta, cur.mse);
 
   // Quasi-Newton directions (BFGS on the inverse Hessian, Nocedal and Wright, Numerical

@@ -70,7 +70,7 @@ void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const Engi
                   const FitEvents& events) {
   for (std::size_t k = 0; k < data.d; ++k)
     if (is_categorical(data.kind(k)))
-      throw UsageError("--score " + to_string(plan.score) + ": multiplies numbers; x column " + quote(data.x_names[k]) +
+      throw UsageError("`score` " + to_string(plan.score) + ": multiplies numbers; x column " + quote(data.x_names[k]) +
                        " is categorical (the gaussian score weighs levels by their own kernel)");
   m.bandwidth.clear();
   m.score = score_start(plan.score, data, plan.hidden, plan.bias, plan.seed);
@@ -172,9 +172,9 @@ std::vector<NeighbourBandwidth> neighbour_grid(Neighbours kind, std::size_t n, s
 std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOptions& engine) {
   for (std::size_t j = 0; j < data.d; ++j)
     if (is_categorical(data.kind(j)))
-      throw UsageError("--bandwidth df:K: scales the continuous columns' bandwidths; a categorical column's lambda "
-                       "is not a scale (give --bandwidth H or auto)");
-  const auto stats = x_column_stats(data, "--bandwidth df:K");
+      throw UsageError("`bandwidth` df:K: scales the continuous columns' bandwidths; a categorical column's lambda "
+                       "is not a scale (give `bandwidth` H or auto)");
+  const auto stats = x_column_stats(data, "`bandwidth` df:K");
   const std::vector<double> grid = scan_scales(data);
   auto bandwidth = [&](double c) {
     std::vector<double> h(data.d);
@@ -185,7 +185,7 @@ std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOpti
   double lo = std::log(grid.front()), hi = std::log(grid.back());
   const double most = trace(lo), least = trace(hi);
   if (!(k <= most && k >= least))
-    throw DataError("--bandwidth df:" + format_double(k) + ": the fit's degrees of freedom run from " +
+    throw DataError("`bandwidth` df:" + format_double(k) + ": the fit's degrees of freedom run from " +
                     format_double(least) + " (a bandwidth of 4 times the x range) to " + format_double(most) +
                     " (a quarter of the smallest gap between x values) here");
   for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
@@ -214,7 +214,7 @@ void check_neighbours(const Dataset& data, const NeighbourBandwidth& given, std:
   if (!span && given.K > most)
     throw ParameterError("bandwidth", to_string(given) + " needs K between 1 and the training rows less one (" +
                                           std::to_string(most) + (out ? ", less the " + std::to_string(out) +
-                                          " keys --leave-out leaves out beside each row" : "") + ")");
+                                          " keys `leave_out` leaves out beside each row" : "") + ")");
   if (span && given.F > 0 && static_cast<double>(data.n) * given.F < 1)
     throw ParameterError("bandwidth", to_string(given) + " holds no key of " + std::to_string(data.n) +
                                           " training rows: F must be at least 1/n (" + format_double(1.0 / static_cast<double>(data.n)) + ")");
@@ -230,7 +230,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   check_neighbours(data, given, engine.leave_out, continuous);
   if (!plan.fixed.empty()) {  // the scales given
     m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
-    check_bandwidth(m.bandwidth, data.d, "--bandwidth");
+    check_bandwidth(m.bandwidth, data.d, "`bandwidth`");
   } else if (continuous == 1 && data.d == 1) {
     m.bandwidth = {1.0};
   } else if (span) {
@@ -279,7 +279,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   const char* parameter = span ? "F" : "K";
   if (!given.given() && !found && plan.fit.min_neighbours > 0)
     throw DataError(std::string("no ") + parameter + " of the " + what + " grid averages " +
-                    format_double(plan.fit.min_neighbours) + " effective neighbours (--min-neighbours)");
+                    format_double(plan.fit.min_neighbours) + " effective neighbours (`min_neighbours`)");
   if (!given.given() && !found)
     throw DataError(std::string("no ") + parameter + " of the " + what + " grid gives every training row a key in reach");
   engine.neighbour_policy = chosen;
@@ -329,7 +329,7 @@ void choose(Model& m, std::optional<FitResult>& learned, const Dataset& data, co
       break;
     case Kind::fixed:
       m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
-      check_bandwidth(m.bandwidth, data.d, "--bandwidth");
+      check_bandwidth(m.bandwidth, data.d, "`bandwidth`");
       m.bandwidth_source = "fixed";
       break;
   }
@@ -469,10 +469,10 @@ struct YScale {
 
 // What a learned score that explains less than the mean can try besides the gaussian score.
 std::vector<std::string> untried_score(const FitPlan& plan) {
-  std::vector<std::string> out = {"--score gaussian (a learned bandwidth)"};
-  if (plan.fit.optimizer != Optimizer::line_search) out.push_back("--optimizer line-search");
-  out.push_back("more --epochs");
-  if (plan.score == Score::additive) out.push_back("another --seed");
+  std::vector<std::string> out = {"`score` gaussian (a learned bandwidth)"};
+  if (plan.fit.optimizer != Optimizer::line_search) out.push_back("`optimizer` line-search");
+  out.push_back("more `epochs`");
+  if (plan.score == Score::additive) out.push_back("another `seed`");
   return out;
 }
 
@@ -505,7 +505,7 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
   if (plan.metric_full && plan.score == Score::gaussian)
     for (std::size_t k = 0; k < data.d; ++k)
       if (is_categorical(data.kind(k)))
-        throw UsageError("--metric full: not with categorical columns (the map mixes continuous columns); column " +
+        throw UsageError("`metric` full: not with categorical columns (the map mixes continuous columns); column " +
                          quote(data.x_names[k]) + " is categorical");
   Model m;
   static_cast<Smoother&>(m) = engine;
@@ -525,8 +525,8 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
   if (plan.loo_statistics && data.n >= 2) add_loo_statistics(m, data, engine, plan.fit.criterion);
   if (plan.curve) {
     if (!m.score.distance() || m.metric.rank)
-      throw UsageError(std::string("--curve: the criteria over bandwidths; not with ") +
-                       (m.metric.rank ? "--metric full" : "--score " + to_string(m.score.score)));
+      throw UsageError(std::string("`curve`: the criteria over bandwidths; not with ") +
+                       (m.metric.rank ? "`metric` full" : "`score` " + to_string(m.score.score)));
     // (After robustness iterations, on the rows as the last fit weighed them.)
     m.curve = criterion_curve(m.robustness.empty() ? data : reweighted(data, m.robustness), m, engine);
   }
@@ -539,9 +539,9 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
     // K (or F) chosen by the criterion, as suspect as a learned h would be.
     m.warnings.push_back("the fit nearly interpolates (" + format_g3(*m.neighbours) + " effective neighbours at " +
                          to_string(m.neighbour_policy) + "): the curve steps from point to point. Try " +
-                         either(untried(plan.fit, {"--criterion aicc",
+                         either(untried(plan.fit, {"`criterion` aicc",
                                                    std::string("a larger ") + (m.neighbour_policy.kind == Neighbours::span ? "F" : "K"),
-                                                   "--min-neighbours 5"})));
+                                                   "`min_neighbours` 5"})));
   }
   if (plan.score != Score::gaussian && score_def(plan.score).learned && m.loo_r2 && *m.loo_r2 < 0)
     m.warnings.push_back("the learned " + to_string(plan.score) + " score's leave-one-out R^2 is " + format_g3(*m.loo_r2) +
@@ -571,7 +571,7 @@ void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const Eng
   if (!ll->loo_mse || !(*ll->loo_mse < 0.5 * *m.loo_mse)) return;
   m.warnings.push_back("local linear's leave-one-out error is " + format_g3(*ll->loo_mse) + ", under half of NW's " +
                        format_g3(*m.loo_mse) + ": NW bends toward the mean where a trend meets the ends of the data. "
-                       "Try --method local-linear");
+                       "Try `method` local-linear");
 }
 
 }  // namespace nwreg

@@ -13,8 +13,8 @@ namespace nwreg {
 std::vector<std::string> untried(const FitOptions& options, const std::vector<std::string>& remedies) {
   std::vector<std::string> out;
   for (const std::string& r : remedies) {
-    if (r.empty() || (r == "--criterion aicc" && options.criterion == Criterion::aicc) ||
-        (r == "--min-neighbours 5" && options.min_neighbours >= 5))
+    if (r.empty() || (r == "`criterion` aicc" && options.criterion == Criterion::aicc) ||
+        (r == "`min_neighbours` 5" && options.min_neighbours >= 5))
       continue;
     out.push_back(r);
   }
@@ -51,9 +51,9 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
     out.push_back("the fit nearly interpolates (" + why + ")" +
                   (k ? " even leaving out " + std::to_string(k) + " keys on each side" : std::string()) +
                   ": the curve steps from point to point. Try " +
-                  either(untried(options, {k ? "a larger --leave-out" : "", "--criterion aicc", "--bandwidth plugin",
-                                           k ? "" : "--leave-out K for a series with correlated errors",
-                                           "--min-neighbours 5"})));
+                  either(untried(options, {k ? "a larger `leave_out`" : "", "`criterion` aicc", "`bandwidth` plugin",
+                                           k ? "" : "`leave_out` K for a series with correlated errors",
+                                           "`min_neighbours` 5"})));
   if (fit.constant_y) {
     out.push_back("y is constant (" + format_double(*fit.constant_y) + " in every row" +
                   (data.weight.empty() ? "" : " of positive weight") +
@@ -62,7 +62,7 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
   }
   if (fit.stop_reason == "epoch cap")
     out.push_back("learning stopped at the epoch cap (" + std::to_string(options.epochs) +
-                  (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise --epochs");
+                  (options.epochs == 1 ? " epoch" : " epochs") + ") before it converged; raise `epochs`");
   if (fit.scan_widest)
     out.push_back("the criterion kept falling towards the widest bandwidth tried (4 times the x range): no "
                   "structure found, the fit is close to a constant");

@@ -83,7 +83,7 @@ BlockFits fit_blocks(const std::vector<double>& x, const std::vector<double>& y,
     if (distinct < quartic && out.too_few.empty())
       out.too_few = "the plug-in bandwidth fits a quartic to each of " + std::to_string(blocks) +
                     " blocks of x, and x values " + format_double(shown[lo]) + " to " + format_double(shown[hi - 1]) +
-                    " hold only " + std::to_string(distinct) + " distinct values (it needs 5): use --bandwidth auto";
+                    " hold only " + std::to_string(distinct) + " distinct values (it needs 5): use `bandwidth` auto";
     const double mid = 0.5 * (x[lo] + x[hi - 1]), half = distinct > 1 ? 0.5 * (x[hi - 1] - x[lo]) : 1.0;
     u.resize(hi - lo);
     for (std::size_t i = lo; i < hi; ++i) u[i - lo] = (x[i] - mid) / half;
@@ -169,7 +169,7 @@ BinnedFit binned_fit(const std::vector<double>& xc, const std::vector<double>& y
   if (!(reach >= 1))
     throw DataError(std::string("the plug-in bandwidth: its ") + stage + " pilot bandwidth (" +
                     format_double(h * units.scale) + ") is below a quarter of its binning grid's step (" +
-                    format_double(delta * units.scale) + "): use --bandwidth auto");
+                    format_double(delta * units.scale) + "): use `bandwidth` auto");
   const int l = static_cast<int>(std::min<double>(reach, m - 1));
   std::vector<double> w(l + 1);
   for (int j = 0; j <= l; ++j) w[j] = std::exp(-0.5 * (delta * j / h) * (delta * j / h));
@@ -203,7 +203,7 @@ BinnedFit binned_fit(const std::vector<double>& xc, const std::vector<double>& y
     if (!solve(s, t, p))
       throw DataError("the plug-in bandwidth: x has a gap wider than its " + std::string(stage) +
                       " pilot bandwidth (" + format_double(h * units.scale) + ") can bridge near x = " +
-                      format_double(units.origin + j * delta * units.scale) + ": use --bandwidth auto");
+                      format_double(units.origin + j * delta * units.scale) + ": use `bandwidth` auto");
     out.value[j] = factorial * t[drv];
     if (!diagonals) continue;
     load();
@@ -222,7 +222,7 @@ BinnedFit binned_fit(const std::vector<double>& xc, const std::vector<double>& y
 double checked(double v, const char* what) {
   if (!std::isfinite(v) || v <= 0)
     throw DataError(std::string("the plug-in bandwidth is undefined here: its estimate of ") + what + " is " +
-                    (std::isfinite(v) ? format_double(v) : std::string("not finite")) + ": use --bandwidth auto");
+                    (std::isfinite(v) ? format_double(v) : std::string("not finite")) + ": use `bandwidth` auto");
   return v;
 }
 
@@ -280,7 +280,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   const std::size_t n = x.size();
   if (n < 6)
     throw DataError("the plug-in bandwidth needs at least 6 rows after trimming 1% at each end of x, got " +
-                    std::to_string(n) + ": use --bandwidth auto");
+                    std::to_string(n) + ": use `bandwidth` auto");
   const double nn = static_cast<double>(n);
   // Work in standard units: x mapped onto [0, 1] (its trimmed range), y centred and scaled to
   // unit spread. h moves with the scale of x only, so this changes nothing but rounding, and
@@ -288,11 +288,11 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   const double x_lo = x.front(), x_half = 0.5 * x.back() - 0.5 * x.front();
   if (!(x_half > 0))
     throw DataError("the plug-in bandwidth is undefined: x is constant (after trimming 1% at each end): use "
-                    "--bandwidth H");
+                    "`bandwidth` H");
   const std::vector<double> shown = x;
   for (double& v : x) v = (0.5 * v - 0.5 * x_lo) / x_half;
   if (std::all_of(y.begin(), y.end(), [&](double v) { return v == y.front(); }))
-    throw DataError("the plug-in bandwidth is undefined: y is constant (no curve to fit): use --bandwidth auto");
+    throw DataError("the plug-in bandwidth is undefined: y is constant (no curve to fit): use `bandwidth` auto");
   const double y_unit = standardise(y);
   const Units units{x_lo, 2 * x_half};
 
@@ -305,7 +305,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   const double rss_max = fits.back().rss;
   if (!(rss_max > 1e-20 * nn))
     throw DataError("the plug-in bandwidth is undefined: y is an exact quartic of x in each block (no noise to "
-                    "balance): use --bandwidth auto");
+                    "balance): use `bandwidth` auto");
   PluginResult r;
   double best = std::numeric_limits<double>::infinity();
   for (int k = 1; k <= max_blocks; ++k) {
@@ -317,7 +317,7 @@ PluginResult plugin_bandwidth(const std::vector<double>& x_in, const std::vector
   r.sigma2_blocks = checked(q.rss / (nn - quartic * r.blocks), "the error variance from the block fits");
   r.theta24_blocks = q.theta24 / nn;
   if (!(r.theta24_blocks != 0) || !std::isfinite(r.theta24_blocks))
-    throw DataError("the plug-in bandwidth is undefined: the block fits' mean of m'' m'''' is 0: use --bandwidth auto");
+    throw DataError("the plug-in bandwidth is undefined: the block fits' mean of m'' m'''' is 0: use `bandwidth` auto");
 
   const double g = r.sigma2_blocks / (std::abs(r.theta24_blocks) * nn);  // b - a = 1
   r.pilot_g = checked(std::pow((r.theta24_blocks < 0 ? 3 / (8 * std::sqrt(pi)) : 15 / (16 * std::sqrt(pi))) * g, 1.0 / 7),

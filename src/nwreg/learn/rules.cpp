@@ -17,7 +17,7 @@ void no_categorical(const Dataset& data, const char* rule) {
   for (std::size_t k = 0; k < data.d; ++k)
     if (is_categorical(data.kind(k)))
       throw DataError(std::string(rule) + " has no lambda for categorical column " + quote(data.x_names[k]) +
-                      ": learn the bandwidth, or give each column's value in --bandwidth");
+                      ": learn the bandwidth, or give each column's value in `bandwidth`");
 }
 
 }  // namespace
@@ -31,7 +31,7 @@ std::vector<ColumnStats> x_column_stats(const Dataset& data, const char* what) {
                                        std::to_string(data.n)
                                  : "all values of x column " + quote(data.x_names[k]) +
                                        " are equal: " + what +
-                                       " cannot work; give --bandwidth H");
+                                       " cannot work; give `bandwidth` H");
   }
   return out;
 }

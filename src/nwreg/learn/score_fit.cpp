@@ -87,7 +87,7 @@ ScoreParameters score_start(Score score, const Dataset& data, std::size_t hidden
   if (score != Score::additive) return p;
   p.hidden = hidden;
   p.bias = bias;
-  check_score(ScoreParameters{score, d, hidden, bias, std::vector<double>(p.size())}, "--hidden");
+  check_score(ScoreParameters{score, d, hidden, bias, std::vector<double>(p.size())}, "`hidden`");
   std::vector<double> mean(d), scale(d);
   for (std::size_t k = 0; k < d; ++k) {
     for (std::size_t i = 0; i < data.n; ++i) mean[k] += data.x[i * d + k] / static_cast<double>(data.n);

@@ -360,13 +360,13 @@ void check_test_rows(const Dataset& data, std::size_t permutations) {
   if (m > test_max_rows && !permutations)
     throw DataError("the chi-square calibration forms n x n matrices (memory and time grow as n^2 and n^3): at most " +
                     std::to_string(test_max_rows) + " rows, got " + std::to_string(m) +
-                    "; use the permutation calibration (--permutations B), or test a random subset of the rows");
+                    "; use the permutation calibration (`permutations` B), or test a random subset of the rows");
 }
 
 TestResult test_null_model(const Dataset& data, const Model& model, const TestOptions& options,
                            const EngineOptions& engine) {
   if (!model.robustness.empty())
-    throw UsageError("the test needs a smooth linear in y; robustness weights depend on y (leave out --robust)");
+    throw UsageError("the test needs a smooth linear in y; robustness weights depend on y (leave out `robust`)");
   if (options.permutations && !options.relearn)
     throw UsageError("the permutation calibration needs the plan the bandwidth was chosen by");
   TestResult result;

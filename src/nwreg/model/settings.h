@@ -28,7 +28,7 @@ inline constexpr MethodDef method_table[] = {
     {Method::nw, "nw", 0, "weighted mean (local constant)"},
     {Method::local_linear, "local-linear", 1,
      "weighted line at each query, less bias at the edges (its weights can be negative)"},
-    {Method::local_polynomial, "local-polynomial", -1, "a polynomial of --degree P"},
+    {Method::local_polynomial, "local-polynomial", -1, "a polynomial of `degree` P"},
 };
 /// "nw: weighted mean (local constant); local-linear: ...", as --method's help lists them.
 std::string method_help();
@@ -159,11 +159,11 @@ struct ScoreDef {
   const char* help;  //!< for --score's help
 };
 inline constexpr ScoreDef score_table[] = {
-    {Score::gaussian, "gaussian", false, "the distance kernels: --kernel, with bandwidths"},
+    {Score::gaussian, "gaussian", false, "the distance kernels: `kernel`, with bandwidths"},
     {Score::dot, "dot", false, "q.k"},
     {Score::scaled_dot, "scaled-dot", false, "q.k / sqrt(d)"},
     {Score::general, "general", true, "q^T W k, W (d x d) learned from the identity"},
-    {Score::additive, "additive", true, "w_v^T tanh(W_q q + W_k k + b), learned, --hidden H units"},
+    {Score::additive, "additive", true, "w_v^T tanh(W_q q + W_k k + b), learned, `hidden` H units"},
 };
 const ScoreDef& score_def(Score score);
 std::string to_string(Score score);
