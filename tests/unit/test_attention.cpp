@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "unit/reference.h"
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/base/errors.h"
@@ -18,24 +19,6 @@ double predict_one(const Dataset& d, double h, double q) {
   double out;
   Attention(d, {h}).predict(&q, 1, &out);
   return out;
-}
-
-// LOO error by the definition, in long double: an independent reference for the engine.
-double loo_reference(const Dataset& d, double h) {
-  long double sse = 0;
-  for (std::size_t j = 0; j < d.n; ++j) {
-    long double s0 = 0, s1 = 0;
-    for (std::size_t i = 0; i < d.n; ++i) {
-      if (i == j) continue;
-      const long double u = (static_cast<long double>(d.x[j]) - d.x[i]) / h;
-      const long double e = std::exp(-0.5L * u * u);
-      s0 += e;
-      s1 += e * d.y[i];
-    }
-    const long double r = d.y[j] - s1 / s0;
-    sse += r * r;
-  }
-  return static_cast<double>(sse / d.n);
 }
 
 }  // namespace
@@ -133,7 +116,7 @@ TEST_CASE("LOO error equals the definition, computed independently") {
   const Dataset d = testing::bundled("synthetic.csv", "x", "y");
   for (double h : {0.01, 0.1, 0.3, 1.0, 10.0}) {
     CAPTURE(h);
-    CHECK(Attention(d, {h}).loo(false).mse == doctest::Approx(loo_reference(d, h)).epsilon(1e-13));
+    CHECK(Attention(d, {h}).loo(false).mse == doctest::Approx(testing::reference_loo(d, testing::gaussian({h}))).epsilon(1e-13));
   }
   // By hand: n = 2, each row sees only the other point.
   CHECK(Attention(make_dataset({0, 1}, {1, 4}), {0.5}).loo(false).mse == 9.0);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "unit/reference.h"
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/engine/fitted.h"
@@ -188,27 +189,16 @@ Dataset ar1_series(std::size_t n) {
   return testing::make_dataset(x, y);
 }
 
-// The leave-block-out error by brute force: row j leaves out the keys within k places of it in
-// x order (ties in input order), every other key weighs exp(-((x_j - x_i)/h)^2 / 2) (NW).
-double brute_loo(const Dataset& d, double h, std::size_t k) {
-  std::vector<std::size_t> order(d.n);
+// The leave-block-out error: row j leaves out the keys within k places of it in x order (ties
+// in input order).
+double block_loo(const Dataset& d, double h, std::size_t k) {
+  std::vector<std::size_t> order(d.n), place(d.n);
   for (std::size_t i = 0; i < d.n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return d.x[a] < d.x[b]; });
-  double sse = 0;
-  for (std::size_t p = 0; p < d.n; ++p) {
-    const std::size_t j = order[p];
-    long double s0 = 0, s1 = 0;
-    for (std::size_t r = 0; r < d.n; ++r) {
-      if (r + k >= p && r <= p + k) continue;
-      const std::size_t i = order[r];
-      const long double u = (d.x[j] - d.x[i]) / h, w = std::exp(-u * u / 2);
-      s0 += w;
-      s1 += w * d.y[i];
-    }
-    const double f = static_cast<double>(s1 / s0);
-    sse += (d.y[j] - f) * (d.y[j] - f);
-  }
-  return sse / static_cast<double>(d.n);
+  for (std::size_t p = 0; p < d.n; ++p) place[order[p]] = p;
+  return testing::reference_loo(d, testing::gaussian({h}), [&](std::size_t j, std::size_t i) {
+    return place[i] + k >= place[j] && place[i] <= place[j] + k;
+  });
 }
 
 }  // namespace
@@ -220,11 +210,11 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
     CAPTURE(k);
     EngineOptions fast = engine(Kernel::gaussian, Method::nw);
     fast.leave_out = k;
-    CHECK(Attention(d, {0.04}, fast).loo(false).mse == doctest::Approx(brute_loo(d, 0.04, k)).epsilon(1e-12));
+    CHECK(Attention(d, {0.04}, fast).loo(false).mse == doctest::Approx(block_loo(d, 0.04, k)).epsilon(1e-12));
     // The scalar path (sample weights of 1 take it) agrees with the vectorised one.
     Dataset weighted = d;
     weighted.weight.assign(d.n, 1.0);
-    CHECK(Attention(weighted, {0.04}, fast).loo(false).mse == doctest::Approx(brute_loo(d, 0.04, k)).epsilon(1e-12));
+    CHECK(Attention(weighted, {0.04}, fast).loo(false).mse == doctest::Approx(block_loo(d, 0.04, k)).epsilon(1e-12));
     // Its gradient, for each method, against finite differences.
     for (Method m : {Method::nw, Method::local_linear}) {
       EngineOptions e = engine(Kernel::gaussian, m);

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "unit/reference.h"
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/base/errors.h"
@@ -43,20 +44,6 @@ std::vector<Dataset> shapes(std::size_t n, std::uint64_t seed) {
 
 double range_of(const std::vector<double>& v) {
   return *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
-}
-
-// The prediction by the definition, in long double, with every key.
-double reference(const Dataset& d, double h, double q) {
-  long double best = INFINITY;
-  for (double xi : d.x) best = std::min(best, std::abs(static_cast<long double>(q) - xi));
-  long double s0 = 0, s1 = 0;
-  for (std::size_t i = 0; i < d.n; ++i) {
-    const long double dq = std::abs(static_cast<long double>(q) - d.x[i]);
-    const long double e = std::exp(-0.5L * ((dq - best) / h) * ((dq + best) / h));
-    s0 += e;
-    s1 += e * d.y[i];
-  }
-  return static_cast<double>(s1 / s0);
 }
 
 }  // namespace
@@ -107,7 +94,7 @@ TEST_CASE("predictions match a long double reference, also for timestamps near 1
         double f;
         e.predict(&q, 1, &f);
         CAPTURE(rel);
-        CHECK(std::abs(f - reference(d, rel * span, q)) <= 1e-13 * yr);
+        CHECK(std::abs(f - testing::reference_nw(d, testing::gaussian({rel * span}), &q)) <= 1e-13 * yr);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "unit/reference.h"
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/base/errors.h"
@@ -116,20 +117,19 @@ double brute_adaptive(const Dataset& d, const std::vector<double>& base, std::si
       r += kernel == Kernel::laplace ? std::abs((a[k] - b[k]) / base[k]) : std::pow((a[k] - b[k]) / base[k], 2);
     return kernel == Kernel::laplace ? r : std::sqrt(r);
   };
-  long double s0 = 0, s1 = 0;
+  testing::Reference r = testing::gaussian(base);
+  r.kernel = kernel, r.normalise = true;
   for (std::size_t i = 0; i < d.n; ++i) {
-    if (i == skip || (out && (*out)[i])) continue;
     std::vector<double> others;
     for (std::size_t j = 0; j < d.n; ++j)
       if (j != i) others.push_back(dist(d.row(i), d.row(j)));
     std::sort(others.begin(), others.end());
     double s = others[K - 1];
     if (s == 0) s = *std::upper_bound(others.begin(), others.end(), 0.0);
-    const double r = dist(d.row(i), q) / s;
-    const long double w = (kernel == Kernel::laplace ? std::exp(-r) : std::exp(-0.5 * r * r)) / std::pow(s, d.d);
-    s0 += w, s1 += w * d.y[i];
+    r.scale.push_back(s);
   }
-  return static_cast<double>(s1 / s0);
+  r.out = [&](std::size_t i) { return i == skip || (out && (*out)[i]); };
+  return testing::reference_nw(d, r, q);
 }
 
 }  // namespace
@@ -280,14 +280,10 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
     s[i] = beyond == r.end() ? 2 * r[K - 1] : *beyond;
   }
   auto brute = [&](Kernel kernel, double qv, std::size_t skip) {
-    long double s0 = 0, s1 = 0;
-    for (std::size_t i = 0; i < d.n; ++i) {
-      const double t = std::abs(x[i] - qv) / s[i];
-      if (i == skip || t >= 1) continue;
-      const double k = kernel == Kernel::epanechnikov ? 1 - t * t : std::pow(1 - t * t * t, 3);
-      s0 += k / s[i], s1 += k / s[i] * y[i];
-    }
-    return static_cast<double>(s1 / s0);
+    testing::Reference r = testing::gaussian({1.0});
+    r.kernel = kernel, r.scale = s, r.normalise = true;  // adaptive: each key at its own scale s_i
+    r.out = [&](std::size_t i) { return i == skip; };
+    return testing::reference_nw(d, r, &qv);
   };
   for (Kernel kernel : {Kernel::epanechnikov, Kernel::tricube}) {
     EngineOptions o;
