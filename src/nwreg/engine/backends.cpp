@@ -17,7 +17,7 @@ bool Backends::fuses(const Dataset& train, const EngineOptions& o, const Estimat
 
 Backends::Backends(const Engine& e, bool fused) : e_(e) {
   if (fused && !e.ks_.merged)
-    fused_.emplace(e.ks_, e.index_, e.options_.tolerance, e.options_.transform, e.options_.pool, e.pairs_);
+    fused_.emplace(e.ks_, e.index_, e.options_.tolerance, e.options_.pool, e.pairs_);
   if (e.options_.moments && e.index_.kind() == KeyIndex::Kind::line && e.options_.leave_out == 0 &&
       MomentLine::applies(e.ks_, e.options_.kernel))
     moments_.emplace(e.ks_, e.options_.kernel, e.estimator_.degree(), LineData::of(e.ks_));
@@ -31,7 +31,8 @@ Plan Backends::plan(const Needs& needs) const {
   Plan plan;
   if (fused_ && !needs.slopes) {
     plan.fused = &*fused_;
-    plan.fused_pass = fused_->pass(needs.rows, needs.squares || needs.values, needs.values);
+    // (EngineOptions::transform false: no transform, every window summed key by key)
+    plan.fused_pass = fused_->pass(e_.options_.transform ? needs.rows : 0, needs.squares || needs.values, needs.values);
     return plan;
   }
   if (!lines_apply() || (needs.slopes && !e_.estimator_.local())) return plan;

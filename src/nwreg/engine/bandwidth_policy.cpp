@@ -8,8 +8,7 @@
 
 namespace nwreg {
 
-BandwidthPolicy::BandwidthPolicy(NeighbourBandwidth neighbours) : K_(neighbours.K) {
-  if (const NeighbourDef* def = neighbour_def(neighbours.kind)) (def->per_key ? per_key_ : per_query_) = true;
+BandwidthPolicy::BandwidthPolicy(NeighbourBandwidth neighbours) : K_(neighbours.K), def_(neighbour_def(neighbours.kind)) {
   if (neighbours.kind == Neighbours::span) span_ = neighbours.F;
 }
 
@@ -20,7 +19,7 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
                       " training rows: F must be at least 1/n");
     K_ = span_count(span_, keys.n);
   }
-  if (!per_key_) return;
+  if (!per_key()) return;
   inv_s_.assign(keys.n, 1.0);
   lognorm_.assign(keys.n, 0.0);
   parallel_for(pool, keys.n, 64, [&](std::size_t a, std::size_t z) {
@@ -38,7 +37,7 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
 const double* BandwidthPolicy::query(const KeyIndex& index, const double* q, std::size_t exclude, const double* inv_h,
                                      const kernel::Category* cat, std::size_t d, double* buf, double* scratch,
                                      double& h) const {
-  if (!per_query_) return inv_h;
+  if (!per_query()) return inv_h;
   double scale;
   if (span_ > 0) {
     scale = index.kth_distance(q, exclude, K_, inv_h, scratch, {Norm::l2, false});

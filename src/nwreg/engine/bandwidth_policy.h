@@ -37,9 +37,9 @@ class BandwidthPolicy {
   explicit BandwidthPolicy(NeighbourBandwidth neighbours);
 
   /// Whether each query has its own scale (knn): windows and leaves are then measured per query.
-  bool per_query() const { return per_query_; }
+  bool per_query() const { return def_ && !def_->per_key; }
   /// Whether each key has its own scale (adaptive): every key is summed.
-  bool per_key() const { return per_key_; }
+  bool per_key() const { return def_ && def_->per_key; }
 
   /// Whether compact kernels weigh keys by their Euclidean distance (span), not per column.
   bool radial() const { return span_ > 0; }
@@ -61,7 +61,7 @@ class BandwidthPolicy {
  private:
   std::size_t K_;
   double span_ = 0;
-  bool per_query_ = false, per_key_ = false;
+  const NeighbourDef* def_;  // the policy's row (model/settings.h); null: fixed bandwidths
   std::vector<double> inv_s_, lognorm_;
 };
 

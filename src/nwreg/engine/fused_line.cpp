@@ -8,10 +8,9 @@
 
 namespace nwreg {
 
-FusedLine::FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, bool transform, ThreadPool* pool,
+FusedLine::FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, ThreadPool* pool,
                      std::atomic<std::uint64_t>& pairs)
-    : keys_(keys), index_(index), tolerance_(tolerance), transform_(transform), fast_keys_(keys.bounded), pool_(pool),
-      pairs_(pairs) {}
+    : keys_(keys), index_(index), tolerance_(tolerance), pool_(pool), pairs_(pairs) {}
 
 void FusedLine::set_bandwidth(double h) {
   h_ = h;
@@ -20,7 +19,7 @@ void FusedLine::set_bandwidth(double h) {
 }
 
 bool FusedLine::fast(double q) const {
-  return fast_keys_ && std::abs(q) <= KeySet::bounded_limit && std::isnormal(K2_);
+  return keys_.bounded && std::abs(q) <= KeySet::bounded_limit && std::isnormal(K2_);
 }
 
 Row FusedLine::summed(double q, std::size_t exclude, bool gradient) const {
@@ -66,7 +65,7 @@ Row FusedLine::summed(double q, std::size_t exclude, bool gradient) const {
 std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows) const {
   // Worth building (O(n p)) for many rows over many keys, on the fused path without
   // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row).
-  if (!transform_ || !fast_keys_ || index_.leave_out() > 0 || !(tolerance_ > 0) || keys_.n < 8192)
+  if (!keys_.bounded || index_.leave_out() > 0 || !(tolerance_ > 0) || keys_.n < 8192)
     return nullptr;
   auto t = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_, tolerance_, keys_.y_mid, rows, pool_);
   return t->usable() ? std::move(t) : nullptr;

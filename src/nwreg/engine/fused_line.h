@@ -24,8 +24,8 @@ class ThreadPool;
 
 class FusedLine {
  public:
-  /// `pairs` counts the kernel evaluations; `transform` false never builds a transform.
-  FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, bool transform, ThreadPool* pool,
+  /// `pairs` counts the kernel evaluations.
+  FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, ThreadPool* pool,
             std::atomic<std::uint64_t>& pairs);
   void set_bandwidth(double h);
 
@@ -36,7 +36,7 @@ class FusedLine {
     std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
     double vsum = 0;  // the sum of the values fgtv smooths
   };
-  /// The transforms for a pass over `rows` rows; with `detail`, the squared weights' and the
+  /// The transforms for a pass over `rows` rows (none for 0); with `detail`, the squared weights' and the
   /// smooth of v (per key) beside (the weights' dropped where the squares' is unusable).
   Pass pass(std::size_t rows, bool detail, const std::vector<double>* v) const;
 
@@ -62,7 +62,6 @@ class FusedLine {
   const KeySet& keys_;
   const KeyIndex& index_;
   double tolerance_;
-  bool transform_, fast_keys_;
   ThreadPool* pool_;
   std::atomic<std::uint64_t>& pairs_;
   double h_ = 1, inv_h_ = 1, K2_ = 0;
