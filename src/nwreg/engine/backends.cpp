@@ -1,6 +1,5 @@
 #include "nwreg/engine/backends.h"
 
-#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -10,9 +9,8 @@
 namespace nwreg {
 
 bool Backends::fuses(const Dataset& train, const EngineOptions& o, const Estimator& estimator) {
-  const NeighbourDef* def = neighbour_def(o.neighbour_policy.kind);
-  return train.d == 1 && !is_categorical(train.kind(0)) && !o.neighbour_policy && !(def && def->per_key) &&
-         o.kernel == Kernel::gaussian && estimator.fuses() && train.weight.empty();
+  return train.d == 1 && !is_categorical(train.kind(0)) && !o.neighbour_policy && o.kernel == Kernel::gaussian &&
+         estimator.fuses() && train.weight.empty();
 }
 
 Backends::Backends(const Engine& e, bool fused) : e_(e) {
