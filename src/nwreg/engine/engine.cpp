@@ -10,8 +10,6 @@
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/engine/attention.h"
-#include "nwreg/engine/hermite_line.h"
-#include "nwreg/kernel/gauss_transform.h"
 
 namespace nwreg {
 
@@ -35,11 +33,16 @@ kernel::Keys Engine::keys() const {
 
 namespace {
 
+// Whether each key has its own scale (adaptive bandwidths).
+bool per_key(const EngineOptions& o) {
+  const NeighbourDef* def = neighbour_def(o.neighbour_policy.kind);
+  return def && def->per_key;
+}
+
 // One continuous x column: keys sorted by x, windows (not with adaptive bandwidths, whose
 // per-key scales reach unevenly).
 bool line_index(const Dataset& train, const EngineOptions& o) {
-  const NeighbourDef* def = neighbour_def(o.neighbour_policy.kind);
-  return train.d == 1 && !is_categorical(train.kind(0)) && !(def && def->per_key);
+  return train.d == 1 && !is_categorical(train.kind(0)) && !per_key(o);
 }
 
 // The options checked against the data, before any part is built.
@@ -56,11 +59,10 @@ EngineOptions checked(EngineOptions o, const Dataset& train) {
 // columns, except with adaptive bandwidths.
 KeyLayout layout_for(const EngineOptions& o, bool fused) {
   const bool neighbours = static_cast<bool>(o.neighbour_policy);
-  const NeighbourDef* def = neighbour_def(o.neighbour_policy.kind);
   KeyLayout layout;
   layout.merge = o.merge && o.leave_out == 0 && !neighbours;
   layout.prefer_rows = fused;
-  layout.tree = !(def && def->per_key);  // keys with their own scales reach as far as those: every key
+  layout.tree = !per_key(o);  // keys with their own scales reach as far as those: every key
   layout.keep_zero = neighbours;  // neighbours are counted over every row, weighed or not
   return layout;
 }

@@ -13,7 +13,6 @@
 #include "nwreg/base/thread_pool.h"
 #include "nwreg/engine/pass.h"
 #include "nwreg/engine/small_system.h"
-#include "nwreg/kernel/gauss_transform.h"
 #include "nwreg/kernel/kernel1d.h"
 #include "nwreg/kernel/kernel_nd.h"
 

@@ -13,7 +13,6 @@
 #include "nwreg/base/thread_pool.h"
 #include "nwreg/engine/pass.h"
 #include "nwreg/engine/small_system.h"
-#include "nwreg/kernel/gauss_transform.h"
 #include "nwreg/kernel/kernel1d.h"
 #include "nwreg/kernel/kernel_nd.h"
 
@@ -34,14 +33,16 @@ void Engine::predict_detail(const double* queries, std::size_t m, const std::vec
     }
   const Plan plan = backends_.plan({.rows = m, .squares = sum_w2 != nullptr, .values = smooth ? &ve : nullptr});
   // Queries in x order where the plan asks (neighbouring queries share their windows in cache).
-  std::vector<std::size_t> qo(m);
-  std::iota(qo.begin(), qo.end(), std::size_t{0});
-  if (plan.sorted())
+  std::vector<std::size_t> qo;
+  if (plan.sorted()) {
+    qo.resize(m);
+    std::iota(qo.begin(), qo.end(), std::size_t{0});
     std::stable_sort(qo.begin(), qo.end(), [&](std::size_t a, std::size_t b) { return queries[a] < queries[b]; });
+  }
   std::atomic<std::size_t> bad{no_key};
   const std::size_t grain = plan.sorted() ? 64 : index_.kind() == KeyIndex::Kind::line ? 32 : 8;
   for_queries(options_.pool, options_.progress, m, grain, shape(), [&](std::size_t k, Work& w) {
-    const std::size_t j = qo[k];
+    const std::size_t j = qo.empty() ? k : qo[k];
     if (!detail_row(plan, queries + j * ks_.d, ve, w,
                     {out + j, sum_w2 ? sum_w2 + j : nullptr, smooth ? smooth + j : nullptr}))
       lower_to(bad, j);
