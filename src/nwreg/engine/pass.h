@@ -120,7 +120,7 @@ struct Work {
   std::size_t n;
   std::unique_ptr<double[]> buffer;
   double *e = nullptr, *a = nullptr, *b = nullptr;
-  std::vector<double> t, v, S, tz, c, z, inv_h, qc, tree_inv_h;  // c: a row's equivalent-weight coefficients
+  std::vector<double> t, v, S, tz, c, z, inv_h, qc, tree_inv_h;  // c: loo_pass's rows' coefficients
   // A row made by moments: the gradient's sums G[m] = sum e dlog z^m and Gy[m] = sum e dlog z^m
   // (y - y_b) (line_sums.h).
   std::vector<double> G, Gy;

@@ -117,22 +117,22 @@ bool Engine::detail_row(const Plan& plan, const double* q, const std::vector<dou
     return true;
   }
   Span s;
-  double* const c = w.c.data();
+  std::vector<double> c(estimator_.p());
   // By moments, with what standard errors need from the same plan; else gathered.
   if (!(out.sum_w2 && !plan.squares) && !(out.smooth && !plan.values) && moment_row(plan, q, no_key, w, s, false)) {
-    const Row r = reduce(q, s, w, nullptr, detail ? c : nullptr);
+    const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
     LineMoments sq, sv;
     if ((!out.sum_w2 || plan.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) &&
         (!out.smooth || (plan.values->sums(q[0], s.inv_h[0], no_key, false, sv) && sv.M[0] > 0))) {
       *out.f = r.f * ks_.y_scale;
-      if (out.sum_w2) *out.sum_w2 = squared_weights(c, sq);
+      if (out.sum_w2) *out.sum_w2 = squared_weights(c.data(), sq);
       if (out.smooth) *out.smooth = sv.My[0] / sv.M[0];
       if (r.dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
   }
   s = gather(q, no_key, w);
-  const Row r = reduce(q, s, w, nullptr, detail ? c : nullptr);
+  const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
   if (r.reached && r.dropped && !s.fallback) dropped_.fetch_add(1, std::memory_order_relaxed);
   if (!r.reached) {
     if (options_.out_of_reach != OutOfReach::empty) return false;
@@ -146,7 +146,7 @@ bool Engine::detail_row(const Plan& plan, const double* q, const std::vector<dou
   if (out.sum_w2) {
     // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
     const bool nw = !estimator_.local() || s.fallback;
-    if (!nw) equivalent(q, s, c, w);
+    if (!nw) equivalent(q, s, c.data(), w);
     const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.e); });
     *out.sum_w2 = nw ? w2 / (s.s0 * s.s0) : w2;
   }
