@@ -59,7 +59,7 @@ class Engine {
 
  private:
   friend class Backends;
-  WorkShape shape() const { return {ks_.n, ks_.d, estimator_.p()}; }
+  WorkShape shape() const { return {ks_.n, ks_.d, estimator_.p(), estimator_.local() ? estimator_.p() : 0}; }
   // A row of the training data as the engine holds it: its key and its slot (KeySet).
   struct Slot {
     std::size_t key, slot;

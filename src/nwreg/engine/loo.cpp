@@ -26,7 +26,7 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   std::vector<char> reached(cnt, 1);
   const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(ks_.n, ks_.d, estimator_.p());
+    Work w(shape());
     Rest cache;
     std::vector<double> g(d);
     for (std::size_t k = a; k < z; ++k) {
@@ -111,7 +111,7 @@ InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* ro
   std::vector<double> sq(cnt), own(cnt), room(cnt), grad(with_gradient ? cnt * 2 * d : 0);
   const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   parallel_for(options_.pool, cnt, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
-    Work w(ks_.n, ks_.d, estimator_.p());
+    Work w(shape());
     KeyFit key;
     key.g.resize(d), key.c.resize(estimator_.p()), key.dtrace.resize(d);
     std::size_t last = no_key;
@@ -226,7 +226,7 @@ bool Engine::loo_moments(std::size_t j, const std::vector<double>& v, std::size_
   if (p == std::numeric_limits<std::uint32_t>::max() || ks_.rows < 2 + 2 * options_.leave_out) return false;
   const std::vector<std::size_t> row{j};
   const Slot at = slots(&row).front();
-  Work w(ks_.n, ks_.d, estimator_.p());
+  Work w(shape());
   Span s;
   std::vector<double> cc(estimator_.p());
   const Row r = weights_row(at, w, s, cc.data());

@@ -23,9 +23,11 @@ namespace nwreg {
 
 inline constexpr double ln2 = 0.6931471805599453;
 
-/// The size of a pass's scratch: keys, columns, rows of a local fit's design.
+/// The size of a pass's scratch: keys, columns, rows of a local fit's design (the length of an
+/// equivalent-weight c), and the order of the local system whose moments S (system^2) the sweep
+/// sums (0 for NW, which sums none: at 20,000 columns S alone would take 3.2 GB).
 struct WorkShape {
-  std::size_t n = 0, d = 0, p = 0;
+  std::size_t n = 0, d = 0, p = 0, system = 0;
 };
 
 // A row of unnormalised weights and two scratch rows: only the span a query covers is ever
@@ -110,8 +112,10 @@ struct Span {
 // The rows over the keys are allocated by ready(), on a chunk's first row that gathers (rows
 // summed whole by a backend never need them).
 struct Work {
-  Work(std::size_t n_, std::size_t d, std::size_t p)
-      : n(n_), t(d), v(d), S(p * p), tz(p), c(p), z(p * kernel::block), inv_h(d), qc(d), tree_inv_h(d), G(2 * p + 1), Gy(p + 1) {}
+  explicit Work(const WorkShape& shape)
+      : n(shape.n), t(shape.d), v(shape.d), S(shape.system * shape.system), tz(shape.system), c(shape.p),
+        z(shape.system * kernel::block), inv_h(shape.d), qc(shape.d), tree_inv_h(shape.d), G(2 * shape.p + 1),
+        Gy(shape.p + 1) {}
   void ready() {
     if (buffer) return;
     buffer = row_buffer(3 * n);
@@ -143,7 +147,7 @@ std::size_t for_queries(ThreadPool* pool, const std::function<void(std::size_t, 
   // Each chunk gets its own rows of work; returns the first query for which body failed (no_key).
   std::atomic<std::size_t> done{0}, first_bad{no_key};
   parallel_for(pool, m, grain, [&](std::size_t a, std::size_t z) {
-    Work w(shape.n, shape.d, shape.p);
+    Work w(shape);
     for (std::size_t j = a; j < z; ++j) {
       if (!body(j, w)) lower_to(first_bad, j);
     }

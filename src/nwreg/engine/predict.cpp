@@ -138,7 +138,7 @@ void Engine::weights(const double* queries, std::size_t m,
   for (std::size_t start = 0; start < m; start += block) {
     const std::size_t rows = std::min(block, m - start);
     parallel_for(options_.pool, rows, 1, [&](std::size_t a, std::size_t z) {
-      Work work(ks_.n, ks_.d, estimator_.p());
+      Work work(shape());
       std::vector<double> c(estimator_.p());
       for (std::size_t r = a; r < z; ++r) {
         double* w = buf.data() + r * ks_.n_in;
