@@ -230,7 +230,6 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   check_neighbours(data, given, engine.leave_out, continuous);
   if (!plan.fixed.empty()) {  // the scales given
     m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
-    check_bandwidth(m.bandwidth, data.d, "`bandwidth`");
   } else if (continuous == 1 && data.d == 1) {
     m.bandwidth = {1.0};
   } else if (span) {
@@ -329,7 +328,6 @@ void choose(Model& m, std::optional<FitResult>& learned, const Dataset& data, co
       break;
     case Kind::fixed:
       m.bandwidth = plan.fixed.size() == 1 ? std::vector<double>(data.d, plan.fixed[0]) : plan.fixed;
-      check_bandwidth(m.bandwidth, data.d, "`bandwidth`");
       m.bandwidth_source = "fixed";
       break;
   }

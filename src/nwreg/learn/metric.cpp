@@ -71,7 +71,6 @@ MetricFit fit_metric(const Dataset& data, const FitOptions& options, const std::
   if (rank < 1 || rank > d)
     throw ParameterError("rank", "must be between 1 and the number of x columns (" + std::to_string(d) + "), got " +
                      std::to_string(rank));
-  check_bandwidth(h, d, "`bandwidth`");
   const std::vector<double> theta = metric_start(data, h, rank);  // B = A diag(h)
 
   EngineOptions engine = options.engine;
