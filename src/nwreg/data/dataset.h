@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,26 @@ std::vector<std::size_t> query_columns(const CsvReader& reader, const Dataset& t
 /// The data with row i's sample weight multiplied by factor[i] (n entries; without sample
 /// weights the factors become them). The name of the weight column stays.
 Dataset reweighted(const Dataset& data, const std::vector<double>& factor);
+
+/// The training rows as robustness weights weigh them (each row's sample weight times its
+/// robustness weight), made once where a fit, its error or its criteria need them; the rows
+/// themselves, not copied, where there are no robustness weights. `data` must outlive it.
+class WeighedRows {
+ public:
+  WeighedRows(const Dataset& data, const std::vector<double>& robustness)
+      : own_(robustness.empty() ? std::nullopt : std::optional<Dataset>(reweighted(data, robustness))),
+        rows_(own_ ? &*own_ : &data) {}
+  WeighedRows(const WeighedRows&) = delete;  // rows_ may point into own_
+  WeighedRows& operator=(const WeighedRows&) = delete;
+  const Dataset& operator*() const { return *rows_; }
+  const Dataset* operator->() const { return rows_; }
+  /// Whether robustness weights weigh the rows.
+  bool reweighed() const { return own_.has_value(); }
+
+ private:
+  std::optional<Dataset> own_;
+  const Dataset* rows_;
+};
 
 /// A 64-bit FNV-1a digest of n, d and the bits of every x and y, as `fnv1a64:<16 hex digits>`.
 /// Row order counts: a model fitted on the same rows in the same order matches.

@@ -49,15 +49,14 @@ double loo_r2(const Dataset& data, double loo_mse) {
 }
 
 Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
-    : robust_(model.robustness.empty() ? std::nullopt : std::optional<Dataset>(reweighted(train, model.robustness))),
-      map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, robust_ ? *robust_ : train)
-                             : std::nullopt),
+    : rows_(train, model.robustness),
+      map_(model.metric.rank ? std::optional<MetricMap>(std::in_place, model.metric, *rows_) : std::nullopt),
       d_(train.d),
       n_(train.n),
-      weight_(robust_ ? robust_->weight : train.weight),
-      engine_(make_engine(robust_ ? *robust_ : train, model,
+      weight_(rows_->weight),
+      engine_(make_engine(*rows_, model,
                           [&] {
-                            engine.robustness_weights = robust_.has_value();
+                            engine.robustness_weights = rows_.reweighed();
                             return engine;
                           }(),
                           map_)) {}

@@ -127,9 +127,12 @@ class Fitted {
   /// `train` must outlive this. engine's kernel and method are taken from the model, and its
   /// robustness weights (Model::robustness) multiply the training rows' sample weights.
   Fitted(const Dataset& train, const Model& model, EngineOptions engine);
-  // The metric map and the engine refer to robust_: neither copied nor moved.
+  // The metric map and the engine refer to rows_: neither copied nor moved.
   Fitted(const Fitted&) = delete;
   Fitted& operator=(const Fitted&) = delete;
+
+  /// The training rows as the model weighs them (its robustness weights times the sample weights).
+  const Dataset& rows() const { return *rows_; }
 
   void predict(const double* q, std::size_t m, double* out) const;
   void weights(const double* q, std::size_t m, const std::function<void(std::size_t, const double*)>& row) const;
@@ -171,7 +174,7 @@ class Fitted {
  private:
   // The queries as the engine takes them: through the metric's map where there is one.
   const double* mapped(const double* q, std::size_t m, std::vector<double>& z) const;
-  std::optional<Dataset> robust_;  // the training data with the model's robustness weights
+  WeighedRows rows_;  // the training rows with the model's robustness weights
   std::optional<MetricMap> map_;
   std::size_t d_;                        // x columns of the queries
   std::size_t n_;                        // training rows (a weight row's length)

@@ -31,7 +31,7 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
     if (!std::isfinite(*m.loo_mse))
       throw DataError("the leave-one-out error overflows: y values are too large to square");
-    m.loo_r2 = loo_r2(m.robustness.empty() ? data : reweighted(data, m.robustness), *m.loo_mse);
+    m.loo_r2 = loo_r2(fitted.rows(), *m.loo_mse);
     // Not finite where the weights underflow against each other (x at 1e-300 or 1e300 with
     // distances to match): left out ("none"), never written as nan.
     if (std::isfinite(detail.neighbours)) m.neighbours = detail.neighbours;
@@ -356,7 +356,7 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
     if (!relearn) continue;
     Model again = m;
     again.robustness.clear();
-    choose(again, learned, reweighted(data, m.robustness), plan, engine, events);
+    choose(again, learned, *WeighedRows(data, m.robustness), plan, engine, events);
     again.robustness = std::move(m.robustness);
     m = std::move(again);
   }
@@ -526,7 +526,7 @@ Model fit_model(const Dataset& given, const FitPlan& plan, EngineOptions engine,
       throw UsageError(std::string("`curve`: the criteria over bandwidths; not with ") +
                        (m.metric.rank ? "`metric` full" : "`score` " + to_string(m.score.score)));
     // (After robustness iterations, on the rows as the last fit weighed them.)
-    m.curve = criterion_curve(m.robustness.empty() ? data : reweighted(data, m.robustness), m, engine);
+    m.curve = criterion_curve(*WeighedRows(data, m.robustness), m, engine);
   }
   if (learned) {
     FitOptions used = plan.fit;
