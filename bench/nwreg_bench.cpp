@@ -138,7 +138,7 @@ void predict_table(bool quick, unsigned cores) {
     for (double tol : {0.0, default_tolerance}) {
       for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
         EngineOptions o(tol, p);
-        o.transform = false;
+        o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
         Attention e(d, {0.05}, o);
         const double t = median_time(runs, [&] { e.predict(q.data(), n, out.data()); });
         rate[k++] = pairs / t;
@@ -250,7 +250,7 @@ void columns_table(bool quick, unsigned cores) {
     if (d == 1) {
       base = t;
       FitOptions k = o;
-      k.engine.transform = false;
+      k.engine.shortcuts = k.engine.shortcuts.without(Shortcut::gauss_transform);
       FitResult rk;
       keywise = median_time(3, [&] { rk = fit_bandwidth(data, k); });
       row("1", t, std::to_string(r.evaluations), r.loo_mse);
@@ -368,7 +368,7 @@ void ties_table(bool quick, unsigned cores) {
         o.engine = EngineOptions(default_tolerance, &pool);
         o.engine.kernel = k;
         o.engine.method = m;
-        o.engine.merge = apart == 0;
+        if (apart != 0) o.engine.shortcuts = o.engine.shortcuts.without(Shortcut::merge_keys);
         t[apart] = median_time(apart ? 1 : 3, [&] { fit_bandwidth(c.data, o); });
       }
       std::printf("| %s | %s | %s | %zu | %.3f s | %.3f s | %.0fx faster |\n", c.name, to_string(k).c_str(),
@@ -439,7 +439,7 @@ void span_table(bool quick, unsigned cores) {
     const Attention fast(d, {1.0}, o);
     const double tf = median_time(3, [&] { fast.predict(d.x.data(), n, out.data()); });
     if (n <= 100000) {
-      o.moments = false;
+      o.shortcuts = o.shortcuts.without(Shortcut::line_moments);
       const Attention slow(d, {1.0}, o);
       const double ts = median_time(n >= 100000 ? 1 : 3, [&] { slow.predict(d.x.data(), n, out.data()); });
       rate = ts / (static_cast<double>(n) * static_cast<double>(n));

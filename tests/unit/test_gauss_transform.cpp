@@ -95,7 +95,7 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
       const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
       const Attention every(d, {h}, EngineOptions(0.0, &pool));
       EngineOptions o(1e-16, &pool);
-      o.transform = false;
+      o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
       const Attention keywise(d, {h}, o);
       const LooResult a = fast.loo(true), b = every.loo(true);
       CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
@@ -156,7 +156,7 @@ TEST_CASE("the transform's smooth of values >= 0 spanning 18 orders: each local 
   for (std::size_t j = 0; j < q.size(); ++j) q[j] = 5.0 * static_cast<double>(j) / 1999;
   EngineOptions o(1e-16, nullptr);
   const Attention fast(d, {0.05}, o);
-  o.transform = false;
+  o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
   const Attention keywise(d, {0.05}, o);
   std::vector<double> f1(q.size()), f2(q.size()), w1(q.size()), w2(q.size()), s1(q.size()), s2(q.size());
   fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());

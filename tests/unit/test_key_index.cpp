@@ -66,10 +66,11 @@ TEST_CASE("key index: the K-th nearest distance in one column equals a brute-for
         const std::size_t exclude = t % 3 == 0 ? no_key : rng() % n;
         const std::size_t K = 1 + rng() % (n + 2);
         const double inv_h = t % 5 == 0 ? 1e-3 : 2.5;
-        const double got = index.kth_distance(&q, exclude, K, &inv_h, scratch.data(), index.kernel_neighbourhood());
+        // adaptive's measure: the kernel's, widened for a compact kernel (no leave-out block here)
+        const double got = index.kth_distance(&q, exclude, K, &inv_h, scratch.data(), Neighbours::adaptive);
         const double want = brute_kth(keys.xs, q, exclude, K, inv_h, compact);
         // span's neighbourhood: never widened, whatever the kernel
-        CHECK(index.kth_distance(&q, exclude, K, &inv_h, scratch.data(), {Norm::l2, false}) ==
+        CHECK(index.kth_distance(&q, exclude, K, &inv_h, scratch.data(), Neighbours::span) ==
               brute_kth(keys.xs, q, exclude, K, inv_h, false));
         CAPTURE(n);
         CAPTURE(q);
@@ -138,7 +139,7 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
         CAPTURE(trial);
         CAPTURE(t);
         CAPTURE(K);
-        for (const KeyIndex::Neighbourhood how : {tree.kernel_neighbourhood(), KeyIndex::Neighbourhood{Norm::l2, false}})
+        for (const Neighbours how : {Neighbours::knn, Neighbours::adaptive, Neighbours::span})
           CHECK(tree.kth_distance(q.data(), out ? tree_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how) ==
                 flat.kth_distance(q.data(), out ? flat_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how));
       }

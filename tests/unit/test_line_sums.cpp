@@ -94,7 +94,7 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
         const double x0 = trial % 4 == 0 ? 1.7e9 : 0, y0 = trial % 5 == 0 ? 1e6 : 0;
         const Case c = make_case(4000, x0, y0, ties, weights, 1000 + trial);
         EngineOptions on = options(kernel, degree), off = on;
-        off.moments = false;
+        off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
         const std::vector<double> h = {10 * hr};
         const Attention a(c.data, h, on), b(c.data, h, off);
         CAPTURE(to_string(kernel));
@@ -179,7 +179,7 @@ TEST_CASE("line sums: standard errors' squared weights, smooths and slopes agree
       const double x0 = trial % 4 == 1 ? 1.7e9 : 0;
       const Case c = make_case(6000, x0, 0, ties, weights, 300 + trial);
       EngineOptions on = options(kernel, degree), off = on;
-      off.moments = false;
+      off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
       const Attention a(c.data, {0.4}, on), b(c.data, {0.4}, off);
       CAPTURE(to_string(kernel));
       CAPTURE(degree);
@@ -222,7 +222,7 @@ TEST_CASE("line sums: a merged key's rows gathered where moments fail keep their
   const Dataset d = testing::make_dataset(x, y);
   for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace}) {
     EngineOptions on = options(kernel, 1), off = on;
-    off.moments = false;
+    off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
     const Attention a(d, {0.06}, on), b(d, {0.06}, off);
     CAPTURE(to_string(kernel));
     const LooResult la = a.loo(true), lb = b.loo(true);
@@ -249,7 +249,7 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
       const Case c = make_case(8000, x0, trial % 3 ? 0 : 1e6, trial % 4 == 0, trial % 3 != 1, 500 + trial);
       EngineOptions on = options(Kernel::gaussian, degree), off = on;
       on.neighbour_policy = off.neighbour_policy = policy;
-      off.moments = false;
+      off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
       const Attention a(c.data, {1.0}, on), b(c.data, {1.0}, off);
       CAPTURE(to_string(policy));
       CAPTURE(degree);

@@ -40,7 +40,7 @@ TEST_CASE("moment line: wide windows summed by moments agree with the key-by-key
     if (policy == 2) on.neighbour_policy = {Neighbours::span, 0, 0.3};
     if (policy == 3) on.neighbour_policy = {Neighbours::span, 0, 1.4};
     EngineOptions off = on;
-    off.moments = false;
+    off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
     const std::vector<double> h = {policy == 0 ? 1.5 : 1.0};
     const Attention a(d, h, on), b(d, h, off);
     std::vector<double> q(200);
@@ -80,7 +80,7 @@ TEST_CASE("moment line: where the kernel's terms would cancel (weight near the s
     on.method = Method::local_linear;
     if (span) on.neighbour_policy = {Neighbours::span, 0, 0.3};
     EngineOptions off = on;
-    off.moments = false;
+    off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
     const Attention a(d, {1.0}, on), b(d, {1.0}, off);
     const std::vector<double> q = span ? std::vector<double>{-1000, -1e5, 1000, 1e5} : std::vector<double>{0.99, 0.999, 0.9999};
     std::vector<double> fa(q.size()), fb(q.size());

@@ -298,7 +298,7 @@ TEST_CASE("the nearest-key fallback: identical nearest keys share it, of others 
   const double q[6] = {-5, 0, 15, 0, 5, 0};
   for (bool merge : {true, false}) {
     CAPTURE(merge);
-    o.merge = merge;
+    if (!merge) o.shortcuts = o.shortcuts.without(Shortcut::merge_keys);
     double f[3];
     Attention(d, {1, 1}, o).predict(q, 3, f);
     // The mean of the identical nearest keys, merged or not; halfway, the first as given.
@@ -349,7 +349,7 @@ TEST_CASE("identical keys merged: every result as with every row its own key, fo
             o.method = method;
             o.out_of_reach = OutOfReach::nearest;
             const Attention merged(data, h, o);
-            o.merge = false;
+            o.shortcuts = o.shortcuts.without(Shortcut::merge_keys);
             const Attention apart(data, h, o);
             const std::size_t m = queries.size() / d;
             std::vector<double> f1(m), f2(m), w1(m), w2(m), s1(m), s2(m);
@@ -446,7 +446,7 @@ TEST_CASE("identical keys merged: sample weights 1e-200 apart, and equal values 
     o.kernel = k;
     const std::vector<double> h = {k == Kernel::gaussian ? 0.05 : 0.5};
     const LooDetail merged = Attention(d, h, o).loo_detail();
-    o.merge = false;
+    o.shortcuts = o.shortcuts.without(Shortcut::merge_keys);
     const LooDetail apart = Attention(d, h, o).loo_detail();
     CHECK(std::isfinite(merged.neighbours));
     CHECK(merged.neighbours == doctest::Approx(apart.neighbours).epsilon(1e-12));

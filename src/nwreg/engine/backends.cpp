@@ -16,7 +16,7 @@ bool Backends::fuses(const Dataset& train, const EngineOptions& o, const Estimat
 Backends::Backends(const Engine& e, bool fused) : e_(e) {
   if (fused && !e.ks_.merged)
     fused_.emplace(e.ks_, e.index_, e.options_.tolerance, e.options_.pool, e.pairs_);
-  if (e.options_.moments && e.index_.kind() == KeyIndex::Kind::line && e.options_.leave_out == 0 &&
+  if (e.options_.shortcuts.allow(Shortcut::line_moments) && e.index_.kind() == KeyIndex::Kind::line && e.options_.leave_out == 0 &&
       MomentLine::applies(e.ks_, e.options_.kernel))
     moments_.emplace(e.ks_, e.options_.kernel, e.estimator_.degree(), LineData::of(e.ks_));
 }
@@ -29,8 +29,9 @@ Plan Backends::plan(const Needs& needs) const {
   Plan plan;
   if (fused_ && !needs.slopes) {
     plan.fused = &*fused_;
-    // (EngineOptions::transform false: no transform, every window summed key by key)
-    plan.fused_pass = fused_->pass(e_.options_.transform ? needs.rows : 0, needs.squares || needs.values, needs.values);
+    // (Without the transform every window is summed key by key.)
+    const bool transform = e_.options_.shortcuts.allow(Shortcut::gauss_transform);
+    plan.fused_pass = fused_->pass(transform ? needs.rows : 0, needs.squares || needs.values, needs.values);
     return plan;
   }
   if (!lines_apply() || (needs.slopes && !e_.estimator_.local())) return plan;
@@ -47,7 +48,7 @@ Plan Backends::plan(const Needs& needs) const {
 
 bool Backends::lines_apply() const {
   const EngineOptions& o = e_.options_;
-  if (!o.moments || e_.index_.kind() != KeyIndex::Kind::line || o.leave_out > 0 || e_.ks_.d != 1 || e_.ks_.categorical)
+  if (!o.shortcuts.allow(Shortcut::line_moments) || e_.index_.kind() != KeyIndex::Kind::line || o.leave_out > 0 || e_.ks_.d != 1 || e_.ks_.categorical)
     return false;
   // Compact kernels: the tree kept. Else a backend made for the pass, worth building (O(n)) over
   // many keys: the Gaussian's at one bandwidth for every row (the fused path has its own

@@ -25,9 +25,7 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
   parallel_for(pool, keys.n, 64, [&](std::size_t a, std::size_t z) {
     std::vector<double> scratch(index.kth_scratch());
     for (std::size_t i = a; i < z; ++i) {
-      KeyIndex::Neighbourhood how = index.kernel_neighbourhood();
-      how.key_only = true;
-      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), how);
+      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), Neighbours::adaptive);
       inv_s_[i] = 1 / s;
       lognorm_[i] = -static_cast<double>(keys.cont.size()) * std::log2(s);
     }
@@ -40,12 +38,10 @@ const double* BandwidthPolicy::query(const KeyIndex& index, const double* q, std
   if (!per_query()) return inv_h;
   double scale;
   if (span_ > 0) {
-    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, {Norm::l2, false});
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::span);
     if (span_ > 1) scale *= std::sqrt(span_);
   } else {
-    KeyIndex::Neighbourhood how = index.kernel_neighbourhood();
-    how.limit = true;  // K keys at q: only they weigh, as just beside them
-    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, how);
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::knn);
   }
   for (std::size_t k = 0; k < d; ++k) buf[k] = cat[k].on ? inv_h[k] : inv_h[k] / scale;
   h *= scale;

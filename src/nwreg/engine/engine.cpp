@@ -60,7 +60,7 @@ EngineOptions checked(EngineOptions o, const Dataset& train) {
 KeyLayout layout_for(const EngineOptions& o, bool fused) {
   const bool neighbours = static_cast<bool>(o.neighbour_policy);
   KeyLayout layout;
-  layout.merge = o.merge && o.leave_out == 0 && !neighbours;
+  layout.merge = o.shortcuts.allow(Shortcut::merge_keys) && o.leave_out == 0 && !neighbours;
   layout.prefer_rows = fused;
   layout.tree = !per_key(o);  // keys with their own scales reach as far as those: every key
   layout.keep_zero = neighbours;  // neighbours are counted over every row, weighed or not

@@ -344,42 +344,50 @@ namespace {
 
 // Where K keys lie at q (s = 0), or widened (a compact kernel), the next distance beyond s: the
 // smallest distance above `after`, from `next_above` (+inf where there is none), 2^-40 of it
-// where K keys lie at q and how.limit; with no key beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
+// where K keys lie at q and `limit`; with no key beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
 // or distances that overflow): any positive scale then gives q the keys' mean.
 template <class F>
-double settle(double s, KeyIndex::Neighbourhood how, const F& next_above) {
-  if (!(s > 0) || how.widen) {
+double settle(double s, bool widen, bool limit, const F& next_above) {
+  if (!(s > 0) || widen) {
     const double after = s;
     s = next_above(after);
     if (!std::isfinite(s) && after > 0) s = 2 * after;
-    else if (!(after > 0) && !how.widen && how.limit) s = std::ldexp(s, -40);
+    else if (!(after > 0) && !widen && limit) s = std::ldexp(s, -40);
   }
   return std::isfinite(s) && s > 0 ? s : 1.0;
 }
 
 }  // namespace
 
-KeyIndex::Neighbourhood KeyIndex::kernel_neighbourhood() const {
-  return {visit_kernel(kernel_, []<class K>(K) { return K::norm; }), is_compact(kernel_)};
+Norm KeyIndex::norm(Neighbours policy) const {
+  return policy == Neighbours::span ? Norm::l2 : visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+}
+
+bool KeyIndex::widens(Neighbours policy) const { return policy != Neighbours::span && is_compact(kernel_); }
+
+template <class F>
+double KeyIndex::settled(double s, Neighbours policy, const F& next_above) const {
+  return settle(s, widens(policy), policy == Neighbours::knn, next_above);
 }
 
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                              double* scratch, Neighbourhood how) const {
+                              double* scratch, Neighbours policy) const {
   if (keys_.d == 1 && !keys_.categorical) {  // sorted by x
-    const Block out = how.key_only || exclude == no_key ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
+    const Block out = policy == Neighbours::adaptive || exclude == no_key
+                          ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
                                                          : block(exclude);
-    return kth_distance_1d(q[0], out, K, inv_h[0], how);
+    return kth_distance_1d(q[0], out, K, inv_h[0], policy);
   }
-  if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h, how);
+  if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h, policy);
   // Every key's distance into scratch; the K-th smallest.
-  const Norm norm = how.norm;
+  const Norm norm = this->norm(policy);
   std::size_t m = 0;
   for (std::size_t i = 0; i < keys_.n; ++i)
     if (i != exclude) scratch[m++] = neighbour_distance(i, q, inv_h, norm);
   if (m == 0) return 1;
   const std::size_t k = std::min(K, m) - 1;
   std::nth_element(scratch, scratch + k, scratch + m);
-  return settle(scratch[k], how, [&](double after) {
+  return settled(scratch[k], policy, [&](double after) {
     double s = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < m; ++i)
       if (scratch[i] > after) s = std::min(s, scratch[i]);
@@ -406,11 +414,11 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
 }
 
 double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                                   Neighbourhood how) const {
+                                   Neighbours policy) const {
   // The tree's boxes over the continuous columns bound each key's distance from below (in the
   // tree's units: squared for L2); the search keeps the K smallest distances in a heap and
   // prunes boxes beyond the largest of them, widened against rounding.
-  const Norm norm = how.norm;
+  const Norm norm = this->norm(policy);
   std::vector<double> qc(keys_.cont.size()), ih(keys_.cont.size());
   for (std::size_t c = 0; c < keys_.cont.size(); ++c) qc[c] = q[keys_.cont[c]], ih[c] = inv_h[keys_.cont[c]];
   auto box_units = [&](double r) { return (norm == Norm::l2 ? r * r : r) * (1 + 1e-9); };
@@ -462,14 +470,14 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
       }
     }
   };
-  return settle(near.heap.front(), how, [&](double after) {
+  return settled(near.heap.front(), policy, [&](double after) {
     Beyond beyond{*this, q, inv_h, norm, exclude, box_units, after};
     keys_.tree->search(qc.data(), ih.data(), norm, beyond);
     return beyond.best;
   });
 }
 
-double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbourhood how) const {
+double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbours policy) const {
   // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less the block `out`
   // (the left-out row and its leave-out neighbours), found by a binary search on L (the window
   // moves right while its left end lies farther from q than the key just past its right end);
@@ -490,7 +498,7 @@ double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_
     }
   }
   const double s = std::max(dist(at(lo)), dist(at(lo + k - 1)));
-  return settle(s, how, [&](double after) {
+  return settled(s, policy, [&](double after) {
     // The nearest key on each side of q farther than `after` (distances rise away from q).
     const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
     double best = std::numeric_limits<double>::infinity();

@@ -23,6 +23,7 @@
 #include "nwreg/engine/key_set.h"
 #include "nwreg/kernel/kernel_nd.h"
 #include "nwreg/kernel/kernels.h"
+#include "nwreg/model/settings.h"
 
 namespace nwreg {
 
@@ -92,41 +93,39 @@ class KeyIndex {
   /// wb, lies at rb.
   double reach_bound(double wb, double rb) const;
 
-  /// How a neighbour's distance is measured: its norm over the continuous columns, and whether
-  /// the K-th distance widens to the next distance beyond it, so that the K nearest keys (ties
-  /// too) lie inside a compact kernel's support.
-  struct Neighbourhood {
-    Norm norm = Norm::l2;
-    bool widen = false;
-    /// Where K keys lie at q itself (distance 0) and the distance is not widened: 2^-40 of the
-    /// nearest positive distance, the limit as q nears them (only they weigh), rather than that
-    /// distance, which would jump (knn's per-query scale; not adaptive's, which divides by it).
-    bool limit = false;
-    /// Leave out `exclude` alone, not its leave-out block: a key's own scale (adaptive), which
-    /// belongs to the key whichever row is left out.
-    bool key_only = false;
-  };
-  /// knn's and adaptive's: the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
-  /// largest coordinate), widened for compact kernels.
-  Neighbourhood kernel_neighbourhood() const;
+  /// How a policy measures a neighbour's distance, over the continuous columns:
+  /// - `span`: in L2 (loess's rule), never widened.
+  /// - `knn` and `adaptive`: in the kernel's norm (Gaussian L2, Laplace L1, compact kernels the
+  ///   largest coordinate); with a compact kernel the K-th distance widens to the next distance
+  ///   beyond it, so that the K nearest keys (ties too) lie inside the support.
+  /// - `knn` only: where K keys lie at q itself (distance 0) and the distance is not widened,
+  ///   2^-40 of the nearest positive distance, the limit as q nears them (only they weigh),
+  ///   rather than that distance, which would jump (adaptive divides by its scale instead).
+  /// - `adaptive` leaves out `exclude` alone, not its leave-out block: a key's own scale belongs
+  ///   to the key whichever row is left out.
+  Norm norm(Neighbours policy) const;
 
   /// The distance from q to its K-th nearest key other than `exclude` and its leave-out block
-  /// (unless `how.key_only`), in bandwidths, over the
-  /// continuous columns in `how`'s norm: ties counted with multiplicity. Where K keys lie at q
-  /// itself, the nearest positive distance (with `how.limit`, 2^-40 of it); widened, the next
-  /// distance beyond the K-th; with no
-  /// key beyond, twice the K-th. 1 where every key lies at q. `scratch`: n doubles (the
-  /// every/tree kinds).
+  /// (adaptive: `exclude` alone), in bandwidths, measured as `policy` measures (norm() above):
+  /// ties counted with multiplicity. Where K keys lie at q itself, the nearest positive distance
+  /// (knn: 2^-40 of it); widened, the next distance beyond the K-th; with no key beyond, twice
+  /// the K-th. 1 where every key lies at q. `scratch`: n doubles (the every/tree kinds).
   double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch,
-                      Neighbourhood how) const;
+                      Neighbours policy) const;
   /// The doubles of scratch kth_distance needs: n for the every kind over several columns, else 0.
   std::size_t kth_scratch() const;
 
  private:
   std::size_t nearest_exact(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys) const;
-  double kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbourhood how) const;
+  // Whether policy widens the K-th distance to the next beyond it (a compact kernel's knn or
+  // adaptive); the K-th distance s settled by that rule and knn's limit (next_above(s): the
+  // nearest distance beyond s).
+  bool widens(Neighbours policy) const;
+  template <class F>
+  double settled(double s, Neighbours policy, const F& next_above) const;
+  double kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbours policy) const;
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                           Neighbourhood how) const;
+                           Neighbours policy) const;
   // Key i's distance from q in bandwidths over the continuous columns, in the kernel's norm.
   double neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const;
   double level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const;

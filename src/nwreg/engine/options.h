@@ -24,6 +24,25 @@ enum class OutOfReach {
 };
 
 
+/// The shortcuts the chooser (backends.h) may take, each with the same results as summing every
+/// key within the bound docs/numerics.md states. All by default; tests and benchmarks leave some
+/// out to compare against key-by-key sums.
+enum class Shortcut : unsigned {
+  merge_keys = 1,       //!< identical keys merged into one (see above); else every row its own key
+  gauss_transform = 2,  //!< long windows of the fused 1-D path by a fast Gauss transform
+  line_moments = 4,     //!< wide windows of one column by moments (line_sums.h, every kernel)
+};
+class Shortcuts {
+ public:
+  static constexpr Shortcuts all() { return Shortcuts(7); }
+  constexpr Shortcuts without(Shortcut s) const { return Shortcuts(bits_ & ~static_cast<unsigned>(s)); }
+  constexpr bool allow(Shortcut s) const { return (bits_ & static_cast<unsigned>(s)) != 0; }
+
+ private:
+  constexpr explicit Shortcuts(unsigned bits) : bits_(bits) {}
+  unsigned bits_;
+};
+
 /// The default pruning tolerance: omitted weights below double rounding.
 inline constexpr double default_tolerance = 1e-16;
 
@@ -48,16 +67,9 @@ struct EngineOptions : Smoother {
   /// nearest-neighbour bandwidth (span, knn), lowess's; at a fixed h they are no keys and such a
   /// query follows out_of_reach. Set by Fitted from the model.
   bool robustness_weights = false;
-  /// Identical keys are merged into one (see above); false keeps every row its own key: the
-  /// same results up to rounding, slower with many ties. For tests and benchmarks.
-  bool merge = true;
-  /// Long windows of the fused 1-D path are summed by a fast Gauss transform (above); false
-  /// sums them key by key: the same results within the tolerance. For tests and benchmarks.
-  bool transform = true;
-  /// Wide windows of one column are summed by moments (line_sums.h: every kernel); false sums
-  /// them key by key: the same results within the bound of docs/numerics.md. For tests and
-  /// benchmarks.
-  bool moments = true;
+  /// The shortcuts the engine may take (all; without merge_keys the results are the same up to
+  /// rounding, slower with many ties).
+  Shortcuts shortcuts = Shortcuts::all();
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
 };
