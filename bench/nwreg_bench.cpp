@@ -331,7 +331,7 @@ void csv_table(bool quick) {
 }
 
 // Identical keys: learning with x rounded to a few values, keys merged (the default) against
-// every row its own key (EngineOptions::merge = false), in the same run.
+// every row its own key (without Shortcut::merge_keys), in the same run.
 void ties_table(bool quick, unsigned cores) {
   const std::size_t n = quick ? 3000 : 10000;
   std::printf("\n## Identical keys: learning h, n = %zu, %u threads, merged against every row its own key\n\n", n,

@@ -1,6 +1,6 @@
 // Sums by moments for the Gaussian (a fast Gauss transform of the weights times powers of z) and
 // the Laplace kernel (a recursion over the sorted keys), engine/line_sums.h, against the
-// key-by-key sums they replace (EngineOptions::moments = false): predictions, the leave-one-out
+// key-by-key sums they replace (without Shortcut::line_moments): predictions, the leave-one-out
 // error and its gradient, the in-sample fit (GCV, AICc) and its gradients, for NW and local
 // polynomials of degree 1 to 3, with ties, sample weights, x at 1.7e9 (time stamps), y far from
 // 0, queries far outside the keys and bandwidths from 1e-6 to 1e6 of the range; the gradients

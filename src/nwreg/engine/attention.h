@@ -64,7 +64,7 @@
 /// weight W - s_j (K(0) = 1 relative to it) and values sum_i s_i (y_i - ybar) over the rest,
 /// each summed over the rest rather than subtracted from the total. The attention rows written
 /// out give each row of a group its share s_i / W of the group's weight. Keys are merged
-/// whenever some are identical (unless EngineOptions::merge is false), except with
+/// whenever some are identical (unless the merge_keys shortcut is left out), except with
 /// --leave-out (its blocks are counted in rows) and on the fused 1-D Gaussian path while more
 /// than half the keys are distinct (there the fused loop over every row beats the weighted one
 /// over the groups).
