@@ -50,7 +50,7 @@ TEST_CASE("key index: the K-th nearest distance in one column equals a brute-for
     for (double& v : x) v = ties ? static_cast<double>(rng() % 7) : std::uniform_real_distribution<double>(-5, 5)(rng);
     const Dataset data = testing::make_dataset(x, y);
     KeyLayout layout;
-    layout.merge = false;  // neighbour bandwidths count rows
+    layout.rows = KeyRows::weighed_rows;  // neighbour bandwidths count rows
     const KeySet keys(data, layout);
     REQUIRE(keys.n == n);
     for (const Kernel kernel : {Kernel::gaussian, Kernel::tricube}) {
@@ -119,8 +119,8 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
     for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k));
     data.y_name = "y";
     KeyLayout tree_layout, flat_layout;
-    tree_layout.merge = flat_layout.merge = false;
-    tree_layout.tree = true;
+    tree_layout.rows = flat_layout.rows = KeyRows::weighed_rows;
+    tree_layout.tree_leaf = 64;
     const KeySet tree_keys(data, tree_layout), flat_keys(data, flat_layout);
     REQUIRE(tree_keys.tree);
     for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov}) {

@@ -60,10 +60,13 @@ EngineOptions checked(EngineOptions o, const Dataset& train) {
 KeyLayout layout_for(const EngineOptions& o, bool fused) {
   const bool neighbours = static_cast<bool>(o.neighbour_policy);
   KeyLayout layout;
-  layout.merge = o.shortcuts.allow(Shortcut::merge_keys) && o.leave_out == 0 && !neighbours;
-  layout.prefer_rows = fused;
-  layout.tree = !per_key(o);  // keys with their own scales reach as far as those: every key
-  layout.keep_zero = neighbours;  // neighbours are counted over every row, weighed or not
+  // Neighbours are counted over every row, weighed or not.
+  layout.rows = neighbours                                                             ? KeyRows::every_row
+                : o.leave_out > 0 || !o.shortcuts.allow(Shortcut::merge_keys) ? KeyRows::weighed_rows
+                : fused                                                        ? KeyRows::merged_if_most_repeat
+                                                                               : KeyRows::merged;
+  // Keys with their own scales reach as far as those: every key is summed, no tree.
+  if (!per_key(o)) layout.tree_leaf = 64;
   return layout;
 }
 

@@ -29,7 +29,7 @@ KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d
     for (double v : train.weight) w.push_back(v / wmax);
   }
   for (std::size_t i = 0; i < n_in; ++i)
-    if (w.empty() || w[i] > 0 || layout.keep_zero) order.push_back(static_cast<std::uint32_t>(i));
+    if (w.empty() || w[i] > 0 || layout.rows == KeyRows::every_row) order.push_back(static_cast<std::uint32_t>(i));
   rows = n = order.size();
   order_keys(train, layout, w);
   bounded = std::all_of(xs.begin(), xs.end(), [](double v) { return std::abs(v) <= bounded_limit; });
@@ -49,7 +49,8 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
   std::stable_sort(sorted.begin(), sorted.end(), less);
   std::size_t distinct = n == 0 ? 0 : 1;
   for (std::size_t i = 1; i < n; ++i) distinct += !same(sorted[i - 1], sorted[i]);
-  merged = layout.merge && distinct < n && !(layout.prefer_rows && 2 * distinct > n);
+  merged = (layout.rows == KeyRows::merged || (layout.rows == KeyRows::merged_if_most_repeat && 2 * distinct <= n)) &&
+           distinct < n;
   // Merged: the keys in engine order as indices into start, each distinct key's first
   // position in `sorted`; its first row names it, and they stand in the order of those rows.
   std::vector<std::uint32_t> start, key;
@@ -71,12 +72,12 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
   const std::vector<std::uint32_t> rows_sorted = d == 1 && !merged ? order : copy;
   n = order.size();
   // Several columns: keys in the leaf order of a k-d tree over the continuous ones.
-  if (layout.tree && d >= 2 && !cont.empty() && n >= 2 * layout.leaf) {
+  if (layout.tree_leaf && d >= 2 && !cont.empty() && n >= 2 * *layout.tree_leaf) {
     const std::size_t dc = cont.size();
     std::vector<double> cols(n * dc);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t c = 0; c < dc; ++c) cols[c * n + i] = train.row(order[i])[cont[c]];
-    tree = std::make_unique<KdTree>(cols.data(), n, dc, layout.leaf);
+    tree = std::make_unique<KdTree>(cols.data(), n, dc, *layout.tree_leaf);
     std::vector<std::uint32_t> leaf_order(n), leaf_key(merged ? n : 0);
     for (std::size_t p = 0; p < n; ++p) {
       leaf_order[p] = order[tree->order()[p]];

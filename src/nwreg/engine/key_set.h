@@ -2,7 +2,7 @@
 /// The training rows as the engine holds them: its keys, in engine order, and the maps back to
 /// the input rows. Built once per engine and read-only after.
 ///
-/// - Rows of sample weight 0 are no keys (unless KeyLayout::keep_zero). Sample weights are divided by the largest (empty:
+/// - Rows of sample weight 0 are no keys (unless KeyRows::every_row). Sample weights are divided by the largest (empty:
 ///   every key weighs 1); targets by y_scale, the power of two in (max|y|/2, max|y|], so that
 ///   sums of weighted values never overflow.
 /// - Engine order: sorted by x with one x column (windows are then sorted ranges); the leaf
@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,22 @@ namespace nwreg {
 /// "No key": an exclusion that excludes nothing, or a search that found nothing.
 inline constexpr std::size_t no_key = static_cast<std::size_t>(-1);
 
+/// Which rows become keys, and how identical ones are kept.
+enum class KeyRows {
+  every_row,     //!< every row its own key, those of sample weight 0 too (of weight 0): neighbour
+                 //!< bandwidths count them
+  weighed_rows,  //!< every row of sample weight > 0 its own key (leave-block-out counts rows)
+  merged,        //!< the weighed rows, identical ones merged into one key where there are some
+  merged_if_most_repeat,  //!< merged only where at least half the keys are repeats (the fused
+                          //!< 1-D path's loop over every row beats the weighted one over groups)
+};
+
 /// How the keys are laid out.
 struct KeyLayout {
-  bool merge = true;     //!< merge identical keys where there are some
-  bool prefer_rows = false;  //!< merge only where at least half the keys are repeats (the fused
-                             //!< 1-D path's loop over every row beats the weighted one over groups)
-  bool tree = false;     //!< several columns: store the keys in a k-d tree's leaf order
-  std::size_t leaf = 64; //!< keys per k-d tree leaf
-  bool keep_zero = false; //!< rows of sample weight 0 stay keys (of weight 0): they count as neighbours
+  KeyRows rows = KeyRows::merged;
+  /// Several columns: the keys in the leaf order of a k-d tree with leaves of this many keys
+  /// (none: no tree, in input order).
+  std::optional<std::size_t> tree_leaf;
 };
 
 class KeySet {
@@ -66,7 +75,7 @@ class KeySet {
   std::vector<std::size_t> levels;
   std::vector<std::size_t> cont;
   bool categorical = false;  //!< some column is categorical
-  /// The k-d tree over the continuous columns (KeyLayout::tree, n >= 2 leaves); with categorical
+  /// The k-d tree over the continuous columns (KeyLayout::tree_leaf, n >= 2 leaves); with categorical
   /// columns its own copy of the continuous columns in leaf order (xc).
   std::unique_ptr<KdTree> tree;
   std::vector<double> xc;
