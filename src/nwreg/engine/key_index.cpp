@@ -12,7 +12,8 @@ KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool lin
       kernel_(kernel),
       tolerance_(tolerance),
       leave_out_(leave_out),
-      kind_(line ? Kind::line : keys.tree ? Kind::tree : Kind::every) {}
+      kind_(line ? Kind::line : keys.tree ? Kind::tree : Kind::every),
+      search_(kind_ == Kind::line ? Search::window : kind_ == Kind::tree ? Search::leaves : Search::every) {}
 
 Norm KeyIndex::nearest_norm() const {
   return visit_kernel(kernel_, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
@@ -20,14 +21,11 @@ Norm KeyIndex::nearest_norm() const {
 
 void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys, bool per_query) {
   if (kind_ != Kind::tree) return;
-  if (per_query) {
-    prunes_ = true;
-    return;
-  }
+  search_ = Search::leaves;
+  if (per_query) return;
   // The tree prunes where keys lie beyond reach; where a query reaches most of them (many
   // columns, a wide bandwidth) its leaves cost more than summing every key. Measured at this
   // bandwidth: 32 keys spread over the tree, as queries, and the keys their leaves hold.
-  prunes_ = true;
   const std::size_t n = keys_.n, m = 32;
   const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
   std::uint64_t reached = 0;
@@ -42,7 +40,7 @@ void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys, bool p
     keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(keys_.weight(b) * level_factor(b, q, keys), rb), ranges);
     for (const auto& [lo, hi] : ranges) reached += hi - lo;
   }
-  prunes_ = 2 * reached <= m * n;
+  if (2 * reached > m * n) search_ = Search::every;
 }
 
 Block KeyIndex::block(std::size_t exclude) const {
@@ -151,7 +149,7 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
   ranges.clear();
   double rb = 0, wb = rest;
   const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
-  if (kind_ == Kind::tree && prunes_ && keys_.categorical) {
+  if (search_ == Search::leaves && keys_.categorical) {
     // The leaves within reach of the key nearest in the continuous columns (its weight counts
     // its levels' factor: every key's factor is at most 1), then b, the key of largest weight,
     // among them.
@@ -182,7 +180,7 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     std::size_t lo, hi;
     window_1d(q[0], h, b, wb, lo, hi);
     ranges.emplace_back(lo, hi);
-  } else if (prunes()) {
+  } else if (search_ == Search::leaves) {
     keys_.tree->ranges(q, tree_inv_h, norm, reach_bound(wb, rb), ranges);
   } else {
     ranges.emplace_back(0, keys_.n);

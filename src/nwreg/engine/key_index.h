@@ -47,8 +47,12 @@ class KeyIndex {
   Kind kind() const { return kind_; }
   /// Keys left out on each side of a leave-one-out row (line only).
   std::size_t leave_out() const { return leave_out_; }
+  /// How a query's keys are found at the current bandwidths: a window of the sorted line, the
+  /// tree's leaves within reach, or every key (no index, or a tree that would not prune).
+  enum class Search { window, leaves, every };
+  Search search() const { return search_; }
   /// Whether sums run over reach (windows or pruned leaves) rather than every key.
-  bool prunes() const { return kind_ == Kind::line || (kind_ == Kind::tree && prunes_); }
+  bool prunes() const { return search_ != Search::every; }
 
   /// Decides whether the tree prunes at these bandwidths (inv_h over the continuous columns;
   /// `keys` gives the categorical factors); with `per_query` scales (knn) it always prunes:
@@ -153,7 +157,7 @@ class KeyIndex {
   double tolerance_;
   std::size_t leave_out_;
   Kind kind_;
-  bool prunes_ = false;  // tree: the leaves within reach hold at most half the keys
+  Search search_;  // tree: leaves where those within reach hold at most half the keys
 };
 
 }  // namespace nwreg
