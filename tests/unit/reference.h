@@ -85,4 +85,25 @@ inline double reference_loo(const nwreg::Dataset& d, Reference r,
   return static_cast<double>(sse / total);
 }
 
+// The K-th nearest distance by the engine's rule (key_index.h), from the distances to every
+// other key: the K-th smallest, ties with multiplicity. Where it is 0, or `widen`ed (a compact
+// kernel's knn and adaptive), the smallest distance beyond it instead (knn's `limit`: 2^-40 of
+// that where it was 0 and not widened; twice the K-th where nothing lies beyond); 1 where no
+// positive finite scale results.
+struct KthRule {
+  bool widen = false, limit = false;
+};
+inline double kth_distance(std::vector<double> others, std::size_t K, KthRule rule) {
+  std::sort(others.begin(), others.end());
+  double s = others[std::min(K, others.size()) - 1];
+  if (!(s > 0) || rule.widen) {
+    const double after = s;
+    const auto beyond = std::upper_bound(others.begin(), others.end(), after);
+    s = beyond == others.end() ? std::numeric_limits<double>::infinity() : *beyond;
+    if (!std::isfinite(s) && after > 0) s = 2 * after;
+    else if (!(after > 0) && !rule.widen && rule.limit) s = std::ldexp(s, -40);
+  }
+  return std::isfinite(s) && s > 0 ? s : 1.0;
+}
+
 }  // namespace testing

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "helpers.h"
+#include "reference.h"
 #include "nwreg/engine/key_index.h"
 #include "nwreg/engine/key_set.h"
 
@@ -19,23 +20,12 @@ using namespace nwreg;
 
 namespace {
 
-// The rule of key_index.h spelt out on every distance: the K-th smallest (ties with
-// multiplicity); where it is 0, or for a compact kernel, the smallest distance beyond it (twice
-// the K-th where none is); 1 where no positive finite scale results.
+// The rule of key_index.h (testing::kth_distance) on every distance but the left-out key's.
 double brute_kth(const std::vector<double>& xs, double q, std::size_t exclude, std::size_t K, double inv_h, bool compact) {
   std::vector<double> d;
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (i != exclude) d.push_back(std::abs(xs[i] - q) * inv_h);
-  std::sort(d.begin(), d.end());
-  double s = d[std::min(K, d.size()) - 1];
-  if (!(s > 0) || compact) {
-    const double after = s;
-    s = std::numeric_limits<double>::infinity();
-    for (double v : d)
-      if (v > after) s = std::min(s, v);
-    if (!std::isfinite(s) && after > 0) s = 2 * after;
-  }
-  return std::isfinite(s) && s > 0 ? s : 1.0;
+  return testing::kth_distance(d, K, {.widen = compact});
 }
 
 }  // namespace

@@ -30,14 +30,8 @@ double brute(const Dataset& d, const std::vector<double>& base, std::size_t K, c
     for (std::size_t k = 0; k < d.d; ++k) r += std::pow((d.row(i)[k] - q[k]) / base[k], 2);
     dist.push_back(std::sqrt(r));
   }
-  std::nth_element(dist.begin(), dist.begin() + static_cast<std::ptrdiff_t>(K - 1), dist.end());
-  double s = dist[K - 1];
-  if (s == 0) {  // K rows at q itself: 2^-40 of the nearest row beyond them (only they weigh)
-    s = INFINITY;
-    for (double v : dist)
-      if (v > 0) s = std::min(s, v);
-    s = std::ldexp(s, -40);
-  }
+  // (K rows at q itself: 2^-40 of the nearest row beyond them, as only they weigh.)
+  const double s = testing::kth_distance(dist, K, {.limit = true});
   long double s0 = 0, s1 = 0, sx = 0, sxx = 0, sxy = 0;
   for (std::size_t i = 0; i < d.n; ++i) {
     if (left_out(i)) continue;
@@ -123,10 +117,7 @@ double brute_adaptive(const Dataset& d, const std::vector<double>& base, std::si
     std::vector<double> others;
     for (std::size_t j = 0; j < d.n; ++j)
       if (j != i) others.push_back(dist(d.row(i), d.row(j)));
-    std::sort(others.begin(), others.end());
-    double s = others[K - 1];
-    if (s == 0) s = *std::upper_bound(others.begin(), others.end(), 0.0);
-    r.scale.push_back(s);
+    r.scale.push_back(testing::kth_distance(others, K, {}));
   }
   r.out = [&](std::size_t i) { return i == skip || (out && (*out)[i]); };
   return testing::reference_nw(d, r, q);
@@ -275,9 +266,7 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
     std::vector<double> r;
     for (std::size_t j = 0; j < d.n; ++j)
       if (j != i) r.push_back(std::abs(x[j] - x[i]));
-    std::sort(r.begin(), r.end());
-    const auto beyond = std::upper_bound(r.begin(), r.end(), r[K - 1]);
-    s[i] = beyond == r.end() ? 2 * r[K - 1] : *beyond;
+    s[i] = testing::kth_distance(r, K, {.widen = true});
   }
   auto brute = [&](Kernel kernel, double qv, std::size_t skip) {
     testing::Reference r = testing::gaussian({1.0});
