@@ -45,6 +45,15 @@ bool line_index(const Dataset& train, const EngineOptions& o) {
   return train.d == 1 && !is_categorical(train.kind(0)) && !per_key(o);
 }
 
+// Lowess's least spread of a local line's window (estimator.h) under a span, the bandwidth of
+// loess and lowess: 0.001 of the x range, as clowess; none under other bandwidths (the exact
+// line, whatever its spread).
+double lowess_spread(const Dataset& train, const EngineOptions& o) {
+  if (o.neighbour_policy.kind != Neighbours::span || train.d != 1 || train.n == 0) return 0;
+  const auto [lo, hi] = std::minmax_element(train.x.begin(), train.x.end());
+  return 0.001 * (*hi - *lo);
+}
+
 // The options checked against the data, before any part is built.
 EngineOptions checked(EngineOptions o, const Dataset& train) {
   check_tolerance(o.tolerance);
@@ -74,7 +83,7 @@ KeyLayout layout_for(const EngineOptions& o, bool fused) {
 
 Engine::Engine(const Dataset& train, EngineOptions options)
     : options_(checked(std::move(options), train)),
-      estimator_(options_.method, options_.degree, train.d),
+      estimator_(options_.method, options_.degree, train.d, lowess_spread(train, options_)),
       ks_(train, layout_for(options_, Backends::fuses(train, options_, estimator_))),
       index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out),
       policy_(options_.neighbour_policy),

@@ -7,10 +7,19 @@
 
 namespace nwreg {
 
-Estimator::Estimator(Method method, std::size_t degree, std::size_t d)
+Estimator::Estimator(Method method, std::size_t degree, std::size_t d, double min_spread)
     : degree_(method_degree(method, degree)),
       design_(degree_ > 1 ? std::make_unique<kernel::Design>(kernel::make_design(d, degree_)) : nullptr),
-      p_(design_ ? design_->p : d + 1) {}
+      p_(design_ ? design_->p : d + 1),
+      min_spread_(degree_ == 1 && d == 1 ? min_spread : 0) {}
+
+bool Estimator::too_narrow(const Work& w, double inv_h) const {
+  // S = [sum e, sum e z; sum e z, sum e z^2] over z = (x - q) / h: the weighted variance of x is
+  // (S_11 / S_00 - (S_10 / S_00)^2) h^2.
+  if (!(min_spread_ > 0)) return false;
+  const double mean = w.S[2] / w.S[0], var = std::max(0.0, w.S[3] / w.S[0] - mean * mean);
+  return std::sqrt(var) / inv_h <= min_spread_;
+}
 
 void Estimator::prepare(kernel::Targets& sums, Work& w, bool gradient) const {
   if (local()) {
@@ -62,6 +71,13 @@ Row Estimator::reduce(Kernel kernel, const kernel::Keys& keys, const double* ys,
       !centred_solve(keys, ys, q, s, w, yb, beta.data(), cc.data(), full)) {
     sys.solve(e1.data(), cc.data());
     sys.solve(w.tz.data(), beta.data());
+  }
+  if (too_narrow(w, s.inv_h[0])) {  // lowess's rule: the weighted mean, no slope
+    std::fill(beta.begin(), beta.end(), 0.0);
+    std::fill(cc.begin(), cc.end(), 0.0);
+    beta[0] = w.tz[0] / w.S[0];
+    cc[0] = 1 / w.S[0];
+    full = true;
   }
   row.dropped = !full;
   row.f = yb + beta[0];

@@ -26,7 +26,11 @@ namespace nwreg {
 class Estimator {
  public:
   /// `d` x columns; the degree of `method` (NW 0, local linear 1, local polynomial `degree`).
-  Estimator(Method method, std::size_t degree, std::size_t d);
+  /// `min_spread` > 0 (a local line in one column): lowess's rule, a window whose weighted
+  /// standard deviation of x is at most that is fitted as a constant (its weighted mean), not a
+  /// line (clowess fits the slope only where sqrt(sum w (x - xbar)^2) > 0.001 (max x - min x),
+  /// the weights summing to 1).
+  Estimator(Method method, std::size_t degree, std::size_t d, double min_spread = 0);
 
   /// What it is, for the chooser (backends.h) and the passes. Every estimator here is linear in
   /// y (f = sum_i l_i y_i, squared loss): the standard errors and tr(H) rest on that.
@@ -76,9 +80,12 @@ class Estimator {
   // more than the gathered weights (a merged key's rest).
   bool centred_solve(const kernel::Keys& keys, const double* ys, const double* q, const Span& s, Work& w, double yb,
                      double* beta, double* c, bool& full) const;
+  // Lowess's rule (above): whether the local line's window spreads too little for a slope.
+  bool too_narrow(const Work& w, double inv_h) const;
   std::size_t degree_;
   std::unique_ptr<kernel::Design> design_;
   std::size_t p_;
+  double min_spread_;
 };
 
 }  // namespace nwreg
