@@ -7,10 +7,11 @@
 
 namespace nwreg {
 
-Estimator::Estimator(Method method, std::size_t degree, std::size_t d, double min_spread)
+Estimator::Estimator(Method method, std::size_t degree, std::size_t d, LossFunction loss, double min_spread)
     : degree_(method_degree(method, degree)),
       design_(degree_ > 1 ? std::make_unique<kernel::Design>(kernel::make_design(d, degree_)) : nullptr),
       p_(design_ ? design_->p : d + 1),
+      loss_(loss),
       min_spread_(degree_ == 1 && d == 1 ? min_spread : 0) {}
 
 bool Estimator::too_narrow(const Work& w, double inv_h) const {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <memory>
 
+#include "nwreg/engine/options.h"
 #include "nwreg/engine/pass.h"
 #include "nwreg/kernel/kernel_nd.h"
 #include "nwreg/kernel/kernels.h"
@@ -30,17 +31,22 @@ class Estimator {
   /// standard deviation of x is at most that is fitted as a constant (its weighted mean), not a
   /// line (clowess fits the slope only where sqrt(sum w (x - xbar)^2) > 0.001 (max x - min x),
   /// the weights summing to 1).
-  Estimator(Method method, std::size_t degree, std::size_t d, double min_spread = 0);
+  Estimator(Method method, std::size_t degree, std::size_t d, LossFunction loss = LossFunction::squared, double min_spread = 0);
 
-  /// What it is, for the chooser (backends.h) and the passes. Every estimator here is linear in
-  /// y (f = sum_i l_i y_i, squared loss): the standard errors and tr(H) rest on that.
+  /// What it is, for the chooser (backends.h) and the passes.
   ///
+  /// Its loss (options.h): squared, linear in y (f = sum_i l_i y_i), or bisquare by robustness
+  /// weights that the rows carry.
+  LossFunction loss() const { return loss_; }
+  /// Whether the fit is linear in y, as standard errors, tr(H) and the tests of fit assume.
+  bool linear() const { return loss_ == LossFunction::squared; }
   /// Whether it fits a polynomial (degree >= 1): the sweep then sums its moments.
   bool local() const { return degree_ > 0; }
   /// The degree of its polynomial (NW 0): its row sums the moments of z up to 2 degree.
   std::size_t degree() const { return degree_; }
-  /// Whether the fused line computes it: NW's weighted mean, summed as s0 and s1 alone.
-  bool fuses() const { return degree_ == 0; }
+  /// Whether the fused line computes it: NW's weighted mean of unit-weight rows, summed as s0
+  /// and s1 alone (a robust loss's rows carry weights).
+  bool fuses() const { return degree_ == 0 && linear(); }
   /// The rows of its design (NW: d + 1 all the same, the length of an equivalent-weight c).
   std::size_t p() const { return p_; }
   /// The design of a polynomial of degree >= 2 (kernel_nd.h); nullptr: local linear's (1, z).
@@ -85,6 +91,7 @@ class Estimator {
   std::size_t degree_;
   std::unique_ptr<kernel::Design> design_;
   std::size_t p_;
+  LossFunction loss_;
   double min_spread_;
 };
 

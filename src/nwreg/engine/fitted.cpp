@@ -56,7 +56,7 @@ Fitted::Fitted(const Dataset& train, const Model& model, EngineOptions engine)
       weight_(rows_->weight),
       engine_(make_engine(*rows_, model,
                           [&] {
-                            engine.robustness_weights = rows_.reweighed();
+                            engine.loss = rows_.reweighed() ? LossFunction::bisquare : LossFunction::squared;
                             return engine;
                           }(),
                           map_)) {}

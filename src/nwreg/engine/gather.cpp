@@ -74,7 +74,7 @@ Span Engine::gather(const double* q, std::size_t exclude, Work& w, bool gradient
     on_b(false);
     if (s.s0 > 0) return s;
   }
-  if (s.s0 == 0 && rest == 0 && options_.robustness_weights && !ex.contains(s.b) &&
+  if (s.s0 == 0 && rest == 0 && estimator_.loss() == LossFunction::bisquare && !ex.contains(s.b) &&
       std::equal(q, q + ks_.d, ks_.key(s.b))) {
     // A query at a key whose whole neighbourhood weighs nothing (robustness weights of 0 all about
     // it; the key itself is always in reach): the y of the keys at q, whatever their weight, as

@@ -43,6 +43,14 @@ class Shortcuts {
   unsigned bits_;
 };
 
+/// The loss a fit minimises. Squared: every estimator here is then linear in y (f = sum_i l_i
+/// y_i), which standard errors, tr(H) and the tests of fit rest on. Bisquare: Cleveland's
+/// robustness iterations (learn/robust.h) reweigh the rows by the bisquare of their residuals
+/// and fit again by weighted least squares; the fit is then no longer linear in y, and a query
+/// at a key whose whole window those weights leave weighing nothing answers with that key's y,
+/// as R's lowess does (where rows of weight 0 stay keys: under a nearest-neighbour bandwidth).
+enum class LossFunction { squared, bisquare };
+
 /// The default pruning tolerance: omitted weights below double rounding.
 inline constexpr double default_tolerance = 1e-16;
 
@@ -61,12 +69,10 @@ struct EngineOptions : Smoother {
   double tolerance = default_tolerance;  //!< pruning bound (see above); 0 = sum over every key
   ThreadPool* pool = nullptr;            //!< threads to use; nullptr = the calling thread only
   OutOfReach out_of_reach = OutOfReach::error;  //!< and a query no key reaches
-  /// The sample weights carry robustness weights (--robust): a query at a key whose whole window
-  /// weighs nothing (every row about it an outlier) answers with that key's y, as R's lowess
-  /// does; else such a query is out of reach. Only where rows of weight 0 stay keys: under a
-  /// nearest-neighbour bandwidth (span, knn), lowess's; at a fixed h they are no keys and such a
-  /// query follows out_of_reach. Set by Fitted from the model.
-  bool robustness_weights = false;
+  /// The loss the fit minimises (estimator.h): squared, or bisquare by robustness iterations
+  /// (--robust), whose robustness weights the sample weights then carry. Set by Fitted from
+  /// the model.
+  LossFunction loss = LossFunction::squared;
   /// The shortcuts the engine may take (all; without merge_keys the results are the same up to
   /// rounding, slower with many ties).
   Shortcuts shortcuts = Shortcuts::all();
