@@ -49,7 +49,7 @@ CLI::App* setup_predict(CLI::App& app, PredictCommand& cmd) {
   sub->option_defaults()->group("Output");
   sub->add_option("-o,--output", cmd.output, "Predictions file; - for stdout")->capture_default_str();
   sub->add_option("--format", cmd.format,
-                  "csv, tsv, json or jsonl (one object a line, written as computed; with --query - each "
+                  format_names() + " (jsonl: one object a line, written as computed; with --query - each "
                   "query is answered as it arrives), for -o and --weights. Default: from each file's name (" +
                       format_extensions() + "), else csv");
   sub->add_option("--weights", cmd.weights,
