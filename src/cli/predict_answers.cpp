@@ -217,10 +217,8 @@ void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size
 // any format: memory stays bounded however long the stream.
 void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model& model, const EngineOptions& engine,
                     Format format, OutputFile& out) {
-  // Line by line, unless the stream is gzip-compressed (its first byte 0x1f is no text): that
-  // is inflated in blocks, answered as they come.
-  const bool gzip = std::cin.peek() == 0x1f;
-  CsvReader reader(std::cin, "<stdin>", query_csv_options(cmd.input), !gzip);
+  // Line by line, a compressed stream too (inflated from what has arrived).
+  CsvReader reader(std::cin, "<stdin>", query_csv_options(cmd.input), true);
   const std::vector<std::size_t> columns = query_columns(reader, data);
   std::vector<std::string> kept_names;
   const CsvReader::TextColumns keep = kept_columns(reader, cmd.keep, kept_names);

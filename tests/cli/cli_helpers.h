@@ -143,6 +143,10 @@ class Conversation {
     REQUIRE(fgets(buf, sizeof buf, answers_) != nullptr);
     return buf;
   }
+  // Writes `text` and reads nothing.
+  void ask_nothing(const std::string& text) {
+    REQUIRE(write(to_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  }
   // Closes stdin and waits: the exit code, or -1 if it did not exit normally.
   int finish() {
     if (pid_ < 0) return status_;

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -84,6 +85,37 @@ TEST_CASE("daily: a stream of queries on stdin is answered line by line as it ar
   const auto bl = lines(batch.out);
   REQUIRE(bl.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) CHECK(Json::parse(bl[i])["prediction"].get<double>() == got[i]);
+}
+
+TEST_CASE("daily: a gzip stream of queries on stdin is answered line by line as it arrives") {
+  // Each piece is deflated with a sync flush, as `gzip` on a live pipe (pigz, zlib's flushes)
+  // hands it on: the next is written only after the answer to the last. At b4e6a01 the stream
+  // was inflated in 64 KiB blocks and the first answer waited for the end (this test hung).
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  auto deflated = [&z](const std::string& text, int flush) {
+    std::string out(1024, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = static_cast<uInt>(text.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    REQUIRE(deflate(&z, flush) != Z_STREAM_ERROR);
+    REQUIRE(z.avail_in == 0);
+    out.resize(out.size() - z.avail_out);
+    return out;
+  };
+  Conversation c({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"});
+  std::vector<double> got;
+  for (const char* q : {"x\n0.5\n", "1.5\n", "4\n"})
+    got.push_back(Json::parse(c.ask(deflated(q, Z_SYNC_FLUSH)))["prediction"].get<double>());
+  c.ask_nothing(deflated("", Z_FINISH));
+  deflateEnd(&z);
+  CHECK(c.finish() == 0);
+  Result plain = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"},
+                           "x\n0.5\n1.5\n4\n");
+  const auto pl = lines(plain.out);
+  REQUIRE(pl.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(Json::parse(pl[i])["prediction"].get<double>() == got[i]);
 }
 
 TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails alone") {

@@ -39,8 +39,6 @@ const std::map<std::string, std::string> exempt = {
      "a guard behind the degrees of freedom's: where the weights underflow, tr(L) is not finite first"},
     {"--simultaneous: the band walks each query's weights over every training row, ",
      "--simultaneous past 1e10 query x row pairs: a test would hold 1e8 queries and 100 rows (gigabytes)"},
-    {"is gzip-compressed: a stream read line by line must be plain text (gunzip it first)",
-     "predict --query - looks at the first byte and inflates a gzip stream whole; the reader's own guard"},
     {" training rows", "4e9 rows do not fit in this machine's memory"},
     {"leave-one-out needs at least 2 training rows, got ", "fit and predict refuse fewer than 2 rows first"},
     {" is not finite", "predictions are weighted means of finite values"},

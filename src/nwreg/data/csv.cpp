@@ -63,12 +63,13 @@ bool mark_nuls(char* buf, std::size_t n) {
 /// old Mac files and some exports end lines, becomes LF; CRLF becomes LF), NUL bytes marked
 /// (and `nul_seen` set). Read and inflate errors are thrown as InputError naming the source. The
 /// line reader owns it and may drop it once the input is read (a small file: at once), so what
-/// it saw lives in the CsvReader.
+/// it saw lives in the CsvReader. A stream read line by line takes its text through `some`
+/// (`partial`): whatever the input holds now, inflated, without waiting for a block to fill.
 class CsvReader::Source : public io::ByteSourceBase {
  public:
   Source(int fd, std::string name, bool& nul_seen) : nul_seen_(nul_seen), fd_(fd), name_(std::move(name)) {}
-  Source(std::istream& in, std::string name, bool& nul_seen)
-      : nul_seen_(nul_seen), in_(&in), name_(std::move(name)) {}
+  Source(std::istream& in, std::string name, bool& nul_seen, bool partial = false)
+      : nul_seen_(nul_seen), in_(&in), name_(std::move(name)), partial_(partial) {}
   ~Source() override {
     if (fd_ >= 0) ::close(fd_);
     if (gzip_) inflateEnd(&z_);
@@ -84,6 +85,16 @@ class CsvReader::Source : public io::ByteSourceBase {
     if (text_pos_ == text_.size()) text_.clear(), text_pos_ = 0;
     if (mark_nuls(buf, n)) nul_seen_ = true;
     return static_cast<int>(n);
+  }
+  // At least one byte of text unless the input has ended (0), at most `size`: what the input
+  // holds now, waiting only while it holds nothing (a partial source: a stream read line by line).
+  std::size_t some(char* buf, std::size_t size) {
+    while (text_pos_ == text_.size() && !ended_) produce();
+    const std::size_t n = std::min(size, text_.size() - text_pos_);
+    if (n > 0) std::memcpy(buf, text_.data() + text_pos_, n);
+    text_pos_ += n;
+    if (text_pos_ == text_.size()) text_.clear(), text_pos_ = 0;
+    return n;
   }
 
  private:
@@ -127,6 +138,7 @@ class CsvReader::Source : public io::ByteSourceBase {
       started_ = true;
       raw_.resize(1 << 16);
       raw_len_ = fill(raw_.data(), raw_.size());
+      if (raw_len_ == 1) raw_len_ += fill(raw_.data() + 1, raw_.size() - 1);  // gzip's magic is two bytes
       gzip_ = raw_len_ >= 2 && static_cast<unsigned char>(raw_[0]) == 0x1f && static_cast<unsigned char>(raw_[1]) == 0x8b;
       if (gzip_ && inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) gzip_fail("cannot start zlib");
       z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
@@ -179,6 +191,11 @@ class CsvReader::Source : public io::ByteSourceBase {
   }
   std::size_t fill(char* buf, std::size_t size) {
     if (in_) {
+      // Partial: what the stream's buffer and the pipe under it hold (at least one byte, the
+      // only wait), so that a compressed stream's lines are answered as they arrive.
+      if (partial_)
+        size = static_cast<std::size_t>(
+            std::clamp<std::streamsize>(in_->rdbuf()->in_avail(), 1, static_cast<std::streamsize>(size)));
       in_->read(buf, static_cast<std::streamsize>(size));  // a read error sets badbit (errno tells which)
       if (in_->bad()) fail(errno);
       return static_cast<std::size_t>(in_->gcount());
@@ -197,6 +214,7 @@ class CsvReader::Source : public io::ByteSourceBase {
   std::istream* in_ = nullptr;
   int fd_ = -1;
   std::string name_;
+  bool partial_ = false;
   bool started_ = false, gzip_ = false, member_ended_ = false, zeros_ = false, cr_pending_ = false, ended_ = false;
   z_stream z_{};
   std::vector<char> raw_, chunk_, text_;
@@ -215,10 +233,27 @@ namespace {
 
 }  // namespace
 
+// A partial Source as a stream buffer: the line-by-line reader takes its characters one by one,
+// each line as soon as its text (inflated, if the stream is compressed) has arrived.
+class CsvReader::LineSource : public std::streambuf {
+ public:
+  LineSource(std::istream& in, const std::string& name, bool& nul_seen) : source_(in, name, nul_seen, true) {}
+
+ private:
+  int_type underflow() override {
+    const std::size_t n = source_.some(buf_, sizeof buf_);
+    if (n == 0) return traits_type::eof();
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(buf_[0]);
+  }
+  Source source_;
+  char buf_[1 << 16];
+};
+
 CsvReader::CsvReader(std::istream& in, std::string source, CsvOptions options, bool line_by_line)
     : source_(std::move(source)), options_(options) {
   if (line_by_line) {
-    stream_ = &in;
+    lines_ = std::make_unique<LineSource>(in, source_, nul_seen_);
   } else {
     reader_ = std::make_unique<io::LineReader>(source_, std::make_unique<Source>(in, source_, nul_seen_));
   }
@@ -239,14 +274,14 @@ CsvReader::CsvReader(const std::string& path, CsvOptions options)
 CsvReader::~CsvReader() = default;
 
 char* CsvReader::next_line() {
-  if (!stream_) {
+  if (!lines_) {
     char* line = reader_->next_line();
     if (line) line_ = reader_->get_file_line();
     return line;
   }
   // One line from a stream, as soon as it is complete, at most max_line_bytes long.
   line_buf_.clear();
-  std::streambuf* in = stream_->rdbuf();
+  std::streambuf* in = lines_.get();
   bool any = false;
   try {
     for (int c; (c = in->sbumpc()) != std::char_traits<char>::eof();) {
@@ -271,8 +306,6 @@ char* CsvReader::next_line() {
   if (!any) return nullptr;
   ++line_;
   if (line_ == 1 && line_buf_.rfind("\xEF\xBB\xBF", 0) == 0) line_buf_.erase(0, 3);
-  if (line_ == 1 && line_buf_.rfind("\x1f\x8b", 0) == 0)
-    throw InputError(source_, 0, "", "is gzip-compressed: a stream read line by line must be plain text (gunzip it first)");
   if (mark_nuls(line_buf_.data(), line_buf_.size())) nul_seen_ = true;
   return line_buf_.data();
 }
@@ -306,7 +339,7 @@ void CsvReader::start() {
     // stays pending, as a data row); a row whose extra field is an empty last one (a trailing
     // delimiter) is no such row. Not in a stream read line by line, which answers the header
     // before any row arrives.
-    if (!row_names_ && !stream_ && next_row()) {
+    if (!row_names_ && !lines_ && next_row()) {
       pending_ = true;
       if (fields_.size() == column_count_ + 1 && !fields_.back().empty()) {
         names_.insert(names_.begin(), std::string());

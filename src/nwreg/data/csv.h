@@ -88,8 +88,8 @@ inline constexpr std::size_t max_line_bytes = std::size_t{1} << 24;
 class CsvReader {
  public:
   /// Reads from a stream (stdin); `source` names it in messages, e.g. `<stdin>`. With
-  /// `line_by_line`, each line is read as soon as it arrives (std::getline) instead of in 16 MiB
-  /// blocks: for streams answered one query at a time.
+  /// `line_by_line`, each line is read as soon as it arrives instead of in 16 MiB blocks, gzip
+  /// too (inflated from what has arrived): for streams answered one query at a time.
   CsvReader(std::istream& in, std::string source, CsvOptions options, bool line_by_line = false);
   /// Opens a file. Throws InputError if it cannot be opened or is a directory. A read error or
   /// a NUL byte in a line is an InputError naming the source (and line) too.
@@ -172,10 +172,11 @@ class CsvReader {
   std::string separator_hint(std::string_view field) const;  // another delimiter in a field
 
   class Source;
+  class LineSource;
   std::string source_;
   CsvOptions options_;
   std::unique_ptr<io::LineReader> reader_;
-  std::istream* stream_ = nullptr;  // line-by-line mode
+  std::unique_ptr<LineSource> lines_;  // line-by-line mode
   bool nul_seen_ = false;           // a NUL byte was read (and marked)
   bool skip_lf_ = false;            // line-by-line: the last line ended with CR; skip an LF next
   std::string line_buf_;
