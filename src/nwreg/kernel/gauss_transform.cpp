@@ -137,10 +137,14 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   if (n == 0 || !(tolerance > 0) || order0_ > 24 || order1_ > 24) return;
   // The largest power of z a moment carries, where the bound must hold for those sums too.
   const std::size_t power = shape.powers ? std::max(order0_, order1_) - 1 : 0;
-  for (std::size_t i = 0; i < n; ++i) total_ += shape.weights ? shape.weights[i] : 1.0;
   width_ = std::sqrt(2.0) * h;
   inv_ = 1 / width_;
   if (!std::isfinite(width_) || !std::isfinite(inv_) || !(width_ > 0)) return;
+  // Each box spans less than a width, so there are at least range / width of them, each to
+  // serve 4 queries: a pass of few queries (a stream answers one at a time) is told so in O(1),
+  // not after a scan of every key.
+  if (static_cast<double>(queries) < 4 * std::max(1.0, (x[n - 1] - x[0]) * inv_)) return;
+  for (std::size_t i = 0; i < n; ++i) total_ += shape.weights ? shape.weights[i] : 1.0;
   // Boxes: each starts at its first key and holds the keys within one width of it.
   std::vector<std::size_t> start;
   for (std::size_t i = 0; i < n;) {
