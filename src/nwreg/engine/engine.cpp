@@ -191,6 +191,7 @@ double Engine::sum_squares(std::size_t lo, std::size_t hi, const double* e) cons
 
 std::vector<std::size_t> Engine::spread_rows(std::size_t count) const {
   std::vector<std::size_t> rows;
+  rows.reserve(std::min(count, ks_.rows));
   if (count >= ks_.rows) {
     for (std::size_t t = 0; t < ks_.rows; ++t) rows.push_back(ks_.row_of(t));
     std::sort(rows.begin(), rows.end());
@@ -222,23 +223,24 @@ std::vector<double> Engine::reach(std::size_t count) const {
 
 std::vector<Engine::Slot> Engine::slots(const std::vector<std::size_t>* rows) const {
   std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
+  out.reserve(rows ? rows->size() : ks_.rows);
   if (!rows) {
     for (std::size_t g = 0; g < ks_.n; ++g)
       for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t)
-        if (ks_.w_of(t) > 0) out.push_back({g, t});
+        if (ks_.w_of(t) > 0) out.push_back(Slot::of(g, t));
     return out;
   }
   for (std::size_t r : *rows) {
     const std::uint32_t g = ks_.rank.at(r);
     if (g == std::numeric_limits<std::uint32_t>::max() || ks_.w_of(g) == 0) continue;  // (kept keys: not merged)
     if (!ks_.merged) {
-      out.push_back({g, g});
+      out.push_back(Slot::of(g, g));
       continue;
     }
     // A key's slots hold its rows in input order.
     const auto* lo = ks_.slot_row.data() + ks_.first_slot[g];
     const auto* at = std::lower_bound(lo, ks_.slot_row.data() + ks_.first_slot[g + 1], static_cast<std::uint32_t>(r));
-    out.push_back({g, static_cast<std::size_t>(at - ks_.slot_row.data())});
+    out.push_back(Slot::of(g, static_cast<std::size_t>(at - ks_.slot_row.data())));
   }
   // By slot: the rows of a merged key one after another, gathered once.
   if (ks_.merged) std::stable_sort(out.begin(), out.end(), [](const Slot& a, const Slot& b) { return a.slot < b.slot; });

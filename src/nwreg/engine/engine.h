@@ -61,8 +61,11 @@ class Engine {
   friend class Backends;
   WorkShape shape() const { return {ks_.n, ks_.d, estimator_.p(), estimator_.local() ? estimator_.p() : 0}; }
   // A row of the training data as the engine holds it: its key and its slot (KeySet).
-  struct Slot {
-    std::size_t key, slot;
+  struct Slot {  // (4 bytes each: the keys and rows number below 2^32, KeySet's limit)
+    std::uint32_t key, slot;
+    static Slot of(std::size_t key, std::size_t slot) {
+      return {static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(slot)};
+    }
   };
   std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined

@@ -192,10 +192,10 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
       Span s;
       Row r;
       if (sampled[t]) {
-        r = weights_row(Slot{p, t}, w, s, c);
+        r = weights_row(Slot::of(p, t), w, s, c);
         cache.key = no_key;  // the weights were overwritten
       } else {
-        r = loo_row(plan, Slot{p, t}, w, cache, s, nullptr, nullptr);
+        r = loo_row(plan, Slot::of(p, t), w, cache, s, nullptr, nullptr);
       }
       if (!r.reached) {
         if (ks_.w_of(t) > 0) return false;
