@@ -233,7 +233,10 @@ void write_outputs(const Run& a, const Block& all, OutputFile& out, std::optiona
       task = "writing weights";
       weights_file->write([&](std::ostream& os) {
         WeightsWriter w(os, a.setup.weights_format, a.setup.layout, data, q, m, a.first, a.header, a.rows.kinds);
-        a.fitted.weights(q, m, [&](std::size_t i, const double* a) { w.row(i, a); });
+        // A query left without an answer (past the data under --out-of-reach empty) weighs no
+        // key, as a query no key reaches: a row of 0, not the weights its prediction would have had.
+        const std::vector<double> nothing(std::find(all.none.begin(), all.none.end(), 1) != all.none.end() ? data.n : 0);
+        a.fitted.weights(q, m, [&](std::size_t i, const double* row) { w.row(i, all.none[i] ? nothing.data() : row); });
         w.finish();
       });
     });

@@ -680,3 +680,22 @@ TEST_CASE("edges: --date-format reads dates in a local form, in training and que
   CHECK(us.out == iso.out);
   CHECK(us.out.rfind("date,prediction\n1973-05-02,", 0) == 0);
 }
+
+TEST_CASE("edges: under --out-of-reach empty a query past the data weighs no key in the weights file") {
+  // Its prediction is left empty; at 87dc890 its weight row held the extrapolated weights (summing
+  // to 1) all the same. Now a row of 0, as a query no key reaches gets.
+  Scratch s;
+  const Result r = run_nwreg({"predict", data("mcycle.csv"), "--grid", "56:60:2", "--out-of-reach", "empty", "--weights",
+                              (s / "w.csv").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(lines(r.out) == std::vector<std::string>{"times,prediction", "56,2.0637405527035506", "58,"});
+  const auto w = lines(slurp(s / "w.csv"));
+  REQUIRE(w.size() == 3);
+  for (std::size_t row : {1, 2}) {
+    const auto cells = split(w[row]);
+    REQUIRE(cells.size() == 134);
+    double sum = 0;
+    for (std::size_t i = 1; i < cells.size(); ++i) sum += std::stod(cells[i]);
+    CHECK(sum == doctest::Approx(row == 1 ? 1.0 : 0.0).epsilon(1e-12));
+  }
+}
