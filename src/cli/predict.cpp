@@ -400,7 +400,14 @@ void run_predict(const PredictCommand& given) {
     write_outputs(run, all, out, weights_file, plot_file, heatmap_file, task);
   }
   report_dropped(fitted, m, model, data);
-  report_past(past, m, data, policy, cmd.se);
+  // Sharded, the note is said once for the whole run, by shard 1 (whose CSV header the joined
+  // output keeps), over every shard's queries: each shard holds them all.
+  if (setup.shard.n == 1) {
+    report_past(past, m, data, policy, cmd.se);
+  } else if (setup.shard.k == 1) {
+    const std::size_t total = rows.x.size() / data.d;
+    report_past(TrainingRange(data).past(rows.x.data(), total), total, data, policy, cmd.se);
+  }
 }
 
 }  // namespace nwreg::cli

@@ -699,3 +699,18 @@ TEST_CASE("edges: under --out-of-reach empty a query past the data weighs no key
     CHECK(sum == doctest::Approx(row == 1 ? 1.0 : 0.0).epsilon(1e-12));
   }
 }
+
+TEST_CASE("edges: a sharded run says once, in shard 1, how many of all its queries lie past the data") {
+  // At 87dc890 each shard with such queries printed its own note, counting only its slice.
+  const Result whole = run_nwreg({"predict", data("mcycle.csv"), "--grid", "0:70:5"});
+  REQUIRE(whole.exit_code == 0);
+  CHECK(whole.err.rfind("nwreg: note: 3 of 14 queries lie past the training x range", 0) == 0);
+  std::string joined;
+  for (const char* k : {"1/3", "2/3", "3/3"}) {
+    const Result r = run_nwreg({"predict", data("mcycle.csv"), "--grid", "0:70:5", "--shard", k});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err == (std::string(k) == "1/3" ? whole.err : ""));
+    joined += r.out;
+  }
+  CHECK(joined == whole.out);
+}
