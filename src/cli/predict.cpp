@@ -220,6 +220,17 @@ struct Run {
   bool header;  // the first shard: CSV headers
 };
 
+// The note on queries past the data, for this shard's `m` queries (`past`). Sharded, it is said
+// once for the whole run, by shard 1 (whose CSV header the joined output keeps), over every
+// shard's queries: each shard holds them all.
+void report_run_past(const Shard& shard, const PastRange& past, std::size_t m, const Rows& rows, const Dataset& data,
+                     Unsupported policy, bool se) {
+  if (shard.n == 1) return report_past(past, m, data, policy, se);
+  if (shard.k != 1) return;
+  const std::size_t total = rows.x.size() / data.d;
+  report_past(TrainingRange(data).past(rows.x.data(), total), total, data, policy, se);
+}
+
 void write_outputs(const Run& a, const Block& all, OutputFile& out, std::optional<OutputFile>& weights_file,
                    std::optional<OutputFile>& plot_file, std::optional<OutputFile>& heatmap_file, const char*& task) {
   const Dataset& data = a.data;
@@ -400,14 +411,7 @@ void run_predict(const PredictCommand& given) {
     write_outputs(run, all, out, weights_file, plot_file, heatmap_file, task);
   }
   report_dropped(fitted, m, model, data);
-  // Sharded, the note is said once for the whole run, by shard 1 (whose CSV header the joined
-  // output keeps), over every shard's queries: each shard holds them all.
-  if (setup.shard.n == 1) {
-    report_past(past, m, data, policy, cmd.se);
-  } else if (setup.shard.k == 1) {
-    const std::size_t total = rows.x.size() / data.d;
-    report_past(TrainingRange(data).past(rows.x.data(), total), total, data, policy, cmd.se);
-  }
+  report_run_past(setup.shard, past, m, rows, data, policy, cmd.se);
 }
 
 }  // namespace nwreg::cli
