@@ -73,18 +73,30 @@ TEST_CASE("daily: JSONL, one object a line, the same numbers as CSV") {
   CHECK(slurp(s / "p.jsonl") == j.out);  // .jsonl names the format
 }
 
-TEST_CASE("daily: a stream of queries on stdin is answered line by line as it arrives") {
-  // The next query is written only after the answer to the previous one has been read: a
-  // reader that waited for the end of its input (or for a full buffer) would hang here.
+namespace {
+
+// The queries "x\n0.5\n", "1.5\n" and "4\n", each sent as `pieces` holds it (plain or
+// encoded), the next only after the answer to the last has been read (a reader that waited for
+// the end of its input, or for a full buffer, would hang here), then `end` (what closes the
+// encoding): the answers equal those of the same queries sent at once.
+const char* const stream_queries[] = {"x\n0.5\n", "1.5\n", "4\n"};
+void check_streamed(const std::vector<std::string>& pieces, const std::string& end) {
   Conversation c({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"});
   std::vector<double> got;
-  for (const char* q : {"x\n0.5\n", "1.5\n", "4\n"}) got.push_back(Json::parse(c.ask(q))["prediction"].get<double>());
+  for (const std::string& piece : pieces) got.push_back(Json::parse(c.ask(piece))["prediction"].get<double>());
+  if (!end.empty()) c.ask_nothing(end);
   CHECK(c.finish() == 0);
   Result batch = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"},
                            "x\n0.5\n1.5\n4\n");
   const auto bl = lines(batch.out);
   REQUIRE(bl.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) CHECK(Json::parse(bl[i])["prediction"].get<double>() == got[i]);
+}
+
+}  // namespace
+
+TEST_CASE("daily: a stream of queries on stdin is answered line by line as it arrives") {
+  check_streamed({std::begin(stream_queries), std::end(stream_queries)}, "");
 }
 
 TEST_CASE("daily: a gzip stream of queries on stdin is answered line by line as it arrives") {
@@ -104,18 +116,11 @@ TEST_CASE("daily: a gzip stream of queries on stdin is answered line by line as 
     out.resize(out.size() - z.avail_out);
     return out;
   };
-  Conversation c({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"});
-  std::vector<double> got;
-  for (const char* q : {"x\n0.5\n", "1.5\n", "4\n"})
-    got.push_back(Json::parse(c.ask(deflated(q, Z_SYNC_FLUSH)))["prediction"].get<double>());
-  c.ask_nothing(deflated("", Z_FINISH));
+  std::vector<std::string> pieces;
+  for (const char* q : stream_queries) pieces.push_back(deflated(q, Z_SYNC_FLUSH));
+  const std::string end = deflated("", Z_FINISH);
   deflateEnd(&z);
-  CHECK(c.finish() == 0);
-  Result plain = run_nwreg({"predict", data("synthetic.csv"), "-b", "0.3", "--query", "-", "--format", "jsonl"},
-                           "x\n0.5\n1.5\n4\n");
-  const auto pl = lines(plain.out);
-  REQUIRE(pl.size() == 3);
-  for (std::size_t i = 0; i < 3; ++i) CHECK(Json::parse(pl[i])["prediction"].get<double>() == got[i]);
+  check_streamed(pieces, end);
 }
 
 TEST_CASE("daily: a batch fits each file, one row each, and a failing file fails alone") {

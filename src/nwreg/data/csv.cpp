@@ -79,10 +79,7 @@ class CsvReader::Source : public io::ByteSourceBase {
   int read(char* buf, int size) override {
     const auto want = static_cast<std::size_t>(size);
     while (text_.size() - text_pos_ < want && !ended_) produce();
-    const std::size_t n = std::min(want, text_.size() - text_pos_);
-    if (n > 0) std::memcpy(buf, text_.data() + text_pos_, n);  // text_ may be empty (no data())
-    text_pos_ += n;
-    if (text_pos_ == text_.size()) text_.clear(), text_pos_ = 0;
+    const std::size_t n = take(buf, want);
     if (mark_nuls(buf, n)) nul_seen_ = true;
     return static_cast<int>(n);
   }
@@ -90,14 +87,18 @@ class CsvReader::Source : public io::ByteSourceBase {
   // holds now, waiting only while it holds nothing (a partial source: a stream read line by line).
   std::size_t some(char* buf, std::size_t size) {
     while (text_pos_ == text_.size() && !ended_) produce();
+    return take(buf, size);
+  }
+
+ private:
+  // Up to `size` bytes of the text produced so far into buf.
+  std::size_t take(char* buf, std::size_t size) {
     const std::size_t n = std::min(size, text_.size() - text_pos_);
-    if (n > 0) std::memcpy(buf, text_.data() + text_pos_, n);
+    if (n > 0) std::memcpy(buf, text_.data() + text_pos_, n);  // text_ may be empty (no data())
     text_pos_ += n;
     if (text_pos_ == text_.size()) text_.clear(), text_pos_ = 0;
     return n;
   }
-
- private:
   // Appends the next chunk of text to text_, CR and CRLF line ends as LF; sets ended_ at the end.
   void produce() {
     if (text_pos_ > 0) {  // drop what was handed out
