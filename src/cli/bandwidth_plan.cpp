@@ -250,11 +250,14 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
     log << "  loss " << format_double(e.loss) << '\n';
   };
   if (plan.verbose)
-    events.on_stop = [&](bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows) {
+    events.on_stop = [&](bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows,
+                         std::size_t start_rows) {
+      auto over = [&](std::size_t r) {
+        return r >= data.n ? std::string("every row") : std::to_string(r) + " of " + std::to_string(data.n) + " rows spread over x";
+      };
       log << "nwreg: " << (metric ? "metric " : "") << "stopped after " << epochs << " epochs (" << reason << "), "
-          << evaluations << " leave-one-out passes; the epochs' losses are the LOO error of "
-          << (rows >= data.n ? "every row" : std::to_string(rows) + " of " + std::to_string(data.n) + " rows spread over x")
-          << "\n";
+          << evaluations << " leave-one-out passes; the epochs' losses are the LOO error of " << over(rows)
+          << (start_rows > 0 ? " (the start points' descents: of " + over(start_rows) + ")" : "") << "\n";
     };
   Model m = fit_model(data, fit, engine, events);
   for (std::string& w : m.warnings) w = in_cli_words(w);

@@ -254,7 +254,7 @@ void add_bandwidth_options(CLI::App& app, BandwidthOptions& o) {
   app.add_option("--seed", o.seed, "--score additive: the seed of the parameters' random start")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.seed_given = true; });
-  app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L or a step changes h by a relative tol or less")->capture_default_str();
+  app.add_option("--tol", o.tol, "auto stops when |dL/dlog h| <= tol * L, a step changes h by a relative tol or less, or the loss's rounding hides any further decrease")->capture_default_str();
   app.add_option("--loo-rows", o.loo_rows,
                  "Rows whose LOO error the descent minimises, spread over x (each against every key); 0 = every "
                  "row. auto: every row with one continuous x column (its passes are O(n log n)), else " +

@@ -304,6 +304,14 @@ TEST_CASE("edges: the descent learns on every row of one column, and --verbose s
   for (int i = 0; i < 200; ++i) two += num(i / 200.0) + "," + num((i * 37 % 200) / 200.0) + "," + num(std::sin(5.0 * i / 200)) + "\n";
   const Result t = run_nwreg({"fit", "-", "-x", "a,b", "-y", "y", "--verbose"}, two);
   CHECK(t.err.find("the epochs' losses are the LOO error of every row\n") != std::string::npos);  // 200 < 50000
+  // Past 5000 rows the start points descend on 5000 of them, and only the best goes on on all.
+  std::string big = "a,b,y\n";
+  for (int i = 0; i < 6000; ++i)
+    big += num(i / 6000.0) + "," + num((i * 37 % 6000) / 6000.0) + "," + num(std::sin(5.0 * i / 6000) + 0.2 * std::sin(7.0 * i)) + "\n";
+  const Result g = run_nwreg({"fit", "-", "-x", "a,b", "-y", "y", "--verbose"}, big);
+  REQUIRE(g.exit_code == 0);
+  CHECK(g.err.find("the epochs' losses are the LOO error of every row (the start points' descents: of 5000 of 6000 "
+                   "rows spread over x)\n") != std::string::npos);
 }
 
 TEST_CASE("edges: a local polynomial at a huge bandwidth is the global polynomial of its degree") {

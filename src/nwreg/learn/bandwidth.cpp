@@ -515,12 +515,17 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   auto [start, more, scan_widest] = find_starts(data, options, coords, obj);
   const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
-  obj.use_rows(sgd_run ? 0 : descent_rows_for(data, options));
+  const std::size_t rows = sgd_run ? 0 : descent_rows_for(data, options);
   // With several start points each descends until its gradient is within start_tol of its
-  // loss (the loss then known to about start_tol^2), and only the best goes on to the
-  // tolerance, from its curvature: the others' last epochs would polish a basin that loses.
+  // loss (the loss then known to about start_tol^2), on at most start_rows of the descent's
+  // rows, and only the best goes on to the tolerance on all of them, from its curvature: the
+  // others' last epochs would polish a basin that loses, and which basin wins shows on fewer
+  // rows (the scan picks its basin on scan_rows).
   constexpr double start_tol = 1e-4;
+  constexpr std::size_t start_rows = 5000;
   const bool polish = !more.empty() && options.tol < start_tol;
+  obj.use_rows(polish && (rows == 0 || rows > start_rows) ? start_rows : rows);
+  const bool sampled_starts = polish && obj.rows() < (rows == 0 ? data.n : std::min(rows, data.n));
   FitOptions first = options;
   if (polish) first.tol = start_tol;
   std::vector<double> curvature;
@@ -532,7 +537,11 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     FitResult other = descend(first, coords, h, obj, on_epoch, &c);
     if (other.criterion < res.criterion) res = std::move(other), curvature = std::move(c);
   }
-  if (polish && res.stop_reason == "tolerance") {
+  if (sampled_starts) {
+    res.start_rows = obj.rows();
+    obj.use_rows(rows);
+  }
+  if (polish && (res.stop_reason == "tolerance" || (sampled_starts && res.converged))) {
     const int done = res.history.back().epoch;
     if (done >= options.epochs) {  // only the looser tolerance met
       res.converged = false;
@@ -547,6 +556,8 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       res.converged = fine.converged;
       res.stop_reason = std::move(fine.stop_reason);
     }
+  } else if (sampled_starts) {  // the start points' loss was over their rows
+    res.criterion = obj.mean(obj.at(res.bandwidth, false).mse);
   }
   res.descent_rows = obj.rows();
   res.scan_widest = scan_widest;

@@ -71,6 +71,7 @@ struct FitResult {
   int evaluations = 0;         //!< LOO passes, the scan's and the final full one included
   int scan_evaluations = 0;    //!< of which the scan's
   std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
+  std::size_t start_rows = 0;    //!< rows the start points descended on before the best went on (0: descent_rows)
   bool scan_widest = false;    //!< the scan's best point was its widest bandwidth (4 x the range)
   /// A local polynomial in one column: the smallest bandwidth at which the fit's variance
   /// nowhere in the x range exceeds one observation's (0: none); the search stays above it.

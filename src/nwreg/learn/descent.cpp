@@ -19,6 +19,24 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
+// The loss's last digits are rounding (its rows' sums, each prediction's weights): a decrease
+// below loss_resolution of it is beyond what the Armijo test can see, and a step that promises
+// no more only trades rounding for rounding, backtracking pass after pass.
+constexpr double loss_resolution = 64 * std::numeric_limits<double>::epsilon();
+
+// Whether the quadratic model's decrease by the full quasi-Newton step, g' H^-1 g / 2 over the
+// parameters not held at a bound, is below the loss's resolution: the loss is then at its
+// minimum as closely as it can be measured (h within about sqrt(2 resolution L / curvature)).
+template <class Held>
+bool below_resolution(const LooResult& cur, const std::vector<double>& inv, const Held& held) {
+  const std::size_t d = cur.gradient.size();
+  double predicted = 0;
+  for (std::size_t k = 0; k < d; ++k)
+    for (std::size_t j = 0; j < d; ++j)
+      if (!held(k) && !held(j)) predicted += cur.gradient[k] * inv[k * d + j] * cur.gradient[j];
+  return predicted > 0 && predicted / 2 <= loss_resolution * std::abs(cur.mse);
+}
+
 }  // namespace
 
 Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
@@ -97,7 +115,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   std::vector<double> dir(d), trial_theta(d);
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     const double gmax = max_abs(cur.gradient);
-    if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0) {
+    if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0 || (curvature_known && below_resolution(cur, inv, held))) {
       res.converged = true;
       res.stop_reason = "tolerance";
       break;

@@ -54,8 +54,11 @@ struct FitEvents {
   /// After each epoch: the bandwidth's, then the metric's, numbered on from the bandwidth's.
   std::function<void(const Epoch&)> on_epoch;
   /// A descent stopped: the metric's or the bandwidth's, after `epochs` epochs, why, the
-  /// leave-one-out passes it took, and the rows whose error its epochs' losses are (n: every row).
-  std::function<void(bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows)> on_stop;
+  /// leave-one-out passes it took, the rows whose error its epochs' losses are (n: every row),
+  /// and the fewer rows the start points' epochs were over (0: none).
+  std::function<void(bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows,
+                     std::size_t start_rows)>
+      on_stop;
 };
 
 /// Where learning both is cheap (at most advice_rows rows), NW's learned fit is compared with
