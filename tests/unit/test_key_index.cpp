@@ -133,6 +133,29 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
           CHECK(tree.kth_distance(q.data(), out ? tree_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how) ==
                 flat.kth_distance(q.data(), out ? flat_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how));
       }
+      // Bounded by the last query's K-th distance (KthHint): rows left out at their own keys in
+      // the tree's order, then points between them, one hint carried through both, and through
+      // a change of bandwidth (where it must not serve).
+      for (const std::size_t K : {std::size_t{1}, std::size_t{7}, n / 3}) {
+        KthHint hint;
+        for (double ih : {1.7, 0.05}) {
+          std::fill(inv_h.begin(), inv_h.end(), ih);
+          for (std::size_t p = 0; p < n; p += 3) {
+            const std::size_t row = tree_keys.order[p];
+            std::vector<double> q(data.x.begin() + static_cast<std::ptrdiff_t>(row * d),
+                                  data.x.begin() + static_cast<std::ptrdiff_t>((row + 1) * d));
+            CAPTURE(trial);
+            CAPTURE(K);
+            CAPTURE(p);
+            for (const bool out : {true, false}) {
+              if (!out) q[1] += 0.125;
+              for (const Neighbours how : {Neighbours::knn, Neighbours::span})
+                CHECK(tree.kth_distance(q.data(), out ? p : no_key, K, inv_h.data(), scratch.data(), how, &hint) ==
+                      flat.kth_distance(q.data(), out ? flat_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how));
+            }
+          }
+        }
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -287,6 +288,100 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
     }
     long double sse = 0;
     for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(y[i] - brute(kernel, x[i], i), 2);
+    CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
+  }
+}
+
+TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept give the sums over every key") {
+  // Two columns, a density that varies a thousandfold (1500 keys in [0, 1]^2, 400 in
+  // [1, 10]^2, 100 in [50, 60] x [0, 10]), so the scales s_i do too; ties (every tenth key
+  // repeats the one before); sample weights with zeros.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  Dataset d;
+  d.d = 2;
+  d.x_names = {"a", "b"};
+  for (int i = 0; i < 2000; ++i) {
+    double a = i < 1500 ? u(rng) : i < 1900 ? 1 + 9 * u(rng) : 50 + 10 * u(rng);
+    double b = i < 1500 ? u(rng) : 10 * u(rng);
+    if (i % 10 == 9) a = d.x[d.x.size() - 2], b = d.x.back();
+    d.x.insert(d.x.end(), {a, b});
+    d.y.push_back(std::sin(a) + std::cos(b) + 0.2 * (u(rng) - 0.5));
+  }
+  d.n = d.y.size();
+  std::vector<double> q;  // a lattice over the data, its gap and beyond
+  for (int j = 0; j <= 12; ++j)
+    for (int k = 0; k <= 4; ++k) q.insert(q.end(), {-5 + 70.0 * j / 12, -2 + 14.0 * k / 4});
+  const std::size_t m = q.size() / 2;
+  for (bool weighted : {false, true}) {
+    d.weight.clear();
+    if (weighted)
+      for (std::size_t i = 0; i < d.n; ++i) d.weight.push_back(i % 11 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 5));
+    for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+      for (Method method : {Method::nw, Method::local_linear}) {
+        EngineOptions on;
+        on.kernel = kernel;
+        on.method = method;
+        on.neighbour_policy = {Neighbours::adaptive, 20};
+        EngineOptions every = on;
+        every.tolerance = 0;  // no pruning: every key
+        const Attention a(d, {1.5, 0.8}, on), b(d, {1.5, 0.8}, every);
+        CAPTURE(weighted);
+        CAPTURE(to_string(kernel));
+        CAPTURE(to_string(method));
+        std::vector<double> fa(m), fb(m);
+        a.predict(q.data(), m, fa.data());
+        b.predict(q.data(), m, fb.data());
+        for (std::size_t j = 0; j < m; ++j) {
+          CAPTURE(j);
+          const double qa = q[2 * j], qb = q[2 * j + 1];
+          const bool inside = qb >= 0 && qb <= 10 && ((qa >= 0 && qa <= 10) || (qa >= 50 && qa <= 60));
+          if (method == Method::nw || inside) CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
+        }
+        // The nodes kept for the lattice hold under half the keys (most of it far from the
+        // data, where only the nearest keys' widest scales reach); for the LOO rows, fewer than
+        // every key (at 2000 keys a Gaussian's 1e-16 reach spans most of the dense parts).
+        const auto pa = a.counters().pairs, pb = b.counters().pairs;
+        CHECK(pa * 2 < pb);
+        const LooResult la = a.loo(true), lb = b.loo(true);
+        CHECK(a.counters().pairs - pa < b.counters().pairs - pb);
+        CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
+        for (std::size_t k = 0; k < 2; ++k) CHECK(la.gradient[k] == doctest::Approx(lb.gradient[k]).epsilon(1e-9));
+      }
+  }
+  // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i
+  // weighing K(u_1) K(u_2) / s_i^2, u_k = (x_ik - q_k) / (h_k s_i), s_i its K-th nearest other
+  // key's distance (the largest coordinate, in bandwidths) widened to the next beyond it.
+  d.weight.clear();
+  const std::size_t K = 15;
+  const std::vector<double> h{1.0, 2.0};
+  std::vector<double> s(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) {
+    std::vector<double> r;
+    for (std::size_t j = 0; j < d.n; ++j)
+      if (j != i)
+        r.push_back(std::max(std::abs(d.x[2 * j] - d.x[2 * i]) / h[0], std::abs(d.x[2 * j + 1] - d.x[2 * i + 1]) / h[1]));
+    s[i] = testing::kth_distance(r, K, {.widen = true});
+  }
+  auto brute = [&](Kernel kernel, const double* qv, std::size_t skip) {
+    testing::Reference r = testing::gaussian(h);
+    r.kernel = kernel, r.scale = s, r.normalise = true;
+    r.out = [&](std::size_t i) { return i == skip; };
+    return testing::reference_nw(d, r, qv);
+  };
+  for (Kernel kernel : {Kernel::epanechnikov, Kernel::tricube}) {
+    EngineOptions o;
+    o.kernel = kernel;
+    o.neighbour_policy = {Neighbours::adaptive, K};
+    const Attention a(d, h, o);
+    CAPTURE(to_string(kernel));
+    for (const auto& qv : std::vector<std::array<double, 2>>{{0.3, 0.6}, {0.97, 0.02}, {2.5, 7.0}, {7.77, 3.3}, {52.0, 9.0}}) {
+      double f;
+      a.predict(qv.data(), 1, &f);
+      CHECK(f == doctest::Approx(brute(kernel, qv.data(), static_cast<std::size_t>(-1))).epsilon(1e-12));
+    }
+    long double sse = 0;
+    for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(d.y[i] - brute(kernel, d.row(i), i), 2);
     CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
   }
 }

@@ -24,8 +24,9 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
   lognorm_.assign(keys.n, 0.0);
   parallel_for(pool, keys.n, 64, [&](std::size_t a, std::size_t z) {
     std::vector<double> scratch(index.kth_scratch());
+    KthHint hint;
     for (std::size_t i = a; i < z; ++i) {
-      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), Neighbours::adaptive);
+      const double s = index.kth_distance(keys.key(i), i, K_, inv_h, scratch.data(), Neighbours::adaptive, &hint);
       inv_s_[i] = 1 / s;
       lognorm_[i] = -static_cast<double>(keys.cont.size()) * std::log2(s);
     }
@@ -34,14 +35,14 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
 
 const double* BandwidthPolicy::query(const KeyIndex& index, const double* q, std::size_t exclude, const double* inv_h,
                                      const kernel::Category* cat, std::size_t d, double* buf, double* scratch,
-                                     double& h) const {
+                                     double& h, KthHint* hint) const {
   if (!per_query()) return inv_h;
   double scale;
   if (span_ > 0) {
-    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::span);
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::span, hint);
     if (span_ > 1) scale *= std::sqrt(span_);
   } else {
-    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::knn);
+    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::knn, hint);
   }
   for (std::size_t k = 0; k < d; ++k) buf[k] = cat[k].on ? inv_h[k] : inv_h[k] / scale;
   h *= scale;

@@ -50,9 +50,10 @@ class BandwidthPolicy {
 
   /// Query q's 1 / h per column: `inv_h` itself, or with knn scaled into `buf` (d entries;
   /// categorical columns, cat[k].on, unscaled). `h` (the one-column bandwidth) is scaled alike.
-  /// `scratch`: n doubles for the index's K-th distance.
+  /// `scratch`: n doubles for the index's K-th distance; `hint` the thread's last (KthHint).
   const double* query(const KeyIndex& index, const double* q, std::size_t exclude, const double* inv_h,
-                      const kernel::Category* cat, std::size_t d, double* buf, double* scratch, double& h) const;
+                      const kernel::Category* cat, std::size_t d, double* buf, double* scratch, double& h,
+                      KthHint* hint = nullptr) const;
 
   /// Adaptive: each key's 1 / s_i and log2(1 / s_i^d); nullptr otherwise.
   const double* inv_s() const { return inv_s_.empty() ? nullptr : inv_s_.data(); }

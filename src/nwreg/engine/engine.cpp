@@ -65,7 +65,7 @@ EngineOptions checked(EngineOptions o, const Dataset& train) {
 
 // The keys laid out for the options: merged unless rows must stay apart (leave-block-out counts
 // rows, neighbour bandwidths count keys, the fused line runs over rows); a k-d tree for several
-// columns, except with adaptive bandwidths.
+// columns (with adaptive bandwidths its nodes keep their keys' widest scales: KeyIndex).
 KeyLayout layout_for(const EngineOptions& o, bool fused) {
   const bool neighbours = static_cast<bool>(o.neighbour_policy);
   KeyLayout layout;
@@ -74,8 +74,7 @@ KeyLayout layout_for(const EngineOptions& o, bool fused) {
                 : o.leave_out > 0 || !o.shortcuts.allow(Shortcut::merge_keys) ? KeyRows::weighed_rows
                 : fused                                                        ? KeyRows::merged_if_most_repeat
                                                                                : KeyRows::merged;
-  // Keys with their own scales reach as far as those: every key is summed, no tree.
-  if (!per_key(o)) layout.tree_leaf = 64;
+  layout.tree_leaf = 64;
   return layout;
 }
 
@@ -208,11 +207,12 @@ std::vector<double> Engine::reach(std::size_t count) const {
   if (!options_.neighbour_policy || ks_.merged) return {};  // a policy keeps every row its own key
   count = std::min(count, ks_.n);
   std::vector<double> out(count * ks_.d), buf(ks_.d), scratch(ks_.n);
+  KthHint hint;
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t p = (2 * r + 1) * ks_.n / (2 * count);
     double h = h_[0];
     const double* inv_h = policy_.query(index_, ks_.key(p), p, inv_h_.data(), cat_.data(), ks_.d, buf.data(),
-                                        scratch.data(), h);
+                                        scratch.data(), h, &hint);
     for (std::size_t k = 0; k < ks_.d; ++k)
       out[r * ks_.d + k] = is_categorical(ks_.kinds[k]) ? std::numeric_limits<double>::quiet_NaN()
                            : policy_.inv_s()            ? h_[k] / policy_.inv_s()[p]

@@ -20,7 +20,7 @@ Span Engine::locate(const double* q, std::size_t exclude, Work& w, double rest) 
   s.ranges = &w.ranges;
   w.ranges.clear();
   double h = h_[0];  // one column: the window's bandwidth
-  s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h);
+  s.inv_h = policy_.query(index_, q, exclude, inv_h_.data(), cat_.data(), ks_.d, w.inv_h.data(), w.a, h, &w.kth_hint);
   const double* tree_inv_h = tree_ih_.data();
   if (s.inv_h != inv_h_.data() && ks_.tree) {  // the query's own scale (knn) in the tree's columns
     for (std::size_t c = 0; c < ks_.cont.size(); ++c) w.tree_inv_h[c] = s.inv_h[ks_.cont[c]];

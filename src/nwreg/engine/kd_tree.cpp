@@ -66,29 +66,6 @@ double KdTree::key_distance(std::size_t i, const double* q, const double* inv_h,
   return s;
 }
 
-void KdTree::ranges(const double* q, const double* inv_h, Norm norm, double bound,
-                    std::vector<std::pair<std::size_t, std::size_t>>& out) const {
-  // Its own walk, not search(): leaves in increasing order (sums run over them in that order).
-  if (nodes_.empty()) return;
-  std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
-  int top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const std::uint32_t id = stack[--top];
-    if (box_distance(id, q, inv_h, norm) > bound) continue;
-    const Node& nd = nodes_[id];
-    if (nd.left == 0) {
-      if (!out.empty() && out.back().second == nd.lo)
-        out.back().second = nd.hi;  // adjacent leaves: one range
-      else
-        out.emplace_back(nd.lo, nd.hi);
-      continue;
-    }
-    stack[top++] = nd.right;  // left first: ranges in increasing order
-    stack[top++] = nd.left;
-  }
-}
-
 std::size_t KdTree::nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const {
   struct Nearest {
     const KdTree& tree;

@@ -30,7 +30,45 @@ class KdTree {
 
   /// Appends to out each leaf range [lo, hi) whose box lies within distance `bound` of q.
   void ranges(const double* q, const double* inv_h, Norm norm, double bound,
-              std::vector<std::pair<std::size_t, std::size_t>>& out) const;
+              std::vector<std::pair<std::size_t, std::size_t>>& out) const {
+    ranges_where(q, inv_h, norm, [bound](std::uint32_t, double r) { return r <= bound; }, out);
+  }
+  /// The same, a node kept where keep(node, its box's distance) holds (a node's descendants are
+  /// asked only where it is kept); leaves in increasing order, adjacent ones joined.
+  template <class Keep>
+  void ranges_where(const double* q, const double* inv_h, Norm norm, const Keep& keep,
+                    std::vector<std::pair<std::size_t, std::size_t>>& out) const {
+    // Its own walk, not search(): leaves in increasing order (sums run over them in that order).
+    if (nodes_.empty()) return;
+    std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const std::uint32_t id = stack[--top];
+      if (!keep(id, box_distance(id, q, inv_h, norm))) continue;
+      const Node& nd = nodes_[id];
+      if (nd.left == 0) {
+        if (!out.empty() && out.back().second == nd.lo)
+          out.back().second = nd.hi;  // adjacent leaves: one range
+        else
+          out.emplace_back(nd.lo, nd.hi);
+        continue;
+      }
+      stack[top++] = nd.right;  // left first: ranges in increasing order
+      stack[top++] = nd.left;
+    }
+  }
+  /// A summary per node (indexed as ranges_where's nodes): leaf(lo, hi) of a leaf's keys,
+  /// merge(a, b) of a node's two children's summaries.
+  template <class T, class Leaf, class Merge>
+  std::vector<T> summarise(const Leaf& leaf, const Merge& merge) const {
+    std::vector<T> out(nodes_.size());
+    for (std::size_t id = nodes_.size(); id-- > 0;) {  // children are built after their parent
+      const Node& nd = nodes_[id];
+      out[id] = nd.left == 0 ? leaf(nd.lo, nd.hi) : merge(out[nd.left], out[nd.right]);
+    }
+    return out;
+  }
   /// A search in the manner of nanoflann's result sets: visits the leaves nearest q first,
   /// skipping every node whose box lies farther than result.bound() (in box_distance's units:
   /// the sum of squares for L2), and calls result.leaf(lo, hi) for each leaf visited. The bound

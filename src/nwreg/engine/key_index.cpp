@@ -50,73 +50,99 @@ Block KeyIndex::block(std::size_t exclude) const {
 
 void KeyIndex::set_scales(const double* inv_s, const double* lognorm) {
   scale_nodes_.clear();
-  if (!inv_s || keys_.d != 1 || keys_.categorical || kind_ != Kind::every) return;
+  tree_scales_.clear();
+  if (!inv_s) return;
+  weight_top_ = keys_.ws.empty() ? 1.0 : *std::max_element(keys_.ws.begin(), keys_.ws.end());
+  auto summary = [&](std::size_t lo, std::size_t hi) {
+    ScaleNode v{lo, hi, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+    for (std::size_t i = lo; i < hi; ++i) {
+      v.inv_s = std::min(v.inv_s, inv_s[i]);
+      v.lognorm = std::max(v.lognorm, lognorm[i]);
+    }
+    return v;
+  };
+  auto merge = [](const ScaleNode& a, const ScaleNode& z) {
+    return ScaleNode{a.lo, std::max(a.hi, z.hi), std::min(a.inv_s, z.inv_s), std::max(a.lognorm, z.lognorm)};
+  };
+  if (kind_ == Kind::tree) {
+    tree_scales_ = keys_.tree->summarise<ScaleNode>(summary, merge);
+    return;
+  }
+  if (keys_.d != 1 || keys_.categorical || kind_ != Kind::every) return;
   const std::size_t n = keys_.n, blocks = (n + scale_block - 1) / scale_block;
   scale_leaf_ = 1;
   while (scale_leaf_ < blocks) scale_leaf_ *= 2;
   scale_nodes_.assign(2 * scale_leaf_, ScaleNode{n, n, std::numeric_limits<double>::infinity(),
                                                  -std::numeric_limits<double>::infinity()});
-  for (std::size_t j = 0; j < blocks; ++j) {
-    ScaleNode& v = scale_nodes_[scale_leaf_ + j];
-    v.lo = j * scale_block;
-    v.hi = std::min(n, v.lo + scale_block);
-    for (std::size_t i = v.lo; i < v.hi; ++i) {
-      v.inv_s = std::min(v.inv_s, inv_s[i]);
-      v.lognorm = std::max(v.lognorm, lognorm[i]);
-    }
-  }
+  for (std::size_t j = 0; j < blocks; ++j) scale_nodes_[scale_leaf_ + j] = summary(j * scale_block, std::min(n, (j + 1) * scale_block));
   for (std::size_t j = scale_leaf_ - 1; j >= 1; --j) {
     const ScaleNode &a = scale_nodes_[2 * j], &z = scale_nodes_[2 * j + 1];
-    scale_nodes_[j] = {a.lo, std::max(a.hi, z.lo == n ? a.hi : z.hi), std::min(a.inv_s, z.inv_s),
-                       std::max(a.lognorm, z.lognorm)};
+    scale_nodes_[j] = z.lo == n ? a : merge(a, z);
   }
-  weight_top_ = keys_.ws.empty() ? 1.0 : *std::max_element(keys_.ws.begin(), keys_.ws.end());
 }
 
-std::size_t KeyIndex::cover_scaled(const double* q, std::size_t exclude, const double* inv_h,
-                                   const kernel::Keys& keys, std::vector<Range>& ranges) const {
-  // Key i weighs w_i 2^lognorm_i K(|x_i - q| / (h s_i)): a node's keys at least D from q weigh
-  // at most w_top 2^lognorm K(D / (h s)), its heaviest normalisation and widest scale. Compact
-  // kernels: nodes beyond every key's support are left out. Exponential ones: relative to c,
-  // the key nearest q in x (S0 >= its weight), nodes whose keys weigh below tolerance / n of it
-  // (their sum below tolerance S0, as window_1d). Without sample weights on c, every key.
-  const double* xs = keys_.xs.data();
+std::size_t KeyIndex::cover_scaled(const double* q, std::size_t exclude, const double* inv_h, const double* tree_inv_h,
+                                   const kernel::Keys& keys, std::vector<Range>& ranges, double* buf) const {
+  // Key i weighs w_i 2^lognorm_i K(|x_i - q| / (h s_i)): a node's keys at least D bandwidths
+  // from q (its interval in one column, its box in several, in the kernel's norm) weigh at most
+  // w_top 2^lognorm K(D / s), its heaviest normalisation and widest scale. Compact kernels:
+  // nodes beyond every key's support are left out. Exponential ones: relative to c, the key
+  // nearest q (by x, or by the tree's scaled distance; S0 >= its weight), nodes whose keys weigh
+  // below tolerance / n of it (their sum below tolerance S0, as window_1d). Without sample
+  // weights on c, every key.
   const std::size_t n = keys_.n;
-  const Block ex = block(exclude);
-  const std::size_t c = nearest_1d(q[0], exclude);
+  const bool tree = kind_ == Kind::tree;
+  const double* qt = tree ? keys_.continuous(q, buf) : q;
+  std::size_t c;
+  if (tree) {
+    double rc;
+    c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rc);
+  } else {
+    c = nearest_1d(q[0], exclude);
+  }
   double floor = -std::numeric_limits<double>::infinity();  // log2 of the weight a node must reach
   const bool compact = is_compact(kernel_);
   bool prune = compact;
-  if (!compact && tolerance_ > 0 && c != no_key && keys_.weight(c) > 0) {
+  if (!compact && tolerance_ > 0 && c != no_key && c < n && keys_.weight(c) > 0) {
     floor = kernel::log2_weight(kernel_, keys, c, q, inv_h) + std::log2(keys_.weight(c) / weight_top_) +
             std::log2(tolerance_ / static_cast<double>(n));
     prune = std::isfinite(floor);
   }
-  auto reaches = [&](const ScaleNode& v) {
+  // D in bandwidths of h (ih = 1 / h of its column; the tree's distances are scaled already).
+  auto reaches = [&](const ScaleNode& v, double D, double ih) {
     if (!prune) return true;
-    const double D = std::max({0.0, xs[v.lo] - q[0], q[0] - xs[v.hi - 1]}), ih = inv_h[0] * v.inv_s;
+    ih *= v.inv_s;
     return visit_kernel(kernel_, [&]<class K>(K) {
       if constexpr (K::compact) return D * ih <= 1 + 1e-12;
       else return v.lognorm + K::term(D, 0, 0, ih) >= floor - 1e-9;
     });
   };
   ranges.clear();
-  std::vector<std::size_t> stack{1};
-  while (!stack.empty()) {
-    const std::size_t j = stack.back();
-    stack.pop_back();
-    const ScaleNode& v = scale_nodes_[j];
-    if (v.lo >= n || !reaches(v)) continue;
-    if (j >= scale_leaf_) {
-      if (!ranges.empty() && ranges.back().second == v.lo) ranges.back().second = v.hi;
-      else ranges.emplace_back(v.lo, v.hi);
-      continue;
+  if (tree) {
+    const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+    keys_.tree->ranges_where(qt, tree_inv_h, norm, [&](std::uint32_t id, double r) {
+      return reaches(tree_scales_[id], norm == Norm::l2 ? std::sqrt(r) : r, 1.0);
+    }, ranges);
+  } else {
+    const double* xs = keys_.xs.data();
+    std::vector<std::size_t> stack{1};
+    while (!stack.empty()) {
+      const std::size_t j = stack.back();
+      stack.pop_back();
+      const ScaleNode& v = scale_nodes_[j];
+      if (v.lo >= n || !reaches(v, std::max({0.0, xs[v.lo] - q[0], q[0] - xs[v.hi - 1]}), inv_h[0])) continue;
+      if (j >= scale_leaf_) {
+        if (!ranges.empty() && ranges.back().second == v.lo) ranges.back().second = v.hi;
+        else ranges.emplace_back(v.lo, v.hi);
+        continue;
+      }
+      stack.push_back(2 * j + 1);  // left first: ranges in x order
+      stack.push_back(2 * j);
     }
-    stack.push_back(2 * j + 1);  // left first: ranges in x order
-    stack.push_back(2 * j);
   }
   // b: the key of largest weight (kernel::nearest's distance of equal weight), as a scan of
   // every key finds it: no key weighs more than c without sample weights, so none left out.
+  const Block ex = block(exclude);
   std::size_t b = no_key;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& [lo, hi] : ranges)
@@ -146,6 +172,8 @@ double KeyIndex::level_factor(std::size_t i, const double* q, const kernel::Keys
 std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, double h, const double* inv_h,
                             const double* tree_inv_h, const kernel::Keys& keys, std::vector<Range>& ranges,
                             double* buf) const {
+  if (rest == 0 && (!scale_nodes_.empty() || !tree_scales_.empty()))
+    return cover_scaled(q, exclude, inv_h, tree_inv_h, keys, ranges, buf);
   ranges.clear();
   double rb = 0, wb = rest;
   const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });
@@ -170,7 +198,6 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     }
     return b;
   }
-  if (!scale_nodes_.empty() && rest == 0) return cover_scaled(q, exclude, inv_h, keys, ranges);
   std::size_t b = exclude;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
   if (rest == 0) {
     b = nearest(q, exclude, inv_h, keys, rb);
@@ -294,7 +321,8 @@ std::size_t KeyIndex::nearest(const double* q, std::size_t exclude, const double
     return b;
   }
   // (The tree knows the continuous columns only: with categorical ones, every key.)
-  const std::size_t b = keys_.tree && !keys_.categorical
+  // (Adaptive: the key of largest weight, each at its own scale, by a scan of every key.)
+  const std::size_t b = keys_.tree && !keys_.categorical && !keys.inv_s
                             ? keys_.tree->nearest(q, inv_h, nearest_norm(), exclude, rmin)
                             : kernel::nearest(kernel_, keys, 0, keys_.n, exclude, q, inv_h, rmin);
   // A sum of d rounded terms errs by less than (d + 3) 2^-53 rmin. Below this bound a key
@@ -369,14 +397,22 @@ double KeyIndex::settled(double s, Neighbours policy, const F& next_above) const
 }
 
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                              double* scratch, Neighbours policy) const {
+                              double* scratch, Neighbours policy, KthHint* hint) const {
   if (keys_.d == 1 && !keys_.categorical) {  // sorted by x
     const Block out = policy == Neighbours::adaptive || exclude == no_key
                           ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
                                                          : block(exclude);
     return kth_distance_1d(q[0], out, K, inv_h[0], policy);
   }
-  if (kind_ == Kind::tree) return kth_distance_tree(q, exclude, K, inv_h, policy);
+  if (kind_ == Kind::tree) {
+    if (!hint) return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), nullptr);
+    const double s =
+        kth_distance_tree(q, exclude, K, inv_h, policy, hinted_bound(*hint, q, exclude, inv_h, policy), &hint->kth);
+    hint->q.assign(q, q + keys_.d);
+    hint->inv_h.assign(inv_h, inv_h + keys_.d);
+    hint->at_key = exclude != no_key;
+    return s;
+  }
   // Every key's distance into scratch; the K-th smallest.
   const Norm norm = this->norm(policy);
   std::size_t m = 0;
@@ -398,12 +434,20 @@ std::size_t KeyIndex::kth_scratch() const {
 }
 
 double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const {
-  // L2 is summed over the largest coordinate, so that 1e300 and 1e-300 neither overflow nor
-  // underflow when squared.
+  // Plain sums where no square can overflow or matter underflowing (the largest coordinate
+  // within 1e+-140); else L2 is summed over the largest coordinate, so that 1e300 and 1e-300
+  // neither overflow nor underflow when squared.
   const std::size_t n = keys_.n;
-  double top = 0, r = 0;
-  for (std::size_t k : keys_.cont) top = std::max(top, std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k]);
+  double top = 0, r = 0, r1 = 0, r2 = 0;
+  for (std::size_t k : keys_.cont) {
+    const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k];
+    top = std::max(top, z);
+    r1 += z;
+    r2 += z * z;
+  }
   if (norm == Norm::linf || top == 0 || !std::isfinite(top)) return top;
+  if (norm == Norm::l1 && std::isfinite(r1)) return r1;
+  if (norm == Norm::l2 && top >= 1e-140 && top <= 1e140) return std::sqrt(r2);
   for (std::size_t k : keys_.cont) {
     const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
     r += norm == Norm::l2 ? z * z : z;
@@ -411,11 +455,60 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
   return (norm == Norm::l2 ? std::sqrt(r) : r) * top;
 }
 
+double KeyIndex::hinted_bound(const KthHint& hint, const double* q, std::size_t exclude, const double* inv_h,
+                              Neighbours policy) const {
+  const std::size_t d = keys_.d;
+  const bool at_key = exclude != no_key;
+  if (hint.q.size() != d || hint.at_key != at_key || !std::equal(inv_h, inv_h + d, hint.inv_h.begin()) ||
+      (at_key && !std::equal(q, q + d, keys_.key(exclude))))
+    return std::numeric_limits<double>::infinity();
+  // The distance D between the two queries, as neighbour_distance measures a key's: the last
+  // query's K-th distance s' bounds this one's by s' + D, widened against rounding.
+  double top = 0, r1 = 0, r2 = 0;
+  for (std::size_t k : keys_.cont) {
+    const double z = std::abs(hint.q[k] - q[k]) * inv_h[k];
+    top = std::max(top, z);
+    r1 += z;
+    r2 += z * z;
+  }
+  const Norm norm = this->norm(policy);
+  const double between = norm == Norm::linf ? top : norm == Norm::l1 ? r1 : std::sqrt(r2);
+  const double upper = (hint.kth + between) * (1 + 1e-12);
+  return std::isfinite(upper) && top <= 1e140 ? upper : std::numeric_limits<double>::infinity();
+}
+
+void KeyIndex::neighbour_distances(std::size_t lo, std::size_t hi, const double* q, const double* inv_h, Norm norm,
+                                   double* r) const {
+  // neighbour_distance's sums, column by column over a block (they vectorise), in the same
+  // order, so each value is the same; its guarded path where the plain one does not serve.
+  const std::size_t n = keys_.n, m = hi - lo;
+  double top[distance_block] = {}, r1[distance_block] = {}, r2[distance_block] = {};
+  for (std::size_t k : keys_.cont) {
+    const double* x = keys_.xs.data() + k * n + lo;
+    const double qk = q[k], ih = inv_h[k];
+    for (std::size_t j = 0; j < m; ++j) {
+      const double z = std::abs(x[j] - qk) * ih;
+      top[j] = std::max(top[j], z);
+      r1[j] += z;
+      r2[j] += z * z;
+    }
+  }
+  for (std::size_t j = 0; j < m; ++j) {
+    const double t = top[j];
+    if (norm == Norm::linf || t == 0 || !std::isfinite(t)) r[j] = t;
+    else if (norm == Norm::l1 && std::isfinite(r1[j])) r[j] = r1[j];
+    else if (norm == Norm::l2 && t >= 1e-140 && t <= 1e140) r[j] = std::sqrt(r2[j]);
+    else r[j] = neighbour_distance(lo + j, q, inv_h, norm);
+  }
+}
+
 double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                                   Neighbours policy) const {
+                                   Neighbours policy, double upper, double* found) const {
   // The tree's boxes over the continuous columns bound each key's distance from below (in the
-  // tree's units: squared for L2); the search keeps the K smallest distances in a heap and
-  // prunes boxes beyond the largest of them, widened against rounding.
+  // tree's units: squared for L2); the search keeps candidate distances, cut to the K smallest
+  // (a linear selection) whenever they reach 2K, and prunes boxes beyond the K-th of them,
+  // widened against rounding, or beyond `upper`, known before (a KthHint's), until then. (A
+  // heap of K cost log K a candidate: span:0.01 at 1e5 rows spent most of its time there.)
   const Norm norm = this->norm(policy);
   std::vector<double> qc(keys_.cont.size()), ih(keys_.cont.size());
   for (std::size_t c = 0; c < keys_.cont.size(); ++c) qc[c] = q[keys_.cont[c]], ih[c] = inv_h[keys_.cont[c]];
@@ -427,29 +520,34 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
     Norm norm;
     std::size_t exclude, K;
     const decltype(box_units)& units;
-    std::vector<double> heap;  // the K smallest distances so far, largest on top
-    double bound() const {
-      return heap.size() < K ? std::numeric_limits<double>::infinity() : units(heap.front());
+    std::vector<double> kept;  // candidates: every distance below the K-th of those cut so far
+    double kth;
+    double bound() const { return std::isfinite(kth) ? units(kth) : kth; }
+    bool cut() {  // the K smallest kept (with multiplicity), the K-th of them last
+      if (kept.size() < K) return false;  // the bound given was wrong
+      std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(K - 1), kept.end());
+      kept.resize(K);
+      kth = kept.back();
+      return true;
     }
     void leaf(std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        if (i == exclude) continue;
-        const double r = index.neighbour_distance(i, q, inv_h, norm);
-        if (heap.size() < K) {
-          heap.push_back(r);
-          std::push_heap(heap.begin(), heap.end());
-        } else if (r < heap.front()) {
-          std::pop_heap(heap.begin(), heap.end());
-          heap.back() = r;
-          std::push_heap(heap.begin(), heap.end());
-        }
+      double r[distance_block];
+      for (std::size_t a = lo; a < hi; a += distance_block) {
+        const std::size_t z = std::min(hi, a + distance_block);
+        index.neighbour_distances(a, z, q, inv_h, norm, r);
+        for (std::size_t i = a; i < z; ++i)
+          if (r[i - a] < kth && i != exclude) kept.push_back(r[i - a]);  // (one equal to the K-th leaves it unchanged)
       }
+      if (kept.size() >= 2 * K) cut();
     }
   };
   const std::size_t m = keys_.n - (exclude < keys_.n ? 1 : 0);
   if (m == 0) return 1;
-  Nearest near{*this, q, inv_h, norm, exclude, std::min(K, m), box_units, {}};
+  Nearest near{*this, q, inv_h, norm, exclude, std::min(K, m), box_units, {}, upper};
+  near.kept.reserve(2 * near.K + 64);
   keys_.tree->search(qc.data(), ih.data(), norm, near);
+  if (!near.cut()) return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), found);
+  if (found) *found = near.kth;  // the K-th distance itself, for the next query's bound
   // The smallest distance beyond `after`: the same search for one key, farther than after.
   struct Beyond {
     const KeyIndex& index;
@@ -468,7 +566,7 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
       }
     }
   };
-  return settled(near.heap.front(), policy, [&](double after) {
+  return settled(near.kth, policy, [&](double after) {
     Beyond beyond{*this, q, inv_h, norm, exclude, box_units, after};
     keys_.tree->search(qc.data(), ih.data(), norm, beyond);
     return beyond.best;

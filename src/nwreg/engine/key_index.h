@@ -17,6 +17,7 @@
 /// bandwidth policy decides the scale; the index holds no bandwidth.
 
 #include <cstddef>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,16 @@ using Range = std::pair<std::size_t, std::size_t>;
 struct Block {
   std::size_t lo = 0, hi = 0;
   bool contains(std::size_t i) const { return i >= lo && i < hi; }
+};
+
+/// The K-th distance a query found, kept (per thread) to bound the next one's: by the triangle
+/// inequality the next query's K-th distance is at most this one's plus the distance between
+/// them, where both are plain queries or both leave-one-out rows at their own keys (the earlier
+/// row's key then counts for the one the later row leaves out). At the same bandwidths.
+struct KthHint {
+  std::vector<double> q, inv_h;
+  double kth = 0;  // the last query's K-th distance, as found (not settled)
+  bool at_key = false;
 };
 
 class KeyIndex {
@@ -62,9 +73,9 @@ class KeyIndex {
   /// The left-out block of a leave-one-out row at key `exclude` (none: empty).
   Block block(std::size_t exclude) const;
 
-  /// Adaptive bandwidths in one continuous column (keys sorted by x, the every kind): each key's
-  /// 1 / s_i and log2(1 / s_i) (BandwidthPolicy), summarised over blocks of keys in x order so
-  /// that cover prunes (nullptr: none). Set at each bandwidth.
+  /// Adaptive bandwidths: each key's 1 / s_i and log2(1 / s_i) (BandwidthPolicy), summarised
+  /// over blocks of keys in x order (one continuous column, the every kind) or over the k-d
+  /// tree's nodes (the tree kind), so that cover prunes (nullptr: none). Set at each bandwidth.
   void set_scales(const double* inv_s, const double* lognorm);
 
   /// The keys a query covers, into `ranges`, and its nearest key b (by the whole distance,
@@ -114,8 +125,9 @@ class KeyIndex {
   /// ties counted with multiplicity. Where K keys lie at q itself, the nearest positive distance
   /// (knn: 2^-40 of it); widened, the next distance beyond the K-th; with no key beyond, twice
   /// the K-th. 1 where every key lies at q. `scratch`: n doubles (the every/tree kinds).
+  /// `hint` (several columns, the tree): the last query's, bounding the search, then this one's.
   double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch,
-                      Neighbours policy) const;
+                      Neighbours policy, KthHint* hint = nullptr) const;
   /// The doubles of scratch kth_distance needs: n for the every kind over several columns, else 0.
   std::size_t kth_scratch() const;
 
@@ -128,27 +140,37 @@ class KeyIndex {
   template <class F>
   double settled(double s, Neighbours policy, const F& next_above) const;
   double kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbours policy) const;
+  // Searches within `upper` (at least the K-th distance); with `found`, the K-th distance
+  // itself (not settled) into it.
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                           Neighbours policy) const;
+                           Neighbours policy, double upper, double* found) const;
+  // The bound a hint gives q (+inf: none).
+  double hinted_bound(const KthHint& hint, const double* q, std::size_t exclude, const double* inv_h,
+                      Neighbours policy) const;
   // Key i's distance from q in bandwidths over the continuous columns, in the kernel's norm.
   double neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const;
+  // The same for keys [lo, hi), at most distance_block of them, into r.
+  static constexpr std::size_t distance_block = 64;
+  void neighbour_distances(std::size_t lo, std::size_t hi, const double* q, const double* inv_h, Norm norm,
+                           double* r) const;
   double level_factor(std::size_t i, const double* q, const kernel::Keys& keys) const;
   Norm nearest_norm() const;
 
-  // Adaptive in one column: the keys a query reaches, each weighing its own scale (see
+  // Adaptive bandwidths: the keys a query reaches, each weighing its own scale (see
   // set_scales), and b among them.
-  std::size_t cover_scaled(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
-                           std::vector<Range>& ranges) const;
+  std::size_t cover_scaled(const double* q, std::size_t exclude, const double* inv_h, const double* tree_inv_h,
+                           const kernel::Keys& keys, std::vector<Range>& ranges, double* buf) const;
 
-  // A binary tree over blocks of `scale_block` keys in x order (node 1 the root, node j's
-  // children 2j and 2j + 1, leaves from scale_leaf_): each node's keys [lo, hi), their smallest
-  // 1 / s_i (the widest reach) and largest log2(1 / s_i) (the heaviest normalisation).
+  // Keys [lo, hi), their smallest 1 / s_i (the widest reach) and largest log2(1 / s_i) (the
+  // heaviest normalisation). One column: a binary tree over blocks of `scale_block` keys in x
+  // order (node 1 the root, node j's children 2j and 2j + 1, leaves from scale_leaf_). Several:
+  // one per node of the k-d tree (tree_scales_, as KdTree::summarise numbers them).
   struct ScaleNode {
     std::size_t lo = 0, hi = 0;
     double inv_s = 0, lognorm = 0;
   };
   static constexpr std::size_t scale_block = 32;
-  std::vector<ScaleNode> scale_nodes_;
+  std::vector<ScaleNode> scale_nodes_, tree_scales_;
   std::size_t scale_leaf_ = 0;
   double weight_top_ = 1;  // the largest sample weight
 

@@ -129,6 +129,7 @@ struct Work {
   // (y - y_b) (line_sums.h).
   std::vector<double> G, Gy;
   std::vector<Range> ranges;
+  KthHint kth_hint;  // the last query's K-th distance (knn, span in several columns)
 };
 
 
