@@ -14,8 +14,10 @@ knn:auto, adaptive:50, span:0.3 (tricube, local linear: loess) and predict --se 
 Ratios: time(1e6) / time(1e5) (target <= 15), and time at 1e6 over the Gaussian NW case of the
 same kind in the same run (fixed against fixed, learned against learned; target <= 4).
 Then several x columns: fit -b auto (Gaussian NW, LOO) with 1, 2 and 3 columns at 1e5 rows
-(y = sin x1 + cos x2 + x3 / 5 + noise, x uniform on [0, 10]^3); target: 2 and 3 columns <= 10x
-one column.
+(y = sin x1 + cos x2 + x3 / 5 + noise, x uniform on [0, 10]^3), 5 columns at 2e4, 2 columns at
+1e6 where the sizes reach it; targets: 2 and 3 columns <= 10x one column on the same rows, 5
+columns <= 30x, 2 columns at 1e6 <= 10x one column there and <= 15x two at 1e5. Then knn, span
+and adaptive bandwidths in 2 and 3 columns with every parameter given against a given h (<= 10x).
 R's KernSmooth::locpoly and stats::loess at 1e6 where installed (a table, not a target): their
 time, and their largest difference from nwreg's exact local-linear fit on a grid.
 
@@ -62,27 +64,75 @@ def run(cmd, limit, repeat):
     return sorted(times)[len(times) // 2]
 
 
-def make_columns(path, n, seed):
+def make_columns(path, n, seed, d=3):
     rng = random.Random(seed)
+    coef = [None, None, 0.2, 0.1, 0.05]  # columns past the second: a small linear trend each
     with open(path, "w") as f:
-        f.write("x1,x2,x3,y\n")
+        f.write(",".join(f"x{k + 1}" for k in range(d)) + ",y\n")
         for _ in range(n):
-            x1, x2, x3 = rng.uniform(0, 10), rng.uniform(0, 10), rng.uniform(0, 10)
-            f.write(f"{x1!r},{x2!r},{x3!r},{math.sin(x1) + math.cos(x2) + x3 / 5 + rng.gauss(0, 0.5)!r}\n")
+            x = [rng.uniform(0, 10) for _ in range(d)]
+            y = math.sin(x[0]) + math.cos(x[1]) + sum(coef[k] * x[k] for k in range(2, d)) + rng.gauss(0, 0.5)
+            f.write(",".join(repr(v) for v in x) + f",{y!r}\n")
 
 
-def columns(nwreg, tmp, n, limit, repeat):
+def learn(nwreg, path, k, limit, repeat, extra=()):
+    x = ",".join(f"x{i}" for i in range(1, k + 1))
+    return run([nwreg, "fit", path, "-x", x, "-y", "y", "-b", "auto", *extra], limit, repeat)
+
+
+def columns(nwreg, tmp, n, big, limit, repeat):
+    """Several x columns: learning 1-3 columns at n (the one column also on the sample of 50,000
+    rows that several columns' descent uses), 5 columns at 2e4, 2 columns at 1e6 where big
+    reaches it; then the neighbour policies with every parameter given against a given h."""
     path = os.path.join(tmp, f"cols{n}.csv")
     make_columns(path, n, 20261126)
     t = {}
     for k in (1, 2, 3):
-        x = ",".join(f"x{i}" for i in range(1, k + 1))
-        t[k] = run([nwreg, "fit", path, "-x", x, "-y", "y", "-b", "auto"], limit, repeat)
+        t[k] = learn(nwreg, path, k, limit, repeat)
         print(f"# {k} column(s) at {n}: {fmt(t[k])}", file=sys.stderr, flush=True)
-    print(f"\n## Several x columns, fit -b auto (Gaussian NW, LOO), n = {n:g}, whole process\n")
-    print("| columns | time | vs one column (<= 10) |\n|---|---|---|")
-    for k in (1, 2, 3):
-        print(f"| {k} | {fmt(t[k])} | {ratio(t[k], t[1])} |")
+    t["1s"] = learn(nwreg, path, 1, limit, repeat, ["--loo-rows", "50000"])
+    five = os.path.join(tmp, "cols5.csv")
+    make_columns(five, 20000, 20261127, d=5)
+    t5 = {k: learn(nwreg, five, k, limit, repeat) for k in (1, 5)}
+    print(f"# 5 columns at 2e4: {fmt(t5[5])}", file=sys.stderr, flush=True)
+    print(f"\n## Several x columns, fit -b auto (Gaussian NW, LOO), whole process\n")
+    print("| case | time | against | ratio (target) |\n|---|---|---|---|")
+    print(f"| 1 column, {n:g} rows | {fmt(t[1])} | | |")
+    print(f"| 1 column, {n:g} rows, --loo-rows 50000 | {fmt(t['1s'])} | | |")
+    for k in (2, 3):
+        print(f"| {k} columns, {n:g} rows | {fmt(t[k])} | 1 column, the same rows (50,000) | {ratio(t[k], t['1s'])} (<= 10) |")
+    print(f"| 1 column, 2e4 rows | {fmt(t5[1])} | | |")
+    print(f"| 5 columns, 2e4 rows | {fmt(t5[5])} | 1 column | {ratio(t5[5], t5[1])} (<= 30) |")
+    if big >= 1000000:
+        million = os.path.join(tmp, "cols1e6.csv")
+        make_columns(million, 1000000, 20261126, d=2)
+        t6 = {k: learn(nwreg, million, k, limit, repeat, ["--loo-rows", "50000"]) for k in (1, 2)}
+        print(f"| 1 column, 1e6 rows, --loo-rows 50000 | {fmt(t6[1])} | | |")
+        print(f"| 2 columns, 1e6 rows | {fmt(t6[2])} | 1 column at 1e6 | {ratio(t6[2], t6[1])} (<= 10) |")
+        print(f"| | | 2 columns at {n:g} | {ratio(t6[2], t[2])} (<= 15) |")
+    # Policies with every parameter given (K or F, and the column scales) against a given h:
+    # Gaussian knn and adaptive at h = 0.2 a column; span (loess's tricube) against tricube at
+    # an h whose box holds 1% of the keys, as span:0.01 does.
+    print(f"\n## Neighbour bandwidths in several columns, fit with every parameter given, n = {n:g}\n")
+    print("| case | 2 columns | 3 columns | ratio to the given h (<= 10) |\n|---|---|---|---|")
+    cells = {}
+    for k in (2, 3):
+        x = ",".join(f"x{i}" for i in range(1, k + 1))
+        scales = ",".join(["0.2"] * k)
+        box = ",".join([f"{0.5 * 10 ** ((k - 2) / k):.3g}"] * k)  # (2h)^k = 1% of 10^k
+        fit = lambda *b: run([nwreg, "fit", path, "-x", x, "-y", "y", *b], limit, repeat)
+        cells[k] = {"h": fit("-b", scales), "knn": fit("-b", "knn:50:" + scales),
+                    "adaptive": fit("-b", "adaptive:50:" + scales),
+                    "h tricube": fit("-b", box, "--kernel", "tricube"),
+                    "span": fit("-b", "span:0.01", "--kernel", "tricube")}
+        print(f"# policies, {k} columns: " + ", ".join(f"{c}: {fmt(v)}" for c, v in cells[k].items()),
+              file=sys.stderr, flush=True)
+    for case, ref, label in (("h", None, "given h = 0.2 (Gaussian)"), ("knn", "h", "knn:50:0.2,..."),
+                             ("adaptive", "h", "adaptive:50:0.2,..."),
+                             ("h tricube", None, "given h, 1% of the keys in its box (tricube)"),
+                             ("span", "h tricube", "span:0.01 (tricube)")):
+        r = " / ".join(ratio(cells[k][case], cells[k][ref]) for k in (2, 3)) if ref else ""
+        print(f"| {label} | {fmt(cells[2][case])} | {fmt(cells[3][case])} | {r} |")
 
 
 def cases():
@@ -196,7 +246,7 @@ def main():
         if rows:
             table(rows, base, sizes, big, small)
         if not a.only or a.only in "columns":
-            columns(a.nwreg, tmp, min(100000, big), a.limit, a.repeat)
+            columns(a.nwreg, tmp, min(100000, big), big, a.limit, a.repeat)
         if not a.no_r and 1000000 in sizes:
             r_compare(a.nwreg, files[1000000, False], tmp, a.limit)
 
