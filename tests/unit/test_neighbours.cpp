@@ -211,6 +211,30 @@ TEST_CASE("knn: K keys at the query give their mean, as just beside them (no jum
   }
 }
 
+// The cases in which the adaptive tests compare the pruned sums with those over every key: no
+// sample weights and weights with zeros, Gaussian and Laplace, NW and local linear (K = 20).
+template <class F>
+void each_adaptive_case(Dataset& d, const F& check) {
+  for (bool weighted : {false, true}) {
+    d.weight.clear();
+    if (weighted)
+      for (std::size_t i = 0; i < d.n; ++i) d.weight.push_back(i % 11 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 5));
+    for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+      for (Method method : {Method::nw, Method::local_linear}) {
+        EngineOptions on;
+        on.kernel = kernel;
+        on.method = method;
+        on.neighbour_policy = {Neighbours::adaptive, 20};
+        EngineOptions every = on;
+        every.tolerance = 0;  // no pruning: every key
+        CAPTURE(weighted);
+        CAPTURE(to_string(kernel));
+        CAPTURE(to_string(method));
+        check(method, on, every);
+      }
+  }
+}
+
 TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over every key") {
   // Density that varies a thousandfold: 2000 keys on [0, 1], 900 on [1, 10], 100 on [50, 60],
   // so the scales s_i do too; sample weights with zeros.
@@ -225,38 +249,23 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
   Dataset d = testing::make_dataset(x, y);
   std::vector<double> q;
   for (int j = 0; j <= 80; ++j) q.push_back(-5 + 70.0 * j / 80);
-  for (bool weighted : {false, true}) {
-    d.weight.clear();
-    if (weighted)
-      for (std::size_t i = 0; i < d.n; ++i) d.weight.push_back(i % 11 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 5));
-    for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
-      for (Method method : {Method::nw, Method::local_linear}) {
-        EngineOptions on;
-        on.kernel = kernel;
-        on.method = method;
-        on.neighbour_policy = {Neighbours::adaptive, 20};
-        EngineOptions every = on;
-        every.tolerance = 0;  // no pruning: every key
-        const Attention a(d, {1.5}, on), b(d, {1.5}, every);
-        CAPTURE(weighted);
-        CAPTURE(to_string(kernel));
-        CAPTURE(to_string(method));
-        std::vector<double> fa(q.size()), fb(q.size());
-        a.predict(q.data(), q.size(), fa.data());
-        b.predict(q.data(), q.size(), fb.data());
-        // (A local line extrapolated across the gap between 10 and 50, or beyond the ends, solves
-        // a system as ill-conditioned as (distance / spread)^2: any two ways of summing differ.)
-        for (std::size_t j = 0; j < q.size(); ++j) {
-          CAPTURE(q[j]);
-          const bool inside = (q[j] >= 0 && q[j] <= 10) || (q[j] >= 50 && q[j] <= 60);
-          if (method == Method::nw || inside) CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
-        }
-        const LooResult la = a.loo(true), lb = b.loo(true);
-        CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
-        CHECK(la.gradient[0] == doctest::Approx(lb.gradient[0]).epsilon(1e-9));
-        CHECK(a.counters().pairs * 2 < b.counters().pairs);  // the blocks kept hold under half the keys
-      }
-  }
+  each_adaptive_case(d, [&](Method method, const EngineOptions& on, const EngineOptions& every) {
+    const Attention a(d, {1.5}, on), b(d, {1.5}, every);
+    std::vector<double> fa(q.size()), fb(q.size());
+    a.predict(q.data(), q.size(), fa.data());
+    b.predict(q.data(), q.size(), fb.data());
+    // (A local line extrapolated across the gap between 10 and 50, or beyond the ends, solves
+    // a system as ill-conditioned as (distance / spread)^2: any two ways of summing differ.)
+    for (std::size_t j = 0; j < q.size(); ++j) {
+      CAPTURE(q[j]);
+      const bool inside = (q[j] >= 0 && q[j] <= 10) || (q[j] >= 50 && q[j] <= 60);
+      if (method == Method::nw || inside) CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
+    }
+    const LooResult la = a.loo(true), lb = b.loo(true);
+    CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
+    CHECK(la.gradient[0] == doctest::Approx(lb.gradient[0]).epsilon(1e-9));
+    CHECK(a.counters().pairs * 2 < b.counters().pairs);  // the blocks kept hold under half the keys
+  });
   // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i
   // weighing K(|x_i - q| / s_i) / s_i, s_i its K-th nearest other key's distance widened to the
   // next distance beyond it.
@@ -313,42 +322,27 @@ TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept giv
   for (int j = 0; j <= 12; ++j)
     for (int k = 0; k <= 4; ++k) q.insert(q.end(), {-5 + 70.0 * j / 12, -2 + 14.0 * k / 4});
   const std::size_t m = q.size() / 2;
-  for (bool weighted : {false, true}) {
-    d.weight.clear();
-    if (weighted)
-      for (std::size_t i = 0; i < d.n; ++i) d.weight.push_back(i % 11 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 5));
-    for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
-      for (Method method : {Method::nw, Method::local_linear}) {
-        EngineOptions on;
-        on.kernel = kernel;
-        on.method = method;
-        on.neighbour_policy = {Neighbours::adaptive, 20};
-        EngineOptions every = on;
-        every.tolerance = 0;  // no pruning: every key
-        const Attention a(d, {1.5, 0.8}, on), b(d, {1.5, 0.8}, every);
-        CAPTURE(weighted);
-        CAPTURE(to_string(kernel));
-        CAPTURE(to_string(method));
-        std::vector<double> fa(m), fb(m);
-        a.predict(q.data(), m, fa.data());
-        b.predict(q.data(), m, fb.data());
-        for (std::size_t j = 0; j < m; ++j) {
-          CAPTURE(j);
-          const double qa = q[2 * j], qb = q[2 * j + 1];
-          const bool inside = qb >= 0 && qb <= 10 && ((qa >= 0 && qa <= 10) || (qa >= 50 && qa <= 60));
-          if (method == Method::nw || inside) CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
-        }
-        // The nodes kept for the lattice hold under half the keys (most of it far from the
-        // data, where only the nearest keys' widest scales reach); for the LOO rows, fewer than
-        // every key (at 2000 keys a Gaussian's 1e-16 reach spans most of the dense parts).
-        const auto pa = a.counters().pairs, pb = b.counters().pairs;
-        CHECK(pa * 2 < pb);
-        const LooResult la = a.loo(true), lb = b.loo(true);
-        CHECK(a.counters().pairs - pa < b.counters().pairs - pb);
-        CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
-        for (std::size_t k = 0; k < 2; ++k) CHECK(la.gradient[k] == doctest::Approx(lb.gradient[k]).epsilon(1e-9));
-      }
-  }
+  each_adaptive_case(d, [&](Method method, const EngineOptions& on, const EngineOptions& every) {
+    const Attention a(d, {1.5, 0.8}, on), b(d, {1.5, 0.8}, every);
+    std::vector<double> fa(m), fb(m);
+    a.predict(q.data(), m, fa.data());
+    b.predict(q.data(), m, fb.data());
+    for (std::size_t j = 0; j < m; ++j) {
+      CAPTURE(j);
+      const double qa = q[2 * j], qb = q[2 * j + 1];
+      const bool inside = qb >= 0 && qb <= 10 && ((qa >= 0 && qa <= 10) || (qa >= 50 && qa <= 60));
+      if (method == Method::nw || inside) CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
+    }
+    // The nodes kept for the lattice hold under half the keys (most of it far from the
+    // data, where only the nearest keys' widest scales reach); for the LOO rows, fewer than
+    // every key (at 2000 keys a Gaussian's 1e-16 reach spans most of the dense parts).
+    const auto pa = a.counters().pairs, pb = b.counters().pairs;
+    CHECK(pa * 2 < pb);
+    const LooResult la = a.loo(true), lb = b.loo(true);
+    CHECK(a.counters().pairs - pa < b.counters().pairs - pb);
+    CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
+    for (std::size_t k = 0; k < 2; ++k) CHECK(la.gradient[k] == doctest::Approx(lb.gradient[k]).epsilon(1e-9));
+  });
   // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i
   // weighing K(u_1) K(u_2) / s_i^2, u_k = (x_ik - q_k) / (h_k s_i), s_i its K-th nearest other
   // key's distance (the largest coordinate, in bandwidths) widened to the next beyond it.

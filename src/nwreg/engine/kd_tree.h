@@ -31,32 +31,20 @@ class KdTree {
   /// Appends to out each leaf range [lo, hi) whose box lies within distance `bound` of q.
   void ranges(const double* q, const double* inv_h, Norm norm, double bound,
               std::vector<std::pair<std::size_t, std::size_t>>& out) const {
-    ranges_where(q, inv_h, norm, [bound](std::uint32_t, double r) { return r <= bound; }, out);
+    ranges_where(q, inv_h, norm, [bound](std::uint32_t, double r) { return !(r > bound); }, out);
   }
   /// The same, a node kept where keep(node, its box's distance) holds (a node's descendants are
   /// asked only where it is kept); leaves in increasing order, adjacent ones joined.
   template <class Keep>
   void ranges_where(const double* q, const double* inv_h, Norm norm, const Keep& keep,
                     std::vector<std::pair<std::size_t, std::size_t>>& out) const {
-    // Its own walk, not search(): leaves in increasing order (sums run over them in that order).
-    if (nodes_.empty()) return;
-    std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-      const std::uint32_t id = stack[--top];
-      if (!keep(id, box_distance(id, q, inv_h, norm))) continue;
-      const Node& nd = nodes_[id];
-      if (nd.left == 0) {
-        if (!out.empty() && out.back().second == nd.lo)
-          out.back().second = nd.hi;  // adjacent leaves: one range
-        else
-          out.emplace_back(nd.lo, nd.hi);
-        continue;
-      }
-      stack[top++] = nd.right;  // left first: ranges in increasing order
-      stack[top++] = nd.left;
-    }
+    // Leaves in increasing order: sums run over them in that order.
+    walk(q, inv_h, norm, false, keep, [&](std::size_t lo, std::size_t hi) {
+      if (!out.empty() && out.back().second == lo)
+        out.back().second = hi;  // adjacent leaves: one range
+      else
+        out.emplace_back(lo, hi);
+    });
   }
   /// A summary per node (indexed as ranges_where's nodes): leaf(lo, hi) of a leaf's keys,
   /// merge(a, b) of a node's two children's summaries.
@@ -75,28 +63,38 @@ class KdTree {
   /// may shrink as the result finds keys (K nearest: the K-th distance so far).
   template <class Result>
   void search(const double* q, const double* inv_h, Norm norm, Result& result) const {
-    if (nodes_.empty()) return;
-    std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-      const std::uint32_t id = stack[--top];
-      if (box_distance(id, q, inv_h, norm) > result.bound()) continue;
-      const Node& nd = nodes_[id];
-      if (nd.left == 0) {
-        result.leaf(nd.lo, nd.hi);
-        continue;
-      }
-      const bool left_first = box_distance(nd.left, q, inv_h, norm) <= box_distance(nd.right, q, inv_h, norm);
-      stack[top++] = left_first ? nd.right : nd.left;  // the nearer child last: visited first
-      stack[top++] = left_first ? nd.left : nd.right;
-    }
+    walk(q, inv_h, norm, true, [&](std::uint32_t, double r) { return !(r > result.bound()); },
+         [&](std::size_t lo, std::size_t hi) { result.leaf(lo, hi); });
   }
   /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
   /// Of keys at the same distance, the first in the order the keys were given.
   std::size_t nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const;
 
  private:
+  // From the root down: a node that keep(node, its box's distance) refuses is skipped with its
+  // descendants, leaf(lo, hi) called for each leaf kept; children left first, or with
+  // `nearer_first` the one whose box lies nearer q.
+  template <class Keep, class Leaf>
+  void walk(const double* q, const double* inv_h, Norm norm, bool nearer_first, const Keep& keep,
+            const Leaf& leaf) const {
+    if (nodes_.empty()) return;
+    std::uint32_t stack[128];  // depth <= log2(n / leaf) + 1 < 64 for 32-bit counts
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const std::uint32_t id = stack[--top];
+      if (!keep(id, box_distance(id, q, inv_h, norm))) continue;
+      const Node& nd = nodes_[id];
+      if (nd.left == 0) {
+        leaf(nd.lo, nd.hi);
+        continue;
+      }
+      const bool left_first =
+          !nearer_first || box_distance(nd.left, q, inv_h, norm) <= box_distance(nd.right, q, inv_h, norm);
+      stack[top++] = left_first ? nd.right : nd.left;  // the one to visit first last
+      stack[top++] = left_first ? nd.left : nd.right;
+    }
+  }
   struct Node {
     std::size_t lo = 0, hi = 0;
     std::uint32_t left = 0, right = 0;  // children; 0 for a leaf (the root is never a child)
