@@ -1,0 +1,259 @@
+// The key index's neighbour distances (key_index.h): the K-th nearest distance by the
+// bandwidth policy's rule, in one column (a binary search over the sorted keys) and in several
+// (a search of the k-d tree, bounded by the last query's), and the distances it is made of.
+#include "nwreg/engine/key_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace nwreg {
+
+namespace {
+
+// Where K keys lie at q (s = 0), or widened (a compact kernel), the next distance beyond s: the
+// smallest distance above `after`, from `next_above` (+inf where there is none), 2^-40 of it
+// where K keys lie at q and `limit`; with no key beyond, twice the K-th distance. 1 where no positive finite scale exists (every key at q,
+// or distances that overflow): any positive scale then gives q the keys' mean.
+template <class F>
+double settle(double s, bool widen, bool limit, const F& next_above) {
+  if (!(s > 0) || widen) {
+    const double after = s;
+    s = next_above(after);
+    if (!std::isfinite(s) && after > 0) s = 2 * after;
+    else if (!(after > 0) && !widen && limit) s = std::ldexp(s, -40);
+  }
+  return std::isfinite(s) && s > 0 ? s : 1.0;
+}
+
+}  // namespace
+
+Norm KeyIndex::norm(Neighbours policy) const {
+  return policy == Neighbours::span ? Norm::l2 : visit_kernel(kernel_, []<class K>(K) { return K::norm; });
+}
+
+bool KeyIndex::widens(Neighbours policy) const { return policy != Neighbours::span && is_compact(kernel_); }
+
+template <class F>
+double KeyIndex::settled(double s, Neighbours policy, const F& next_above) const {
+  return settle(s, widens(policy), policy == Neighbours::knn, next_above);
+}
+
+double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
+                              double* scratch, Neighbours policy, KthHint* hint) const {
+  if (keys_.d == 1 && !keys_.categorical) {  // sorted by x
+    const Block out = policy == Neighbours::adaptive || exclude == no_key
+                          ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
+                                                         : block(exclude);
+    return kth_distance_1d(q[0], out, K, inv_h[0], policy);
+  }
+  if (kind_ == Kind::tree) {
+    if (!hint) return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), nullptr);
+    const double s =
+        kth_distance_tree(q, exclude, K, inv_h, policy, hinted_bound(*hint, q, exclude, inv_h, policy), &hint->kth);
+    hint->q.assign(q, q + keys_.d);
+    hint->inv_h.assign(inv_h, inv_h + keys_.d);
+    hint->at_key = exclude != no_key;
+    return s;
+  }
+  // Every key's distance into scratch; the K-th smallest.
+  const Norm norm = this->norm(policy);
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < keys_.n; ++i)
+    if (i != exclude) scratch[m++] = neighbour_distance(i, q, inv_h, norm);
+  if (m == 0) return 1;
+  const std::size_t k = std::min(K, m) - 1;
+  std::nth_element(scratch, scratch + k, scratch + m);
+  return settled(scratch[k], policy, [&](double after) {
+    double s = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < m; ++i)
+      if (scratch[i] > after) s = std::min(s, scratch[i]);
+    return s;
+  });
+}
+
+std::size_t KeyIndex::kth_scratch() const {
+  return kind_ == Kind::every && (keys_.d > 1 || keys_.categorical) ? keys_.n : 0;
+}
+
+double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const {
+  // Plain sums where no square can overflow or matter underflowing (the largest coordinate
+  // within 1e+-140); else L2 is summed over the largest coordinate, so that 1e300 and 1e-300
+  // neither overflow nor underflow when squared.
+  const std::size_t n = keys_.n;
+  double top = 0, r = 0, r1 = 0, r2 = 0;
+  for (std::size_t k : keys_.cont) {
+    const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k];
+    top = std::max(top, z);
+    r1 += z;
+    r2 += z * z;
+  }
+  if (norm == Norm::linf || top == 0 || !std::isfinite(top)) return top;
+  if (norm == Norm::l1 && std::isfinite(r1)) return r1;
+  if (norm == Norm::l2 && top >= 1e-140 && top <= 1e140) return std::sqrt(r2);
+  for (std::size_t k : keys_.cont) {
+    const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
+    r += norm == Norm::l2 ? z * z : z;
+  }
+  return (norm == Norm::l2 ? std::sqrt(r) : r) * top;
+}
+
+double KeyIndex::hinted_bound(const KthHint& hint, const double* q, std::size_t exclude, const double* inv_h,
+                              Neighbours policy) const {
+  const std::size_t d = keys_.d;
+  const bool at_key = exclude != no_key;
+  if (hint.q.size() != d || hint.at_key != at_key || !std::equal(inv_h, inv_h + d, hint.inv_h.begin()) ||
+      (at_key && !std::equal(q, q + d, keys_.key(exclude))))
+    return std::numeric_limits<double>::infinity();
+  // The distance D between the two queries, as neighbour_distance measures a key's: the last
+  // query's K-th distance s' bounds this one's by s' + D, widened against rounding.
+  double top = 0, r1 = 0, r2 = 0;
+  for (std::size_t k : keys_.cont) {
+    const double z = std::abs(hint.q[k] - q[k]) * inv_h[k];
+    top = std::max(top, z);
+    r1 += z;
+    r2 += z * z;
+  }
+  const Norm norm = this->norm(policy);
+  const double between = norm == Norm::linf ? top : norm == Norm::l1 ? r1 : std::sqrt(r2);
+  const double upper = (hint.kth + between) * (1 + 1e-12);
+  return std::isfinite(upper) && top <= 1e140 ? upper : std::numeric_limits<double>::infinity();
+}
+
+void KeyIndex::neighbour_distances(std::size_t lo, std::size_t hi, const double* q, const double* inv_h, Norm norm,
+                                   double* r) const {
+  // neighbour_distance's sums, column by column over a block (they vectorise), in the same
+  // order, so each value is the same; its guarded path where the plain one does not serve.
+  const std::size_t n = keys_.n, m = hi - lo;
+  double top[distance_block] = {}, r1[distance_block] = {}, r2[distance_block] = {};
+  for (std::size_t k : keys_.cont) {
+    const double* x = keys_.xs.data() + k * n + lo;
+    const double qk = q[k], ih = inv_h[k];
+    for (std::size_t j = 0; j < m; ++j) {
+      const double z = std::abs(x[j] - qk) * ih;
+      top[j] = std::max(top[j], z);
+      r1[j] += z;
+      r2[j] += z * z;
+    }
+  }
+  for (std::size_t j = 0; j < m; ++j) {
+    const double t = top[j];
+    if (norm == Norm::linf || t == 0 || !std::isfinite(t)) r[j] = t;
+    else if (norm == Norm::l1 && std::isfinite(r1[j])) r[j] = r1[j];
+    else if (norm == Norm::l2 && t >= 1e-140 && t <= 1e140) r[j] = std::sqrt(r2[j]);
+    else r[j] = neighbour_distance(lo + j, q, inv_h, norm);
+  }
+}
+
+double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
+                                   Neighbours policy, double upper, double* found) const {
+  // The tree's boxes over the continuous columns bound each key's distance from below (in the
+  // tree's units: squared for L2); the search keeps candidate distances, cut to the K smallest
+  // (a linear selection) whenever they reach 2K, and prunes boxes beyond the K-th of them,
+  // widened against rounding, or beyond `upper`, known before (a KthHint's), until then. (A
+  // heap of K cost log K a candidate: span:0.01 at 1e5 rows spent most of its time there.)
+  const Norm norm = this->norm(policy);
+  std::vector<double> qc(keys_.cont.size()), ih(keys_.cont.size());
+  for (std::size_t c = 0; c < keys_.cont.size(); ++c) qc[c] = q[keys_.cont[c]], ih[c] = inv_h[keys_.cont[c]];
+  auto box_units = [&](double r) { return (norm == Norm::l2 ? r * r : r) * (1 + 1e-9); };
+  struct Nearest {
+    const KeyIndex& index;
+    const double* q;
+    const double* inv_h;
+    Norm norm;
+    std::size_t exclude, K;
+    const decltype(box_units)& units;
+    std::vector<double> kept;  // candidates: every distance below the K-th of those cut so far
+    double kth;
+    double bound() const { return std::isfinite(kth) ? units(kth) : kth; }
+    bool cut() {  // the K smallest kept (with multiplicity), the K-th of them last
+      if (kept.size() < K) return false;  // the bound given was wrong
+      std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(K - 1), kept.end());
+      kept.resize(K);
+      kth = kept.back();
+      return true;
+    }
+    void leaf(std::size_t lo, std::size_t hi) {
+      double r[distance_block];
+      for (std::size_t a = lo; a < hi; a += distance_block) {
+        const std::size_t z = std::min(hi, a + distance_block);
+        index.neighbour_distances(a, z, q, inv_h, norm, r);
+        for (std::size_t i = a; i < z; ++i)
+          if (r[i - a] < kth && i != exclude) kept.push_back(r[i - a]);  // (one equal to the K-th leaves it unchanged)
+      }
+      if (kept.size() >= 2 * K) cut();
+    }
+  };
+  const std::size_t m = keys_.n - (exclude < keys_.n ? 1 : 0);
+  if (m == 0) return 1;
+  Nearest near{*this, q, inv_h, norm, exclude, std::min(K, m), box_units, {}, upper};
+  near.kept.reserve(2 * near.K + 64);
+  keys_.tree->search(qc.data(), ih.data(), norm, near);
+  if (!near.cut()) return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), found);
+  if (found) *found = near.kth;  // the K-th distance itself, for the next query's bound
+  // The smallest distance beyond `after`: the same search for one key, farther than after.
+  struct Beyond {
+    const KeyIndex& index;
+    const double* q;
+    const double* inv_h;
+    Norm norm;
+    std::size_t exclude;
+    const decltype(box_units)& units;
+    double after, best = std::numeric_limits<double>::infinity();
+    double bound() const { return std::isfinite(best) ? units(best) : best; }
+    void leaf(std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (i == exclude) continue;
+        const double r = index.neighbour_distance(i, q, inv_h, norm);
+        if (r > after) best = std::min(best, r);
+      }
+    }
+  };
+  return settled(near.kth, policy, [&](double after) {
+    Beyond beyond{*this, q, inv_h, norm, exclude, box_units, after};
+    keys_.tree->search(qc.data(), ih.data(), norm, beyond);
+    return beyond.best;
+  });
+}
+
+double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbours policy) const {
+  // Keys sorted by x: the K nearest are a window [L, L + K) of the keys less the block `out`
+  // (the left-out row and its leave-out neighbours), found by a binary search on L (the window
+  // moves right while its left end lies farther from q than the key just past its right end);
+  // the K-th distance is the farther of its two ends.
+  const std::vector<double>& xs = keys_.xs;
+  const std::size_t n = keys_.n, skip = out.hi > out.lo ? out.hi - out.lo : 0, m = n - skip;
+  if (m == 0) return 1;
+  auto at = [&](std::size_t j) { return xs[j < out.lo ? j : j + skip]; };  // j-th key less the block
+  auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
+  const std::size_t k = std::min(K, m);
+  std::size_t lo = 0, hi = m - k;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if ((q - at(mid)) * inv_h > (at(mid + k) - q) * inv_h) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  const double s = std::max(dist(at(lo)), dist(at(lo + k - 1)));
+  return settled(s, policy, [&](double after) {
+    // The nearest key on each side of q farther than `after` (distances rise away from q).
+    const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t r = static_cast<std::size_t>(
+        std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(), [&](double x) { return !(dist(x) > after); }) -
+        xs.begin());
+    if (out.contains(r)) r = out.hi;
+    if (r < n) best = std::min(best, dist(xs[r]));
+    std::size_t l = static_cast<std::size_t>(
+        std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p), [&](double x) { return dist(x) > after; }) -
+        xs.begin());
+    if (l > 0 && out.contains(l - 1)) l = out.lo;
+    if (l > 0) best = std::min(best, dist(xs[l - 1]));
+    return best;
+  });
+}
+
+}  // namespace nwreg
