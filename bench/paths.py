@@ -17,7 +17,8 @@ Then several x columns: fit -b auto (Gaussian NW, LOO) with 1, 2 and 3 columns a
 (y = sin x1 + cos x2 + x3 / 5 + noise, x uniform on [0, 10]^3), 5 columns at 2e4, 2 columns at
 1e6 where the sizes reach it; targets: 2 and 3 columns <= 10x one column on the same rows, 5
 columns <= 30x, 2 columns at 1e6 <= 10x one column there and <= 15x two at 1e5. Then knn, span
-and adaptive bandwidths in 2 and 3 columns with every parameter given against a given h (<= 10x).
+and adaptive bandwidths in 2 and 3 columns with every parameter given against a given h equal to
+the median of the bandwidths they make (<= 10x).
 R's KernSmooth::locpoly and stats::loess at 1e6 where installed (a table, not a target): their
 time, and their largest difference from nwreg's exact local-linear fit on a grid.
 
@@ -50,17 +51,22 @@ def make_data(path, n, weights, seed):
             f.write(f"{x!r},{y!r},{rng.uniform(0.5, 2)!r}\n" if weights else f"{x!r},{y!r}\n")
 
 
-def run(cmd, limit, repeat):
+def run(cmd, limit, repeat, out=None):
+    """The median wall time of `repeat` runs (None past `limit` s); with `out` (a list), the
+    last run's standard output appended to it."""
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         try:
-            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=limit)
+            r = subprocess.run(cmd, stdout=subprocess.PIPE if out is not None else subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=limit)
         except subprocess.TimeoutExpired:
             return None
         if r.returncode != 0:
             sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr.decode()[:400]}")
         times.append(time.perf_counter() - t0)
+        if out is not None:
+            out.append(r.stdout.decode())
     return sorted(times)[len(times) // 2]
 
 
@@ -110,29 +116,25 @@ def columns(nwreg, tmp, n, big, limit, repeat):
         print(f"| 1 column, 1e6 rows, --loo-rows 50000 | {fmt(t6[1])} | | |")
         print(f"| 2 columns, 1e6 rows | {fmt(t6[2])} | 1 column at 1e6 | {ratio(t6[2], t6[1])} (<= 10) |")
         print(f"| | | 2 columns at {n:g} | {ratio(t6[2], t[2])} (<= 15) |")
-    # Policies with every parameter given (K or F, and the column scales) against a given h:
-    # Gaussian knn and adaptive at h = 0.2 a column; span (loess's tricube) against tricube at
-    # an h whose box holds 1% of the keys, as span:0.01 does.
+    # Policies with every parameter given (K or F, and the column scales) against a given h
+    # equal to the bandwidths they make (the report's reach_median): what the policy costs
+    # beyond the sums at its bandwidths. Gaussian knn and adaptive at scales 0.2 a column, span
+    # with loess's tricube.
     print(f"\n## Neighbour bandwidths in several columns, fit with every parameter given, n = {n:g}\n")
-    print("| case | 2 columns | 3 columns | ratio to the given h (<= 10) |\n|---|---|---|---|")
-    cells = {}
+    print("| case | columns | time | given h: its median reach | time | ratio (<= 10) |\n|---|---|---|---|---|---|")
     for k in (2, 3):
         x = ",".join(f"x{i}" for i in range(1, k + 1))
         scales = ",".join(["0.2"] * k)
-        box = ",".join([f"{0.5 * 10 ** ((k - 2) / k):.3g}"] * k)  # (2h)^k = 1% of 10^k
-        fit = lambda *b: run([nwreg, "fit", path, "-x", x, "-y", "y", *b], limit, repeat)
-        cells[k] = {"h": fit("-b", scales), "knn": fit("-b", "knn:50:" + scales),
-                    "adaptive": fit("-b", "adaptive:50:" + scales),
-                    "h tricube": fit("-b", box, "--kernel", "tricube"),
-                    "span": fit("-b", "span:0.01", "--kernel", "tricube")}
-        print(f"# policies, {k} columns: " + ", ".join(f"{c}: {fmt(v)}" for c, v in cells[k].items()),
-              file=sys.stderr, flush=True)
-    for case, ref, label in (("h", None, "given h = 0.2 (Gaussian)"), ("knn", "h", "knn:50:0.2,..."),
-                             ("adaptive", "h", "adaptive:50:0.2,..."),
-                             ("h tricube", None, "given h, 1% of the keys in its box (tricube)"),
-                             ("span", "h tricube", "span:0.01 (tricube)")):
-        r = " / ".join(ratio(cells[k][case], cells[k][ref]) for k in (2, 3)) if ref else ""
-        print(f"| {label} | {fmt(cells[2][case])} | {fmt(cells[3][case])} | {r} |")
+        for label, b, kernel in (("knn:50:0.2,...", "knn:50:" + scales, "gaussian"),
+                                 ("adaptive:50:0.2,...", "adaptive:50:" + scales, "gaussian"),
+                                 ("span:0.01", "span:0.01", "tricube")):
+            out = []
+            t = run([nwreg, "fit", path, "-x", x, "-y", "y", "-b", b, "--kernel", kernel], limit, repeat, out)
+            reach = next((l.split()[1:] for l in "".join(out).splitlines() if l.startswith("reach_median:")), None)
+            h = ",".join(f"{float(v):.4g}" for v in reach) if reach else None
+            th = run([nwreg, "fit", path, "-x", x, "-y", "y", "-b", h, "--kernel", kernel], limit, repeat) if h else None
+            print(f"| {label} ({kernel}) | {k} | {fmt(t)} | {h or '-'} | {fmt(th)} | {ratio(t, th)} |")
+            print(f"# {label}, {k} columns: {fmt(t)} against h {h}: {fmt(th)}", file=sys.stderr, flush=True)
 
 
 def cases():
