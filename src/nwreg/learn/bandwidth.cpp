@@ -524,7 +524,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   constexpr double start_tol = 1e-4;
   constexpr std::size_t start_rows = 5000;
   const bool polish = !more.empty() && options.tol < start_tol;
-  obj.use_rows(polish && (rows == 0 || rows > start_rows) ? start_rows : rows);
+  obj.use_rows(polish && !sgd_run && (rows == 0 || rows > start_rows) ? start_rows : rows);  // (sgd: every row)
   const bool sampled_starts = polish && obj.rows() < (rows == 0 ? data.n : std::min(rows, data.n));
   FitOptions first = options;
   if (polish) first.tol = start_tol;
