@@ -12,6 +12,7 @@
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/base/errors.h"
+#include "nwreg/base/thread_pool.h"
 #include "nwreg/learn/fit.h"
 
 using namespace nwreg;
@@ -377,6 +378,57 @@ TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept giv
     long double sse = 0;
     for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(d.y[i] - brute(kernel, d.row(i), i), 2);
     CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
+  }
+}
+
+TEST_CASE("neighbour bandwidths in several columns: keys near 1e9, and the same bits on 1 and 3 threads") {
+  // 3000 keys in two columns, the first near 1.7e9 (spacing 1e-3 of its range around it), ties;
+  // knn, span (tricube) and adaptive. Pruned against every key, and the per-thread bounds on
+  // the K-th distance (KthHint) against one thread: every bit the same.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  Dataset d;
+  d.d = 2;
+  d.x_names = {"t", "b"};
+  for (int i = 0; i < 3000; ++i) {
+    double a = 1.7e9 + 1000 * u(rng), b = i < 2000 ? u(rng) : 5 + 5 * u(rng);
+    if (i % 9 == 8) a = d.x[d.x.size() - 2], b = d.x.back();
+    d.x.insert(d.x.end(), {a, b});
+    d.y.push_back(std::sin(a / 100) + b + 0.1 * (u(rng) - 0.5));
+  }
+  d.n = d.y.size();
+  const double q[6] = {1.7e9 + 10, 0.5, 1.7e9 + 990, 7, 1.7e9 - 500, 20};
+  ThreadPool pool(3);
+  struct Case {
+    Neighbours kind;
+    std::size_t K;
+    double F;
+    Kernel kernel;
+  };
+  for (const Case c : {Case{Neighbours::knn, 30, 0, Kernel::gaussian}, Case{Neighbours::span, 0, 0.05, Kernel::tricube},
+                       Case{Neighbours::adaptive, 30, 0, Kernel::gaussian}}) {
+    EngineOptions one;
+    one.kernel = c.kernel;
+    one.neighbour_policy = {c.kind, c.K};
+    one.neighbour_policy.F = c.F;
+    EngineOptions every = one, three = one;
+    every.tolerance = 0;
+    three.pool = &pool;
+    CAPTURE(to_string(c.kind));
+    const std::vector<double> h{50, 0.3};
+    const Attention a(d, h, one), b(d, h, every), t(d, h, three);
+    double fa[3], fb[3], ft[3];
+    a.predict(q, 3, fa);
+    b.predict(q, 3, fb);
+    t.predict(q, 3, ft);
+    for (int j = 0; j < 3; ++j) {
+      CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-12));
+      CHECK(ft[j] == fa[j]);
+    }
+    const LooResult la = a.loo(true), lb = b.loo(true), lt = t.loo(true);
+    CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
+    CHECK(lt.mse == la.mse);
+    CHECK(lt.gradient == la.gradient);
   }
 }
 
