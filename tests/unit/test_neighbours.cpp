@@ -236,6 +236,64 @@ void each_adaptive_case(Dataset& d, const F& check) {
   }
 }
 
+// Two x columns of n rows: row i's (a, b) from draw(i), every tie-th row (i % tie == tie - 1)
+// a copy of the row before, y from value(a, b).
+template <class Draw, class Value>
+Dataset two_columns(int n, int tie, const Draw& draw, const Value& value) {
+  Dataset d;
+  d.d = 2;
+  d.x_names = {"a", "b"};
+  for (int i = 0; i < n; ++i) {
+    auto [a, b] = draw(i);
+    if (i % tie == tie - 1) a = d.x[d.x.size() - 2], b = d.x.back();
+    d.x.insert(d.x.end(), {a, b});
+    d.y.push_back(value(a, b));
+  }
+  d.n = d.y.size();
+  return d;
+}
+
+// Adaptive bandwidths with compact kernels (Epanechnikov, tricube; K = 15) sum exactly the keys
+// whose own support holds the query. Brute force, key i weighing prod_k K(u_k) / s_i^d, u_k =
+// (x_ik - q_k) / (h_k s_i), s_i its K-th nearest other key's distance (the largest coordinate,
+// in bandwidths) widened to the next distance beyond it: predictions at `queries` and the LOO
+// error.
+void check_compact_adaptive(const Dataset& d, const std::vector<double>& h, const std::vector<std::vector<double>>& queries) {
+  const std::size_t K = 15;
+  std::vector<double> s(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) {
+    std::vector<double> r;
+    for (std::size_t j = 0; j < d.n; ++j) {
+      if (j == i) continue;
+      double top = 0;
+      for (std::size_t k = 0; k < d.d; ++k) top = std::max(top, std::abs(d.row(j)[k] - d.row(i)[k]) / h[k]);
+      r.push_back(top);
+    }
+    s[i] = testing::kth_distance(r, K, {.widen = true});
+  }
+  auto brute = [&](Kernel kernel, const double* qv, std::size_t skip) {
+    testing::Reference r = testing::gaussian(h);
+    r.kernel = kernel, r.scale = s, r.normalise = true;  // adaptive: each key at its own scale s_i
+    r.out = [&](std::size_t i) { return i == skip; };
+    return testing::reference_nw(d, r, qv);
+  };
+  for (Kernel kernel : {Kernel::epanechnikov, Kernel::tricube}) {
+    EngineOptions o;
+    o.kernel = kernel;
+    o.neighbour_policy = {Neighbours::adaptive, K};
+    const Attention a(d, h, o);
+    CAPTURE(to_string(kernel));
+    for (const auto& qv : queries) {
+      double f;
+      a.predict(qv.data(), 1, &f);
+      CHECK(f == doctest::Approx(brute(kernel, qv.data(), static_cast<std::size_t>(-1))).epsilon(1e-12));
+    }
+    long double sse = 0;
+    for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(d.y[i] - brute(kernel, d.row(i), i), 2);
+    CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
+  }
+}
+
 TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over every key") {
   // Density that varies a thousandfold: 2000 keys on [0, 1], 900 on [1, 10], 100 on [50, 60],
   // so the scales s_i do too; sample weights with zeros.
@@ -267,39 +325,9 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
     CHECK(la.gradient[0] == doctest::Approx(lb.gradient[0]).epsilon(1e-9));
     CHECK(a.counters().pairs * 2 < b.counters().pairs);  // the blocks kept hold under half the keys
   });
-  // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i
-  // weighing K(|x_i - q| / s_i) / s_i, s_i its K-th nearest other key's distance widened to the
-  // next distance beyond it.
+  // Compact kernels: exactly the keys whose own support holds the query (brute force).
   d.weight.clear();
-  const std::size_t K = 15;
-  std::vector<double> s(d.n);
-  for (std::size_t i = 0; i < d.n; ++i) {
-    std::vector<double> r;
-    for (std::size_t j = 0; j < d.n; ++j)
-      if (j != i) r.push_back(std::abs(x[j] - x[i]));
-    s[i] = testing::kth_distance(r, K, {.widen = true});
-  }
-  auto brute = [&](Kernel kernel, double qv, std::size_t skip) {
-    testing::Reference r = testing::gaussian({1.0});
-    r.kernel = kernel, r.scale = s, r.normalise = true;  // adaptive: each key at its own scale s_i
-    r.out = [&](std::size_t i) { return i == skip; };
-    return testing::reference_nw(d, r, &qv);
-  };
-  for (Kernel kernel : {Kernel::epanechnikov, Kernel::tricube}) {
-    EngineOptions o;
-    o.kernel = kernel;
-    o.neighbour_policy = {Neighbours::adaptive, K};
-    const Attention a(d, {1.0}, o);
-    CAPTURE(to_string(kernel));
-    for (double qv : {0.3, 0.97, 2.5, 7.77, 52.0}) {
-      double f;
-      a.predict(&qv, 1, &f);
-      CHECK(f == doctest::Approx(brute(kernel, qv, static_cast<std::size_t>(-1))).epsilon(1e-12));
-    }
-    long double sse = 0;
-    for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(y[i] - brute(kernel, x[i], i), 2);
-    CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
-  }
+  check_compact_adaptive(d, {1.0}, {{0.3}, {0.97}, {2.5}, {7.77}, {52.0}});
 }
 
 TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept give the sums over every key") {
@@ -308,17 +336,13 @@ TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept giv
   // repeats the one before); sample weights with zeros.
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0, 1);
-  Dataset d;
-  d.d = 2;
-  d.x_names = {"a", "b"};
-  for (int i = 0; i < 2000; ++i) {
-    double a = i < 1500 ? u(rng) : i < 1900 ? 1 + 9 * u(rng) : 50 + 10 * u(rng);
-    double b = i < 1500 ? u(rng) : 10 * u(rng);
-    if (i % 10 == 9) a = d.x[d.x.size() - 2], b = d.x.back();
-    d.x.insert(d.x.end(), {a, b});
-    d.y.push_back(std::sin(a) + std::cos(b) + 0.2 * (u(rng) - 0.5));
-  }
-  d.n = d.y.size();
+  Dataset d = two_columns(
+      2000, 10,
+      [&](int i) {
+        const double a = i < 1500 ? u(rng) : i < 1900 ? 1 + 9 * u(rng) : 50 + 10 * u(rng);
+        return std::array<double, 2>{a, i < 1500 ? u(rng) : 10 * u(rng)};
+      },
+      [&](double a, double b) { return std::sin(a) + std::cos(b) + 0.2 * (u(rng) - 0.5); });
   std::vector<double> q;  // a lattice over the data, its gap and beyond
   for (int j = 0; j <= 12; ++j)
     for (int k = 0; k <= 4; ++k) q.insert(q.end(), {-5 + 70.0 * j / 12, -2 + 14.0 * k / 4});
@@ -344,41 +368,9 @@ TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept giv
     CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-12));
     for (std::size_t k = 0; k < 2; ++k) CHECK(la.gradient[k] == doctest::Approx(lb.gradient[k]).epsilon(1e-9));
   });
-  // Compact kernels: exactly the keys whose own support holds the query. Brute force, key i
-  // weighing K(u_1) K(u_2) / s_i^2, u_k = (x_ik - q_k) / (h_k s_i), s_i its K-th nearest other
-  // key's distance (the largest coordinate, in bandwidths) widened to the next beyond it.
+  // Compact kernels: exactly the keys whose own support holds the query (brute force).
   d.weight.clear();
-  const std::size_t K = 15;
-  const std::vector<double> h{1.0, 2.0};
-  std::vector<double> s(d.n);
-  for (std::size_t i = 0; i < d.n; ++i) {
-    std::vector<double> r;
-    for (std::size_t j = 0; j < d.n; ++j)
-      if (j != i)
-        r.push_back(std::max(std::abs(d.x[2 * j] - d.x[2 * i]) / h[0], std::abs(d.x[2 * j + 1] - d.x[2 * i + 1]) / h[1]));
-    s[i] = testing::kth_distance(r, K, {.widen = true});
-  }
-  auto brute = [&](Kernel kernel, const double* qv, std::size_t skip) {
-    testing::Reference r = testing::gaussian(h);
-    r.kernel = kernel, r.scale = s, r.normalise = true;
-    r.out = [&](std::size_t i) { return i == skip; };
-    return testing::reference_nw(d, r, qv);
-  };
-  for (Kernel kernel : {Kernel::epanechnikov, Kernel::tricube}) {
-    EngineOptions o;
-    o.kernel = kernel;
-    o.neighbour_policy = {Neighbours::adaptive, K};
-    const Attention a(d, h, o);
-    CAPTURE(to_string(kernel));
-    for (const auto& qv : std::vector<std::array<double, 2>>{{0.3, 0.6}, {0.97, 0.02}, {2.5, 7.0}, {7.77, 3.3}, {52.0, 9.0}}) {
-      double f;
-      a.predict(qv.data(), 1, &f);
-      CHECK(f == doctest::Approx(brute(kernel, qv.data(), static_cast<std::size_t>(-1))).epsilon(1e-12));
-    }
-    long double sse = 0;
-    for (std::size_t i = 0; i < d.n; ++i) sse += std::pow(d.y[i] - brute(kernel, d.row(i), i), 2);
-    CHECK(a.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
-  }
+  check_compact_adaptive(d, {1.0, 2.0}, {{0.3, 0.6}, {0.97, 0.02}, {2.5, 7.0}, {7.77, 3.3}, {52.0, 9.0}});
 }
 
 TEST_CASE("neighbour bandwidths in several columns: keys near 1e9, and the same bits on 1 and 3 threads") {
@@ -387,16 +379,13 @@ TEST_CASE("neighbour bandwidths in several columns: keys near 1e9, and the same 
   // the K-th distance (KthHint) against one thread: every bit the same.
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(0, 1);
-  Dataset d;
-  d.d = 2;
-  d.x_names = {"t", "b"};
-  for (int i = 0; i < 3000; ++i) {
-    double a = 1.7e9 + 1000 * u(rng), b = i < 2000 ? u(rng) : 5 + 5 * u(rng);
-    if (i % 9 == 8) a = d.x[d.x.size() - 2], b = d.x.back();
-    d.x.insert(d.x.end(), {a, b});
-    d.y.push_back(std::sin(a / 100) + b + 0.1 * (u(rng) - 0.5));
-  }
-  d.n = d.y.size();
+  const Dataset d = two_columns(
+      3000, 9,
+      [&](int i) {
+        const double a = 1.7e9 + 1000 * u(rng);
+        return std::array<double, 2>{a, i < 2000 ? u(rng) : 5 + 5 * u(rng)};
+      },
+      [&](double a, double b) { return std::sin(a / 100) + b + 0.1 * (u(rng) - 0.5); });
   const double q[6] = {1.7e9 + 10, 0.5, 1.7e9 + 990, 7, 1.7e9 - 500, 20};
   ThreadPool pool(3);
   struct Case {
