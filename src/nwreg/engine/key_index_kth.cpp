@@ -77,6 +77,20 @@ std::size_t KeyIndex::kth_scratch() const {
   return kind_ == Kind::every && (keys_.d > 1 || keys_.categorical) ? keys_.n : 0;
 }
 
+namespace {
+
+// A distance in `norm` from the sums of its scaled offsets z_k over the columns: the largest
+// (top), their sum (r1) and the sum of their squares (r2). NaN where the plain sums do not
+// serve (an L1 sum that overflows; for L2, a largest coordinate beyond 1e+-140, where a square
+// could overflow or matter underflowing): neighbour_distance's guarded form then.
+double plain_distance(double top, double r1, double r2, Norm norm) {
+  if (norm == Norm::linf || top == 0 || !std::isfinite(top)) return top;
+  if (norm == Norm::l1) return std::isfinite(r1) ? r1 : std::numeric_limits<double>::quiet_NaN();
+  return top >= 1e-140 && top <= 1e140 ? std::sqrt(r2) : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
 double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double* inv_h, Norm norm) const {
   // Plain sums where no square can overflow or matter underflowing (the largest coordinate
   // within 1e+-140); else L2 is summed over the largest coordinate, so that 1e300 and 1e-300
@@ -89,9 +103,7 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
     r1 += z;
     r2 += z * z;
   }
-  if (norm == Norm::linf || top == 0 || !std::isfinite(top)) return top;
-  if (norm == Norm::l1 && std::isfinite(r1)) return r1;
-  if (norm == Norm::l2 && top >= 1e-140 && top <= 1e140) return std::sqrt(r2);
+  if (const double plain = plain_distance(top, r1, r2, norm); !std::isnan(plain)) return plain;
   for (std::size_t k : keys_.cont) {
     const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
     r += norm == Norm::l2 ? z * z : z;
@@ -116,9 +128,8 @@ double KeyIndex::hinted_bound(const KthHint& hint, const double* q, std::size_t 
     r2 += z * z;
   }
   const Norm norm = this->norm(policy);
-  const double between = norm == Norm::linf ? top : norm == Norm::l1 ? r1 : std::sqrt(r2);
-  const double upper = (hint.kth + between) * (1 + 1e-12);
-  return std::isfinite(upper) && top <= 1e140 ? upper : std::numeric_limits<double>::infinity();
+  const double upper = (hint.kth + plain_distance(top, r1, r2, norm)) * (1 + 1e-12);
+  return std::isfinite(upper) ? upper : std::numeric_limits<double>::infinity();  // (NaN: none)
 }
 
 void KeyIndex::neighbour_distances(std::size_t lo, std::size_t hi, const double* q, const double* inv_h, Norm norm,
@@ -138,11 +149,8 @@ void KeyIndex::neighbour_distances(std::size_t lo, std::size_t hi, const double*
     }
   }
   for (std::size_t j = 0; j < m; ++j) {
-    const double t = top[j];
-    if (norm == Norm::linf || t == 0 || !std::isfinite(t)) r[j] = t;
-    else if (norm == Norm::l1 && std::isfinite(r1[j])) r[j] = r1[j];
-    else if (norm == Norm::l2 && t >= 1e-140 && t <= 1e140) r[j] = std::sqrt(r2[j]);
-    else r[j] = neighbour_distance(lo + j, q, inv_h, norm);
+    r[j] = plain_distance(top[j], r1[j], r2[j], norm);
+    if (std::isnan(r[j])) r[j] = neighbour_distance(lo + j, q, inv_h, norm);
   }
 }
 
