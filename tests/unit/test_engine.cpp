@@ -158,7 +158,7 @@ TEST_CASE("passes over more rows than one chunk (2^16): the sums in row order, t
   o.kernel = Kernel::epanechnikov;
   const LooResult out = Attention(d, {0.001}, o).loo(true);
   CHECK(out.out_of_reach == 3);
-  CHECK(out.first_out_of_reach == 70001);  // the first in the pass's order (by x): 10
+  CHECK(out.first_out_of_reach == 70000);  // the first in input order (30), though the pass meets 10 first
   // Without the far rows: the mean of the rows' squared LOO errors, each row's prediction by
   // hand from the 69 neighbours on each side within h (spacing 1 / 70000, h = 0.001: weights
   // 1 - (k / 70)^2); the sums by moments agree within 1e-10 (docs/numerics.md).

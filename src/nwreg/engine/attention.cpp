@@ -53,5 +53,6 @@ LooDetail Attention::loo_residuals() const { return e_->loo_pass(0, true, false)
 Counters Attention::counters() const { return e_->counters(); }
 
 std::vector<std::size_t> Attention::spread_rows(std::size_t count) const { return e_->spread_rows(count); }
+std::size_t Attention::spread_size(std::size_t count) const { return e_->spread_size(count); }
 
 }  // namespace nwreg

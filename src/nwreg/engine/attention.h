@@ -161,6 +161,8 @@ class Attention : public Pooling {
   /// tree's leaf order (several columns: spread over space) or in input order: a stratified,
   /// deterministic sample for LOO estimates. All rows if count >= n.
   std::vector<std::size_t> spread_rows(std::size_t count) const;
+  /// How many rows spread_rows(count) gives.
+  std::size_t spread_size(std::size_t count) const;
 
  private:
   friend class LooMoments;

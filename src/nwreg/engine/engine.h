@@ -11,6 +11,7 @@
 ///   Estimator (estimator.h)       what a row reduces to: NW or a local polynomial
 ///   Backends (backends.h)         what sums a pass's rows whole: fused line, line sums, none
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,7 @@ class Engine {
   std::vector<double> key_columns(const double* v, std::size_t c) const;
   bool loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
   std::vector<std::size_t> spread_rows(std::size_t count) const;
+  std::size_t spread_size(std::size_t count) const { return std::min(count, ks_.rows); }
   std::vector<double> reach(std::size_t count) const;
   Counters counters() const;
 
@@ -68,6 +70,7 @@ class Engine {
     }
   };
   std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
+  class SlotChunks;  // a pass's slots, a chunk at a time (loo.cpp)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
 

@@ -28,8 +28,12 @@ KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d
     if (!(wmax > 0)) throw DataError("every sample weight is 0: there is nothing to attend to");
     for (double v : train.weight) w.push_back(v / wmax);
   }
+  auto kept = [&](std::size_t i) { return w.empty() || w[i] > 0 || layout.rows == KeyRows::every_row; };
+  std::size_t keys = 0;
+  for (std::size_t i = 0; i < n_in; ++i) keys += kept(i);
+  order.reserve(keys);  // (4 bytes a row, not the up to 8 of growing by doubling)
   for (std::size_t i = 0; i < n_in; ++i)
-    if (w.empty() || w[i] > 0 || layout.rows == KeyRows::every_row) order.push_back(static_cast<std::uint32_t>(i));
+    if (kept(i)) order.push_back(static_cast<std::uint32_t>(i));
   rows = n = order.size();
   order_keys(train, layout, w);
   bounded = std::all_of(xs.begin(), xs.end(), [](double v) { return std::abs(v) <= bounded_limit; });

@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/thread_pool.h"
@@ -27,25 +28,70 @@ constexpr std::size_t pass_chunk = std::size_t{1} << 16;
 
 }  // namespace
 
+// A pass's slots, a chunk of at most pass_chunk at a time: those of the listed input rows
+// (Engine::slots), or every slot of sample weight > 0 in engine order, made as the pass goes:
+// a list of every row would cost 8 bytes a row, and rows in engine order read the keys in order.
+class Engine::SlotChunks {
+ public:
+  SlotChunks(const Engine& e, const std::vector<std::size_t>* rows) : ks_(e.ks_), every_(rows == nullptr) {
+    if (!every_) {
+      listed_ = e.slots(rows);
+      count_ = listed_.size();
+    } else {
+      for (std::size_t t = 0; t < ks_.rows; ++t) count_ += ks_.w_of(t) > 0;
+    }
+  }
+  std::size_t size() const { return count_; }
+  /// The next chunk, in order; empty when every slot has been given.
+  std::span<const Slot> next() {
+    if (!every_) {
+      const std::size_t from = done_;
+      done_ = std::min(count_, done_ + pass_chunk);
+      return {listed_.data() + from, done_ - from};
+    }
+    chunk_.clear();
+    for (; t_ < ks_.rows && chunk_.size() < pass_chunk; ++t_) {
+      while (ks_.first(g_ + 1) <= t_) ++g_;
+      if (ks_.w_of(t_) > 0) chunk_.push_back(Slot::of(g_, t_));
+    }
+    return chunk_;
+  }
+
+ private:
+  const KeySet& ks_;
+  bool every_;
+  std::vector<Slot> listed_, chunk_;
+  std::size_t count_ = 0, done_ = 0, g_ = 0, t_ = 0;
+};
+
+namespace {
+
+// The first (lowest) input row out of reach so far: `row` counted in.
+void count_out_of_reach(std::size_t row, std::size_t& count, std::size_t& first) {
+  if (count++ == 0 || row < first) first = row;
+}
+
+}  // namespace
+
 LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) const {
   check_loo_rows();
-  const std::vector<Slot> at = slots(rows);
-  const std::size_t cnt = at.size(), d = ks_.d, m = std::min(cnt, pass_chunk);
+  SlotChunks chunks(*this, rows);
+  const std::size_t cnt = chunks.size(), d = ks_.d, m = std::min(cnt, pass_chunk);
   std::vector<double> sq(m), grad(with_gradient ? m * d : 0);
   std::vector<char> reached(m);
   const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   LooResult out;
   if (with_gradient) out.gradient.assign(d, 0.0);
   double sse = 0, total = 0;
-  for (std::size_t base = 0; base < cnt; base += pass_chunk) {
-    const std::size_t len = std::min(pass_chunk, cnt - base);
+  for (std::span<const Slot> at; !(at = chunks.next()).empty();) {
+    const std::size_t len = at.size();
     parallel_for(options_.pool, len, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
       Work w(shape());
       Rest cache;
       std::vector<double> g(d);
       for (std::size_t k = a; k < z; ++k) {
         Span s;
-        const Slot at_k = at[base + k];
+        const Slot at_k = at[k];
         const Row row = loo_row(plan, at_k, w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
         reached[k] = row.reached;
         const double resid = row.reached ? ks_.y_of(at_k.slot) - row.f : 0.0, sw = ks_.w_of(at_k.slot);
@@ -56,8 +102,8 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
     });
     for (std::size_t k = 0; k < len; ++k) {
       sse += sq[k];
-      total += ks_.w_of(at[base + k].slot);
-      if (!reached[k] && out.out_of_reach++ == 0) out.first_out_of_reach = ks_.row_of(at[base + k].slot);
+      total += ks_.w_of(at[k].slot);
+      if (!reached[k]) count_out_of_reach(ks_.row_of(at[k].slot), out.out_of_reach, out.first_out_of_reach);
     }
     if (with_gradient)
       for (std::size_t k = 0; k < len; ++k)
@@ -113,8 +159,8 @@ void Engine::fit_at_key(const Plan& plan, std::size_t p, Work& w, bool gradient,
 }
 
 InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* rows) const {
-  const std::vector<Slot> at = slots(rows);
-  const std::size_t cnt = at.size(), d = ks_.d, m = std::min(cnt, pass_chunk);
+  SlotChunks chunks(*this, rows);
+  const std::size_t cnt = chunks.size(), d = ks_.d, m = std::min(cnt, pass_chunk);
   // Per row of a chunk: its weighted squared residual, its own weight l_pp, 1 - l_pp, and their
   // gradients; summed in row order.
   std::vector<double> sq(m), own(m), room(m), grad(with_gradient ? m * 2 * d : 0);
@@ -122,20 +168,20 @@ InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* ro
   InSample out;
   if (with_gradient) out.d_mse.assign(d, 0.0), out.d_trace.assign(d, 0.0);
   double sse = 0, total = 0, tr = 0, free = 0;
-  for (std::size_t base = 0; base < cnt; base += pass_chunk) {
-    const std::size_t len = std::min(pass_chunk, cnt - base);
+  for (std::span<const Slot> at; !(at = chunks.next()).empty();) {
+    const std::size_t len = at.size();
     parallel_for(options_.pool, len, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
       Work w(shape());
       KeyFit key;
       key.g.resize(d), key.c.resize(estimator_.p()), key.dtrace.resize(d);
       std::size_t last = no_key;
       for (std::size_t k = a; k < z; ++k) {
-        const std::size_t p = at[base + k].key;
+        const std::size_t p = at[k].key;
         if (p != last) fit_at_key(plan, p, w, with_gradient, key), last = p;  // once for all its rows
         const std::optional<Estimator::OwnFit>& exact = key.exact;
         // l_pp = e_p c^T z_p, z_p = (1, 0, ..., 0): NW's a_pp = e_p / S0 included (c = (1/S0, 0..0));
         // a row of a merged key has its share of e_p.
-        const std::size_t t = at[base + k].slot;
+        const std::size_t t = at[k].slot;
         const double sw = ks_.w_of(t), part = ks_.share(t, p);
         const double resid = exact ? (ks_.y_of(t) - ks_.ys[p]) + exact->residual : ks_.y_of(t) - key.fit.f;
         sq[k] = sw * resid * resid;
@@ -152,7 +198,7 @@ InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* ro
       sse += sq[k];
       tr += own[k];
       free += room[k];
-      total += ks_.w_of(at[base + k].slot);
+      total += ks_.w_of(at[k].slot);
     }
     if (with_gradient)
       for (std::size_t k = 0; k < len; ++k)
@@ -175,15 +221,25 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
   LooDetail out;
   if (residuals) out.residual.assign(ks_.n_in, 0.0);
   // Every row's residual (the fast path where it applies); the effective number of neighbours
-  // from every row, or from `neighbour_rows` spread over the rows in engine order, or from no_key.
-  std::vector<char> sampled(ks_.rows, neighbours && (neighbour_rows == 0 || neighbour_rows >= ks_.rows));
-  if (neighbours && !sampled[0])
-    for (std::size_t k = 0; k < neighbour_rows; ++k) sampled[(2 * k + 1) * ks_.rows / (2 * neighbour_rows)] = 1;
-  std::vector<double> inv_w2(ks_.rows, 0.0);
+  // from every row, or from `neighbour_rows` spread over the rows in engine order (the k-th at
+  // slot at(k)), or from none.
+  const bool every = neighbour_rows == 0 || neighbour_rows >= ks_.rows;
+  const std::size_t count = !neighbours ? 0 : every ? ks_.rows : neighbour_rows;
+  auto at = [&](std::size_t k) { return every ? k : (2 * k + 1) * ks_.rows / (2 * neighbour_rows); };
+  auto first_at = [&](std::size_t t) {  // the first k with at(k) >= t (at is increasing)
+    std::size_t lo = 0, hi = count;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      (at(mid) < t ? lo = mid + 1 : hi = mid);
+    }
+    return lo;
+  };
+  std::vector<double> inv_w2(count, 0.0);
   const Plan plan = backends_.plan({.rows = residuals ? ks_.n : 0});
   const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
-    const bool any = std::any_of(sampled.begin() + lo, sampled.begin() + hi, [](char c) { return c != 0; });
+    std::size_t next = first_at(lo);  // the next sampled row's k
+    const bool any = next < count && at(next) < hi;
     if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
     Rest cache;
     double* c = w.c.data();
@@ -200,7 +256,8 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
     for (std::size_t t = lo; t < hi; ++t) {
       Span s;
       Row r;
-      if (sampled[t]) {
+      const std::size_t k = next < count && at(next) == t ? next++ : no_key;  // sampled: its k
+      if (k != no_key) {
         r = weights_row(Slot::of(p, t), w, s, c);
         cache.key = no_key;  // the weights were overwritten
       } else {
@@ -211,19 +268,18 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
         continue;  // a kept row of weight 0 (a neighbour only) counts for nothing
       }
       if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - r.f) * ks_.y_scale;
-      if (!sampled[t]) continue;
+      if (k == no_key) continue;
       double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
       if (ks_.merged) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
-      inv_w2[t] = 1 / w2;
+      inv_w2[k] = 1 / w2;
     }
     return true;
   });
   if (bad != no_key) throw_out_of_reach(ks_.key(bad), ks_.order[bad], true);
   double sum = 0, total = 0;
-  for (std::size_t t = 0; t < ks_.rows; ++t) {
-    if (!sampled[t]) continue;
-    const double sw = ks_.w_of(t);
-    sum += sw * inv_w2[t];
+  for (std::size_t k = 0; k < count; ++k) {
+    const double sw = ks_.w_of(at(k));
+    sum += sw * inv_w2[k];
     total += sw;
   }
   if (total > 0) out.neighbours = sum / total;

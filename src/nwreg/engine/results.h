@@ -13,7 +13,7 @@ struct LooResult {
   double mse = 0;                 //!< sum_j s_j (y_j - f_-j)^2 / sum_j s_j (s = sample weights)
   std::vector<double> gradient;   //!< d mse / d log h_k (empty unless asked for)
   std::size_t out_of_reach = 0;   //!< rows no other key reaches (OutOfReach::error): mse is +inf
-  std::size_t first_out_of_reach = 0;  //!< the first such row (input index)
+  std::size_t first_out_of_reach = 0;  //!< the first such row in input order (input index)
 };
 
 /// The in-sample fit at the training points (each row's own key included), for the selection

@@ -101,15 +101,19 @@ class Objective {
     }
     corner_neighbours = corner_floor(data, options.engine);
     if (corner_neighbours > 0) kernel_weights_.emplace(data, kernel_weights_of(options.engine));
+    use_rows(0);
   }
   double stable_h = 0;  //!< the local fit's floor (stable_floor), 0 where none applies
   double corner_neighbours = 0;  //!< the local fit's floor in effective neighbours (corner_floor), 0: none
 
-  /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows).
+  /// Restricts later evaluations to `count` rows spread over x (0 or >= n: all rows, listed
+  /// nowhere: a pass over every row makes them as it goes).
   void use_rows(std::size_t count) {
-    rows_ = engine_.spread_rows(count == 0 ? std::numeric_limits<std::size_t>::max() : count);
+    count_ = engine_.spread_size(count == 0 ? std::numeric_limits<std::size_t>::max() : count);
+    every_ = count_ == engine_.spread_size(std::numeric_limits<std::size_t>::max());
+    rows_ = every_ ? std::vector<std::size_t>{} : engine_.spread_rows(count_);
   }
-  std::size_t rows() const { return rows_.size(); }
+  std::size_t rows() const { return count_; }
 
   /// The objective at h; +inf where a row has no other key in reach (compact kernels) or the
   /// criterion is undefined.
@@ -117,22 +121,22 @@ class Objective {
     ++evaluations;
     engine_.set_bandwidth(h);
     if (uses_in_sample(criterion_)) {
-      const InSample fit = engine_.insample(gradient, &rows_);
+      const InSample fit = engine_.insample(gradient, listed());
       if (!std::isfinite(fit.mse))
         throw DataError("the residual sum of squares overflows: y values are too large to square");
       return bounded(criterion_value(criterion_, fit, keys_, gradient), h);
     }
-    LooResult r = engine_.loo(gradient, &rows_);
+    LooResult r = engine_.loo(gradient, listed());
     if (r.out_of_reach) return r;
     if (!std::isfinite(r.mse))
       throw DataError("the leave-one-out error overflows: y values are too large to square");
-    const double factor = loss_ == Loss::sum ? static_cast<double>(rows_.size()) : 1.0;
+    const double factor = loss_ == Loss::sum ? static_cast<double>(count_) : 1.0;
     r.mse *= factor;
     for (double& g : r.gradient) g *= factor;
     return bounded(r, h);
   }
   double mean(double objective) const {
-    return loss_ == Loss::sum ? objective / static_cast<double>(rows_.size()) : objective;
+    return loss_ == Loss::sum ? objective / static_cast<double>(count_) : objective;
   }
 
   int evaluations = 0;
@@ -174,7 +178,10 @@ class Objective {
       return 0;
     }
   }
-  std::vector<std::size_t> rows_;
+  const std::vector<std::size_t>* listed() const { return every_ ? nullptr : &rows_; }
+  std::vector<std::size_t> rows_;  //!< the rows evaluated, unless every_
+  std::size_t count_ = 0;
+  bool every_ = true;
 };
 
 bool usable(const std::vector<double>& h) {
