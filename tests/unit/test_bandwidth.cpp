@@ -237,3 +237,37 @@ TEST_CASE("local linear's learned h keeps the curve from swinging where the data
   FitOptions nw;
   CHECK(fit_bandwidth(d, nw).bandwidth[0] < r.bandwidth[0]);
 }
+
+TEST_CASE("the line search takes a step onto the minimum that the loss's noise hides from the Armijo test") {
+  // L(theta) = 1 + (theta - 0.3)^2, measured with noise of 2e-13 (+1e-13 within 1e-7 of the
+  // minimum, -1e-13 elsewhere), as fast sums measure a loss; its gradient exact. From 2e-7 above
+  // the minimum (gradient 4e-7, over tol L = 1e-9; the full step's decrease 4e-14, over the
+  // loss's resolution) with the curvature known, the full step lands on 0.3 with gradient 0 but
+  // a loss 1.6e-13 higher: the step is taken and the descent stops there, where backtracking
+  // would trade noise for noise until no step is left.
+  int evaluations = 0;
+  auto eval = [&](const std::vector<double>& t) {
+    ++evaluations;
+    const double u = t[0] - 0.3;
+    LooResult r;
+    r.mse = 1 + u * u + (std::abs(u) < 1e-7 ? 1e-13 : -1e-13);
+    r.gradient = {2 * u};
+    return r;
+  };
+  auto quiet = [](int, const std::vector<double>&, double) {};
+  FitOptions o;
+  const Descent res = line_search({0.3 + 2e-7}, o, eval, quiet, {}, {0.5});
+  CHECK(res.stop_reason == "tolerance");
+  CHECK(res.theta[0] == doctest::Approx(0.3).epsilon(1e-15));
+  CHECK(res.epochs == 1);
+  CHECK(evaluations == 2);
+  // A step whose loss is higher by more than the noise (1e-12 of it) is still refused: the
+  // half step is taken.
+  auto worse = [&](const std::vector<double>& t) {
+    LooResult r = eval(t);
+    if (std::abs(t[0] - 0.3) < 1e-12) r.mse += 1e-9;
+    return r;
+  };
+  const Descent kept = line_search({0.3 + 2e-7}, o, worse, quiet, {}, {0.5});
+  CHECK(kept.theta[0] == doctest::Approx(0.3 + 1e-7).epsilon(1e-15));
+}
