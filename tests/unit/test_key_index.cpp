@@ -113,6 +113,8 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
     tree_layout.tree_leaf = 64;
     const KeySet tree_keys(data, tree_layout), flat_keys(data, flat_layout);
     REQUIRE(tree_keys.tree);
+    REQUIRE(!tree_keys.merged);  // (a row's slot is its key)
+    const std::vector<std::uint32_t> tree_key = tree_keys.slot_of_rows(), flat_key = flat_keys.slot_of_rows();
     for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov}) {
       const KeyIndex tree(tree_keys, kernel, 1e-16, false, 0), flat(flat_keys, kernel, 1e-16, false, 0);
       REQUIRE(tree.kind() == KeyIndex::Kind::tree);
@@ -130,8 +132,8 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
         CAPTURE(t);
         CAPTURE(K);
         for (const Neighbours how : {Neighbours::knn, Neighbours::adaptive, Neighbours::span})
-          CHECK(tree.kth_distance(q.data(), out ? tree_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how) ==
-                flat.kth_distance(q.data(), out ? flat_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how));
+          CHECK(tree.kth_distance(q.data(), out ? tree_key[row] : no_key, K, inv_h.data(), scratch.data(), how) ==
+                flat.kth_distance(q.data(), out ? flat_key[row] : no_key, K, inv_h.data(), scratch.data(), how));
       }
       // Bounded by the last query's K-th distance (KthHint): rows left out at their own keys in
       // the tree's order, then points between them, one hint carried through both, and through
@@ -151,7 +153,7 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
               if (!out) q[1] += 0.125;
               for (const Neighbours how : {Neighbours::knn, Neighbours::span})
                 CHECK(tree.kth_distance(q.data(), out ? p : no_key, K, inv_h.data(), scratch.data(), how, &hint) ==
-                      flat.kth_distance(q.data(), out ? flat_keys.rank[row] : no_key, K, inv_h.data(), scratch.data(), how));
+                      flat.kth_distance(q.data(), out ? flat_key[row] : no_key, K, inv_h.data(), scratch.data(), how));
             }
           }
         }

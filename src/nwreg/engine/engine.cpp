@@ -221,30 +221,23 @@ std::vector<double> Engine::reach(std::size_t count) const {
   return out;
 }
 
-std::vector<Engine::Slot> Engine::slots(const std::vector<std::size_t>* rows) const {
-  std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
-  out.reserve(rows ? rows->size() : ks_.rows);
-  if (!rows) {
-    for (std::size_t g = 0; g < ks_.n; ++g)
-      for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t)
-        if (ks_.w_of(t) > 0) out.push_back(Slot::of(g, t));
-    return out;
-  }
-  for (std::size_t r : *rows) {
-    const std::uint32_t g = ks_.rank.at(r);
-    if (g == std::numeric_limits<std::uint32_t>::max() || ks_.w_of(g) == 0) continue;  // (kept keys: not merged)
-    if (!ks_.merged) {
-      out.push_back(Slot::of(g, g));
-      continue;
+std::vector<Engine::Slot> Engine::slots(const std::vector<std::size_t>& rows) const {
+  const std::lock_guard<std::mutex> lock(listed_mutex_);
+  if (rows != listed_rows_) {
+    std::vector<std::size_t> sorted = rows;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
+    out.reserve(rows.size());
+    for (std::size_t g = 0, t = 0; t < ks_.rows; ++t) {
+      while (ks_.first(g + 1) <= t) ++g;
+      if (ks_.w_of(t) == 0) continue;
+      const auto [lo, hi] = std::equal_range(sorted.begin(), sorted.end(), std::size_t{ks_.row_of(t)});
+      out.insert(out.end(), static_cast<std::size_t>(hi - lo), Slot::of(g, t));
     }
-    // A key's slots hold its rows in input order.
-    const auto* lo = ks_.slot_row.data() + ks_.first_slot[g];
-    const auto* at = std::lower_bound(lo, ks_.slot_row.data() + ks_.first_slot[g + 1], static_cast<std::uint32_t>(r));
-    out.push_back(Slot::of(g, static_cast<std::size_t>(at - ks_.slot_row.data())));
+    listed_rows_ = rows;
+    listed_slots_ = std::move(out);
   }
-  // By slot: the rows of a merged key one after another, gathered once.
-  if (ks_.merged) std::stable_sort(out.begin(), out.end(), [](const Slot& a, const Slot& b) { return a.slot < b.slot; });
-  return out;
+  return listed_slots_;
 }
 
 Counters Engine::counters() const {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -53,7 +54,8 @@ class Engine {
 
   // What the learners read besides the passes (inspect.h, Attention::spread_rows).
   std::vector<double> key_columns(const double* v, std::size_t c) const;
-  bool loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
+  bool loo_moments(std::size_t slot, const std::vector<double>& v, std::size_t c, double& f, double* M) const;
+  std::vector<std::uint32_t> slot_of_rows() const { return ks_.slot_of_rows(); }
   std::vector<std::size_t> spread_rows(std::size_t count) const;
   std::size_t spread_size(std::size_t count) const { return std::min(count, ks_.rows); }
   std::vector<double> reach(std::size_t count) const;
@@ -69,7 +71,9 @@ class Engine {
       return {static_cast<std::uint32_t>(key), static_cast<std::uint32_t>(slot)};
     }
   };
-  std::vector<Slot> slots(const std::vector<std::size_t>* rows) const;  // of these input rows (default all)
+  // The slots of these input rows (those of sample weight > 0), in engine order: found by one
+  // walk over the slots, and kept for the next pass over the same rows (the learner's sample).
+  std::vector<Slot> slots(const std::vector<std::size_t>& rows) const;
   class SlotChunks;  // a pass's slots, a chunk at a time (loo.cpp)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
@@ -150,6 +154,9 @@ class Engine {
   std::vector<kernel::Category> cat_;
   std::vector<double> tree_ih_;
   mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0}, dropped_{0};
+  mutable std::mutex listed_mutex_;  // the last rows slots() was asked for, and their slots
+  mutable std::vector<std::size_t> listed_rows_;
+  mutable std::vector<Slot> listed_slots_;
   Backends backends_;  // what sums a pass's rows whole
 };
 

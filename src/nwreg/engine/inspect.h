@@ -3,6 +3,7 @@
 /// learned metric's gradient needs, and a nearest-neighbour policy's bandwidths as it reaches.
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "nwreg/engine/attention.h"
@@ -23,6 +24,7 @@ class LooMoments {
   const Attention& engine_;
   std::vector<double> v_;  // by column, one entry per row of sample weight > 0, in the engine's order of keys
   std::size_t c_;
+  std::vector<std::uint32_t> slot_;  // each input row's slot in the engine
 };
 
 /// A nearest-neighbour policy's bandwidths as the leave-one-out fit uses them, at `count` rows

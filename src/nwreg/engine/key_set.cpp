@@ -90,7 +90,6 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
     order = std::move(leaf_order);
     key = std::move(leaf_key);
   }
-  rank.assign(n_in, std::numeric_limits<std::uint32_t>::max());
   double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
   for (std::uint32_t i : merged ? rows_sorted : order) {
     ylo = std::min(ylo, train.y[i]);
@@ -107,7 +106,6 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
   if (merged) {
     merge_slots(train, w, start, key, rows_sorted);
   } else {
-    for (std::size_t i = 0; i < n; ++i) rank[order[i]] = static_cast<std::uint32_t>(i);
     if (!w.empty())
       for (std::size_t i = 0; i < n; ++i) ws.push_back(w[order[i]]);
     for (std::size_t i = 0; i < n; ++i) ys[i] = train.y[order[i]] / y_scale;
@@ -128,7 +126,6 @@ void KeySet::merge_slots(const Dataset& train, const std::vector<double>& w, con
     double W = 0, wy = 0;  // wy: sum of w (y - y of the first row): equal values stay exact
     for (std::size_t i = a; i < z; ++i) {
       const std::uint32_t r = rows_sorted[i];
-      rank[r] = static_cast<std::uint32_t>(g);
       slot_row.push_back(r);
       slot_y.push_back(train.y[r] / y_scale);
       if (!w.empty()) slot_w.push_back(w[r]);
@@ -158,6 +155,12 @@ void KeySet::merge_slots(const Dataset& train, const std::vector<double>& w, con
     q2[g] = sq;
     first_slot.push_back(static_cast<std::uint32_t>(slot_row.size()));
   }
+}
+
+std::vector<std::uint32_t> KeySet::slot_of_rows() const {
+  std::vector<std::uint32_t> out(n_in, std::numeric_limits<std::uint32_t>::max());
+  for (std::size_t s = 0; s < rows; ++s) out[row_of(s)] = static_cast<std::uint32_t>(s);
+  return out;
 }
 
 void KeySet::store(const Dataset& train) {

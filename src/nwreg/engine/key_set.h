@@ -16,6 +16,7 @@
 ///   rest_dy: each a prefix plus a suffix, never a total less the slot, so nothing cancels).
 ///   Without merged keys slot and key are the same.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -59,7 +60,7 @@ class KeySet {
   std::size_t rows = 0;  //!< rows of sample weight > 0: slots
   std::size_t d = 0;     //!< columns
   std::vector<double> xs, xr, ys, ws;        //!< keys by column and by row, values / y_scale, weights
-  std::vector<std::uint32_t> order, rank;    //!< engine -> input row (a key's first), input row -> key
+  std::vector<std::uint32_t> order;          //!< engine -> input row (a key's first)
   bool unit_weights = true;  //!< no sample weights given: every key weighs at least 1
   bool bounded = false;      //!< every |x| <= bounded_limit: the kernels' factored form cannot overflow
   bool merged = false;
@@ -82,6 +83,14 @@ class KeySet {
 
   static constexpr double bounded_limit = 4e307;
 
+  /// Each input row's slot (uint32 max: none, a row of sample weight 0 that is no key): n_in
+  /// entries, made on demand (4 bytes a row that a pass over every row does without).
+  std::vector<std::uint32_t> slot_of_rows() const;
+  /// The key slot s belongs to.
+  std::size_t key_of(std::size_t s) const {
+    if (!merged) return s;
+    return static_cast<std::size_t>(std::upper_bound(first_slot.begin(), first_slot.end(), s) - first_slot.begin()) - 1;
+  }
   /// Key g's slots: [first(g), first(g + 1)).
   std::size_t first(std::size_t g) const { return merged ? first_slot[g] : g; }
   /// Slot s's input row, value (over y_scale) and sample weight (over the largest).

@@ -35,7 +35,7 @@ class Engine::SlotChunks {
  public:
   SlotChunks(const Engine& e, const std::vector<std::size_t>* rows) : ks_(e.ks_), every_(rows == nullptr) {
     if (!every_) {
-      listed_ = e.slots(rows);
+      listed_ = e.slots(*rows);
       count_ = listed_.size();
     } else {
       for (std::size_t t = 0; t < ks_.rows; ++t) count_ += ks_.w_of(t) > 0;
@@ -286,11 +286,10 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
   return out;
 }
 
-bool Engine::loo_moments(std::size_t j, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
-  const std::uint32_t p = ks_.rank.at(j);
-  if (p == std::numeric_limits<std::uint32_t>::max() || ks_.rows < 2 + 2 * options_.leave_out) return false;
-  const std::vector<std::size_t> row{j};
-  const Slot at = slots(&row).front();
+bool Engine::loo_moments(std::size_t slot, const std::vector<double>& v, std::size_t c, double& f, double* M) const {
+  if (slot >= ks_.rows || ks_.w_of(slot) == 0 || ks_.rows < 2 + 2 * options_.leave_out) return false;
+  const std::size_t p = ks_.key_of(slot);
+  const Slot at = Slot::of(p, slot);
   Work w(shape());
   Span s;
   std::vector<double> cc(estimator_.p());
