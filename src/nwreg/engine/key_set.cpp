@@ -73,7 +73,7 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
   } else if (d > 1) {
     copy = {};
   }
-  const std::vector<std::uint32_t> rows_sorted = d == 1 && !merged ? order : copy;
+  const std::vector<std::uint32_t>& rows_sorted = d == 1 && !merged ? order : copy;  // (one column, not merged: order stays)
   n = order.size();
   // Several columns: keys in the leaf order of a k-d tree over the continuous ones.
   if (layout.tree_leaf && d >= 2 && !cont.empty() && n >= 2 * *layout.tree_leaf) {

@@ -87,7 +87,8 @@ EngineOptions kernel_weights_of(EngineOptions engine) {
 // The objective (LOO or another criterion) over a fixed set of rows (all by default), in log h.
 class Objective {
  public:
-  Objective(const Dataset& data, const FitOptions& options)
+  /// `stats`: x_column_stats(data), made before the engine's keys (each sorts a copy of a column).
+  Objective(const Dataset& data, const FitOptions& options, const std::vector<ColumnStats>& stats)
       : engine_(data, options.engine), loss_(options.loss), criterion_(options.criterion),
         min_neighbours_(options.min_neighbours), neighbour_rows_(options.neighbour_rows) {
     for (std::size_t i = 0; i < data.n; ++i) keys_ += data.weight.empty() || data.weight[i] > 0;
@@ -95,8 +96,7 @@ class Objective {
     // block, which says nothing about the fit at that bandwidth (it interpolates).
     if (options.engine.leave_out > 0 && data.d == 1) min_h_ = typical_spacing(data, 0);
     if (method_degree(options.engine.method, options.engine.degree) > 0 && data.d == 1 && !is_categorical(data.kind(0))) {
-      const auto stats = x_column_stats(data, "learning the bandwidth");
-      stable_h = stable_floor(data, options.engine, scan_scales(data), stats[0].sd);
+      stable_h = stable_floor(data, options.engine, scan_scales(stats), stats[0].sd);
       min_h_ = std::max(min_h_, stable_h);
     }
     corner_neighbours = corner_floor(data, options.engine);
@@ -370,8 +370,9 @@ std::optional<double> constant_y(const Dataset& data) {
 
 }  // namespace
 
-std::vector<double> scan_scales(const Dataset& data) {
-  const auto stats = x_column_stats(data, "learning the bandwidth");
+std::vector<double> scan_scales(const Dataset& data) { return scan_scales(x_column_stats(data, "learning the bandwidth")); }
+
+std::vector<double> scan_scales(const std::vector<ColumnStats>& stats) {
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const auto& s : stats) {
     lo = std::min(lo, 0.25 * s.min_gap / s.sd);
@@ -414,10 +415,11 @@ namespace {
 FitResult constant_fit(const Dataset& data, const FitOptions& options, const Coordinates& coords, double y,
                        const std::function<void(const Epoch&)>& on_epoch) {
   FitResult res;  // (x_column_stats refuses constant columns)
-  res.bandwidth = scaled(x_column_stats(data, "learning the bandwidth"), scan_scales(data).back());
+  const auto stats = x_column_stats(data, "learning the bandwidth");
+  res.bandwidth = scaled(stats, scan_scales(stats).back());
   for (std::size_t k = 0; k < data.d; ++k)
     if (coords.top[k] > 0) res.bandwidth[k] = coords.top[k];
-  Objective obj(data, options);
+  Objective obj(data, options, stats);
   obj.use_rows(0);
   res.criterion = obj.mean(obj.at(res.bandwidth, false).mse);
   res.loo_mse = obj.loo_at(res.bandwidth).mse;
@@ -440,7 +442,8 @@ struct Starts {
   bool scan_widest = false;
 };
 
-Starts find_starts(const Dataset& data, const FitOptions& options, const Coordinates& coords, Objective& obj) {
+Starts find_starts(const Dataset& data, const FitOptions& options, const Coordinates& coords,
+                   const std::vector<ColumnStats>& stats, Objective& obj) {
   Starts out;
   std::vector<double>& start = out.start;
   std::vector<std::vector<double>>& more = out.more;
@@ -448,12 +451,10 @@ Starts find_starts(const Dataset& data, const FitOptions& options, const Coordin
   if (options.init) {
     start = *options.init;
     check_bandwidth(start, data.d, "`init`");
-    x_column_stats(data, "learning the bandwidth");  // refuses constant columns
   } else {
-    const auto stats = x_column_stats(data, "learning the bandwidth");
     obj.use_rows(options.scan_rows);
     double best = std::numeric_limits<double>::infinity();
-    const auto scales = scan_scales(data);
+    const auto scales = scan_scales(stats);
     bool any_usable = false;
     for (std::size_t i = 0; i < scales.size(); ++i) {
       auto h = scaled(stats, scales[i]);
@@ -518,8 +519,9 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   if (coords.categorical() && options.optimizer == Optimizer::sgd)
     throw UsageError("`optimizer` sgd: not with categorical columns (their lambdas are learned by the line search)");
   if (const std::optional<double> y = constant_y(data)) return constant_fit(data, options, coords, *y, on_epoch);
-  Objective obj(data, options);
-  auto [start, more, scan_widest] = find_starts(data, options, coords, obj);
+  const std::vector<ColumnStats> stats = x_column_stats(data, "learning the bandwidth");  // (refuses constant columns)
+  Objective obj(data, options, stats);
+  auto [start, more, scan_widest] = find_starts(data, options, coords, stats, obj);
   const int scan_evaluations = obj.evaluations;
   const bool sgd_run = options.optimizer == Optimizer::sgd;
   const std::size_t rows = sgd_run ? 0 : descent_rows_for(data, options);

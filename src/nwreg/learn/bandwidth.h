@@ -163,5 +163,7 @@ Descent fixed_steps(std::vector<double> theta, const FitOptions& options, bool a
 /// The scan's grid of common scales c (h_k = c sd_k), from a quarter of the smallest gap
 /// between x values to four times the range, ten points a decade. Exposed for tests.
 std::vector<double> scan_scales(const Dataset& data);
+/// The same from the x columns' statistics (x_column_stats), where they are at hand.
+std::vector<double> scan_scales(const std::vector<ColumnStats>& stats);
 
 }  // namespace nwreg

@@ -175,7 +175,7 @@ std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOpti
       throw UsageError("`bandwidth` df:K: scales the continuous columns' bandwidths; a categorical column's lambda "
                        "is not a scale (give `bandwidth` H or auto)");
   const auto stats = x_column_stats(data, "`bandwidth` df:K");
-  const std::vector<double> grid = scan_scales(data);
+  const std::vector<double> grid = scan_scales(stats);
   auto bandwidth = [&](double c) {
     std::vector<double> h(data.d);
     for (std::size_t j = 0; j < data.d; ++j) h[j] = c * stats[j].sd;
@@ -405,7 +405,7 @@ std::vector<CurvePoint> criterion_curve(const Dataset& data, const Model& m, Eng
     return out;
   }
   const auto stats = x_column_stats(data, "the criterion curve");
-  for (double c : scan_scales(data)) {
+  for (double c : scan_scales(stats)) {
     std::vector<double> h;
     for (std::size_t k = 0; k < data.d; ++k)
       h.push_back(is_categorical(data.kind(k))
