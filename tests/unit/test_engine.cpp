@@ -271,3 +271,27 @@ TEST_CASE("kernel::sums_detail: s0 and s1 bit for bit those of sums, w2 and sv a
     }
   }
 }
+
+TEST_CASE("a pass over listed rows: the same sums in any order of the list, after another list, and a row listed twice counts twice") {
+  std::vector<double> x, y;
+  for (int i = 0; i < 300; ++i) {
+    x.push_back(std::fmod(i * 0.618033988749895, 1.0));
+    y.push_back(std::sin(6 * x.back()) + 0.2 * std::cos(97.0 * i));
+  }
+  const Dataset d = make_dataset(x, y);
+  const std::vector<std::size_t> a{5, 17, 42, 99, 250}, b{250, 42, 5, 99, 17}, other{0, 1, 2};
+  const Attention e(d, {0.05});
+  const LooResult first = Attention(d, {0.05}).loo(true, &a);
+  CHECK(e.loo(true, &other).mse == Attention(d, {0.05}).loo(true, &other).mse);
+  CHECK(e.loo(true, &b).mse == first.mse);  // the list in another order, after another list
+  CHECK(e.loo(true, &b).gradient == first.gradient);
+  CHECK(e.loo(true, &a).mse == first.mse);
+  // Row 42 listed twice weighs twice: the mean over six rows, by hand from the one-row errors.
+  const std::vector<std::size_t> twice{5, 17, 42, 42, 99, 250};
+  double sse = 0;
+  for (std::size_t r : twice) {
+    const std::vector<std::size_t> one{r};
+    sse += Attention(d, {0.05}).loo(false, &one).mse;
+  }
+  CHECK(e.loo(false, &twice).mse == doctest::Approx(sse / 6).epsilon(1e-14));
+}
