@@ -33,10 +33,10 @@ constexpr std::size_t pass_chunk = std::size_t{1} << 16;
 // a list of every row would cost 8 bytes a row, and rows in engine order read the keys in order.
 class Engine::SlotChunks {
  public:
-  SlotChunks(const Engine& e, const std::vector<std::size_t>* rows) : ks_(e.ks_), every_(rows == nullptr) {
-    if (!every_) {
+  SlotChunks(const Engine& e, const std::vector<std::size_t>* rows) : ks_(e.ks_) {
+    if (rows) {
       listed_ = e.slots(*rows);
-      count_ = listed_.size();
+      count_ = listed_->size();
     } else {
       for (std::size_t t = 0; t < ks_.rows; ++t) count_ += ks_.w_of(t) > 0;
     }
@@ -44,10 +44,10 @@ class Engine::SlotChunks {
   std::size_t size() const { return count_; }
   /// The next chunk, in order; empty when every slot has been given.
   std::span<const Slot> next() {
-    if (!every_) {
+    if (listed_) {
       const std::size_t from = done_;
       done_ = std::min(count_, done_ + pass_chunk);
-      return {listed_.data() + from, done_ - from};
+      return {listed_->data() + from, done_ - from};
     }
     chunk_.clear();
     for (; t_ < ks_.rows && chunk_.size() < pass_chunk; ++t_) {
@@ -59,8 +59,8 @@ class Engine::SlotChunks {
 
  private:
   const KeySet& ks_;
-  bool every_;
-  std::vector<Slot> listed_, chunk_;
+  std::optional<std::vector<Slot>> listed_;  // none: every slot
+  std::vector<Slot> chunk_;
   std::size_t count_ = 0, done_ = 0, g_ = 0, t_ = 0;
 };
 
