@@ -221,9 +221,9 @@ std::vector<double> Engine::reach(std::size_t count) const {
   return out;
 }
 
-std::vector<Engine::Slot> Engine::slots(const std::vector<std::size_t>& rows) const {
+std::shared_ptr<const std::vector<Engine::Slot>> Engine::slots(const std::vector<std::size_t>& rows) const {
   const std::lock_guard<std::mutex> lock(listed_mutex_);
-  if (rows != listed_rows_) {
+  if (!listed_slots_ || rows != listed_rows_) {
     std::vector<std::size_t> sorted = rows;
     std::sort(sorted.begin(), sorted.end());
     std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
@@ -235,7 +235,7 @@ std::vector<Engine::Slot> Engine::slots(const std::vector<std::size_t>& rows) co
       out.insert(out.end(), static_cast<std::size_t>(hi - lo), Slot::of(g, t));
     }
     listed_rows_ = rows;
-    listed_slots_ = std::move(out);
+    listed_slots_ = std::make_shared<const std::vector<Slot>>(std::move(out));
   }
   return listed_slots_;
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -73,7 +74,7 @@ class Engine {
   };
   // The slots of these input rows (those of sample weight > 0), in engine order: found by one
   // walk over the slots, and kept for the next pass over the same rows (the learner's sample).
-  std::vector<Slot> slots(const std::vector<std::size_t>& rows) const;
+  std::shared_ptr<const std::vector<Slot>> slots(const std::vector<std::size_t>& rows) const;
   class SlotChunks;  // a pass's slots, a chunk at a time (loo.cpp)
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
@@ -156,7 +157,7 @@ class Engine {
   mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0}, dropped_{0};
   mutable std::mutex listed_mutex_;  // the last rows slots() was asked for, and their slots
   mutable std::vector<std::size_t> listed_rows_;
-  mutable std::vector<Slot> listed_slots_;
+  mutable std::shared_ptr<const std::vector<Slot>> listed_slots_;
   Backends backends_;  // what sums a pass's rows whole
 };
 

@@ -59,7 +59,7 @@ class Engine::SlotChunks {
 
  private:
   const KeySet& ks_;
-  std::optional<std::vector<Slot>> listed_;  // none: every slot
+  std::shared_ptr<const std::vector<Slot>> listed_;  // none: every slot
   std::vector<Slot> chunk_;
   std::size_t count_ = 0, done_ = 0, g_ = 0, t_ = 0;
 };
