@@ -307,6 +307,12 @@ TEST_CASE("cli: bad data files, one line each, exit 1") {
   check_error(run_nwreg({"fit", with("x,y\n1,2\n")}), 1, "learning the bandwidth needs at least 2 training rows, got 1");
   check_error(run_nwreg({"fit", with("x,y\n1,2\n1,3\n1,5\n")}), 1,
               "all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth H");
+  // 100,000 equal rows (a gzip bomb's kind of file): their mean rounds off 0.123, and the
+  // column passed for a spread one with sd 1e-18, into a scan of no bandwidths (a crash).
+  std::string equal = "x,y\n";
+  for (int i = 0; i < 100000; ++i) equal += "0.123,4.56\n";
+  check_error(run_nwreg({"fit", with(equal)}), 1,
+              "all values of x column \"x\" are equal: learning the bandwidth cannot work; give --bandwidth H");
   Result fixed = run_nwreg({"fit", with("x,y\n1,2\n1,3\n1,5\n"), "-b", "1"});
   CHECK(fixed.exit_code == 0);
   // Equal x: each row's LOO prediction is the mean of the other two: (2-4)^2 + (3-3.5)^2 + (5-2.5)^2 = 10.5.

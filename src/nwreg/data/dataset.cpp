@@ -340,7 +340,9 @@ ColumnStats column_stats(const Dataset& data, std::size_t column) {
   mean /= static_cast<long double>(n);
   long double ss = 0;
   for (double a : v) ss += (a - mean) * (a - mean);
-  s.sd = n > 1 ? static_cast<double>(std::sqrt(ss / static_cast<long double>(n - 1))) : 0.0;
+  // Equal values have sd 0 exactly (their mean, summed, can round off the value: 1e5 rows of
+  // 0.123 gave sd 1e-18, and a constant column passed for a spread one).
+  s.sd = n > 1 && s.range > 0 ? static_cast<double>(std::sqrt(ss / static_cast<long double>(n - 1))) : 0.0;
   auto quantile = [&](double p) {
     const double pos = p * static_cast<double>(n - 1);
     const auto lo = static_cast<std::size_t>(std::floor(pos));
