@@ -228,11 +228,10 @@ std::shared_ptr<const std::vector<Engine::Slot>> Engine::slots(const std::vector
     std::sort(sorted.begin(), sorted.end());
     std::vector<Slot> out;  // keys only: a row of sample weight 0 counts for nothing
     out.reserve(rows.size());
-    for (std::size_t g = 0, t = 0; t < ks_.rows; ++t) {
-      while (ks_.first(g + 1) <= t) ++g;
-      if (ks_.w_of(t) == 0) continue;
-      const auto [lo, hi] = std::equal_range(sorted.begin(), sorted.end(), std::size_t{ks_.row_of(t)});
-      out.insert(out.end(), static_cast<std::size_t>(hi - lo), Slot::of(g, t));
+    SlotWalk walk{ks_};
+    for (Slot s; walk.next(s);) {
+      const auto [lo, hi] = std::equal_range(sorted.begin(), sorted.end(), std::size_t{ks_.row_of(s.slot)});
+      out.insert(out.end(), static_cast<std::size_t>(hi - lo), s);
     }
     listed_rows_ = rows;
     listed_slots_ = std::make_shared<const std::vector<Slot>>(std::move(out));

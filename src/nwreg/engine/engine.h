@@ -76,6 +76,21 @@ class Engine {
   // walk over the slots, and kept for the next pass over the same rows (the learner's sample).
   std::shared_ptr<const std::vector<Slot>> slots(const std::vector<std::size_t>& rows) const;
   class SlotChunks;  // a pass's slots, a chunk at a time (loo.cpp)
+  // The slots of sample weight > 0 in engine order, each with its key, one at a time.
+  struct SlotWalk {
+    const KeySet& ks;
+    std::size_t g = 0, t = 0;
+    bool next(Slot& s) {
+      for (; t < ks.rows; ++t) {
+        while (ks.first(g + 1) <= t) ++g;
+        if (ks.w_of(t) > 0) {
+          s = Slot::of(g, t++);
+          return true;
+        }
+      }
+      return false;
+    }
+  };
   void check_loo_rows() const;             // DataError unless the leave-one-out rows are defined
   kernel::Keys keys() const;               // the keys by column, for kernel_nd's loops
 

@@ -83,6 +83,23 @@ namespace {
 // (top), their sum (r1) and the sum of their squares (r2). NaN where the plain sums do not
 // serve (an L1 sum that overflows; for L2, a largest coordinate beyond 1e+-140, where a square
 // could overflow or matter underflowing): neighbour_distance's guarded form then.
+// The scaled offsets z_k = |x_k - q_k| inv_h_k over the continuous columns, as plain_distance
+// takes them: their largest, sum and sum of squares (x(k): the point's coordinate k).
+struct Offsets {
+  double top = 0, r1 = 0, r2 = 0;
+};
+template <class X>
+Offsets offsets(const std::vector<std::size_t>& cont, const X& x, const double* q, const double* inv_h) {
+  Offsets o;
+  for (std::size_t k : cont) {
+    const double z = std::abs(x(k) - q[k]) * inv_h[k];
+    o.top = std::max(o.top, z);
+    o.r1 += z;
+    o.r2 += z * z;
+  }
+  return o;
+}
+
 double plain_distance(double top, double r1, double r2, Norm norm) {
   if (norm == Norm::linf || top == 0 || !std::isfinite(top)) return top;
   if (norm == Norm::l1) return std::isfinite(r1) ? r1 : std::numeric_limits<double>::quiet_NaN();
@@ -96,19 +113,15 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
   // within 1e+-140); else L2 is summed over the largest coordinate, so that 1e300 and 1e-300
   // neither overflow nor underflow when squared.
   const std::size_t n = keys_.n;
-  double top = 0, r = 0, r1 = 0, r2 = 0;
+  auto x = [&](std::size_t k) { return keys_.xs[k * n + i]; };
+  const Offsets o = offsets(keys_.cont, x, q, inv_h);
+  if (const double plain = plain_distance(o.top, o.r1, o.r2, norm); !std::isnan(plain)) return plain;
+  double r = 0;
   for (std::size_t k : keys_.cont) {
-    const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k];
-    top = std::max(top, z);
-    r1 += z;
-    r2 += z * z;
-  }
-  if (const double plain = plain_distance(top, r1, r2, norm); !std::isnan(plain)) return plain;
-  for (std::size_t k : keys_.cont) {
-    const double z = std::abs(keys_.xs[k * n + i] - q[k]) * inv_h[k] / top;
+    const double z = std::abs(x(k) - q[k]) * inv_h[k] / o.top;
     r += norm == Norm::l2 ? z * z : z;
   }
-  return (norm == Norm::l2 ? std::sqrt(r) : r) * top;
+  return (norm == Norm::l2 ? std::sqrt(r) : r) * o.top;
 }
 
 double KeyIndex::hinted_bound(const KthHint& hint, const double* q, std::size_t exclude, const double* inv_h,
@@ -120,15 +133,8 @@ double KeyIndex::hinted_bound(const KthHint& hint, const double* q, std::size_t 
     return std::numeric_limits<double>::infinity();
   // The distance D between the two queries, as neighbour_distance measures a key's: the last
   // query's K-th distance s' bounds this one's by s' + D, widened against rounding.
-  double top = 0, r1 = 0, r2 = 0;
-  for (std::size_t k : keys_.cont) {
-    const double z = std::abs(hint.q[k] - q[k]) * inv_h[k];
-    top = std::max(top, z);
-    r1 += z;
-    r2 += z * z;
-  }
-  const Norm norm = this->norm(policy);
-  const double upper = (hint.kth + plain_distance(top, r1, r2, norm)) * (1 + 1e-12);
+  const Offsets o = offsets(keys_.cont, [&](std::size_t k) { return hint.q[k]; }, q, inv_h);
+  const double upper = (hint.kth + plain_distance(o.top, o.r1, o.r2, norm(policy))) * (1 + 1e-12);
   return std::isfinite(upper) ? upper : std::numeric_limits<double>::infinity();  // (NaN: none)
 }
 

@@ -58,6 +58,7 @@ class KeySet {
   std::size_t n_in = 0;  //!< input rows
   std::size_t n = 0;     //!< keys (distinct when merged)
   std::size_t rows = 0;  //!< rows of sample weight > 0: slots
+  std::size_t weighed = 0;  //!< slots of sample weight > 0 (rows, less the kept rows of weight 0: KeyRows::every_row)
   std::size_t d = 0;     //!< columns
   std::vector<double> xs, xr, ys, ws;        //!< keys by column and by row, values / y_scale, weights
   std::vector<std::uint32_t> order;          //!< engine -> input row (a key's first)

@@ -33,14 +33,8 @@ constexpr std::size_t pass_chunk = std::size_t{1} << 16;
 // a list of every row would cost 8 bytes a row, and rows in engine order read the keys in order.
 class Engine::SlotChunks {
  public:
-  SlotChunks(const Engine& e, const std::vector<std::size_t>* rows) : ks_(e.ks_) {
-    if (rows) {
-      listed_ = e.slots(*rows);
-      count_ = listed_->size();
-    } else {
-      for (std::size_t t = 0; t < ks_.rows; ++t) count_ += ks_.w_of(t) > 0;
-    }
-  }
+  SlotChunks(const Engine& e, const std::vector<std::size_t>* rows)
+      : walk_{e.ks_}, listed_(rows ? e.slots(*rows) : nullptr), count_(listed_ ? listed_->size() : e.ks_.weighed) {}
   std::size_t size() const { return count_; }
   /// The next chunk, in order; empty when every slot has been given.
   std::span<const Slot> next() {
@@ -50,18 +44,15 @@ class Engine::SlotChunks {
       return {listed_->data() + from, done_ - from};
     }
     chunk_.clear();
-    for (; t_ < ks_.rows && chunk_.size() < pass_chunk; ++t_) {
-      while (ks_.first(g_ + 1) <= t_) ++g_;
-      if (ks_.w_of(t_) > 0) chunk_.push_back(Slot::of(g_, t_));
-    }
+    for (Slot s; chunk_.size() < pass_chunk && walk_.next(s);) chunk_.push_back(s);
     return chunk_;
   }
 
  private:
-  const KeySet& ks_;
+  SlotWalk walk_;
   std::shared_ptr<const std::vector<Slot>> listed_;  // none: every slot
   std::vector<Slot> chunk_;
-  std::size_t count_ = 0, done_ = 0, g_ = 0, t_ = 0;
+  std::size_t count_, done_ = 0;
 };
 
 namespace {

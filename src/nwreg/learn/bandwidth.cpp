@@ -110,8 +110,8 @@ class Objective {
   /// nowhere: a pass over every row makes them as it goes).
   void use_rows(std::size_t count) {
     count_ = engine_.spread_size(count == 0 ? std::numeric_limits<std::size_t>::max() : count);
-    every_ = count_ == engine_.spread_size(std::numeric_limits<std::size_t>::max());
-    rows_ = every_ ? std::vector<std::size_t>{} : engine_.spread_rows(count_);
+    rows_.reset();
+    if (count_ < engine_.spread_size(std::numeric_limits<std::size_t>::max())) rows_ = engine_.spread_rows(count_);
   }
   std::size_t rows() const { return count_; }
 
@@ -178,10 +178,9 @@ class Objective {
       return 0;
     }
   }
-  const std::vector<std::size_t>* listed() const { return every_ ? nullptr : &rows_; }
-  std::vector<std::size_t> rows_;  //!< the rows evaluated, unless every_
-  std::size_t count_ = 0;
-  bool every_ = true;
+  const std::vector<std::size_t>* listed() const { return rows_ ? &*rows_ : nullptr; }
+  std::optional<std::vector<std::size_t>> rows_;  //!< the rows evaluated (none: every row)
+  std::size_t count_ = 0;                          //!< how many
 };
 
 bool usable(const std::vector<double>& h) {

@@ -47,9 +47,9 @@ constexpr double loss_noise = 1e-12;
 // within the tolerance (the stopping test), its loss above the current one by no more than the
 // loss's noise. The gradient is the sharper measure there: backtracking from such a point only
 // trades noise for noise, pass after pass.
+bool within_tolerance(const LooResult& r, double tol) { return max_abs(r.gradient) <= tol * std::abs(r.mse); }
 bool settled(const LooResult& trial, const LooResult& cur, double tol) {
-  return std::isfinite(trial.mse) && max_abs(trial.gradient) <= tol * std::abs(trial.mse) &&
-         trial.mse <= cur.mse + loss_noise * std::abs(cur.mse);
+  return std::isfinite(trial.mse) && within_tolerance(trial, tol) && trial.mse <= cur.mse + loss_noise * std::abs(cur.mse);
 }
 
 }  // namespace
@@ -130,7 +130,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   std::vector<double> dir(d), trial_theta(d);
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     const double gmax = max_abs(cur.gradient);
-    if (gmax <= opt.tol * std::abs(cur.mse) || gmax == 0 || (curvature_known && below_resolution(cur, inv, held))) {
+    if (within_tolerance(cur, opt.tol) || gmax == 0 || (curvature_known && below_resolution(cur, inv, held))) {
       res.converged = true;
       res.stop_reason = "tolerance";
       break;
