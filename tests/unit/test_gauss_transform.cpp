@@ -35,17 +35,25 @@ Keys keys(std::size_t n, double offset, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("fast Gauss transform: the sums over every key to the tolerance, at any offset") {
+  // The boxes' series (20,000 keys), and the target-side series where queries and keys are
+  // over 1024 times the boxes (200,000 keys: 12 to 177 boxes). Queries 20 to 39 lie between
+  // keys and beyond them (there the boxes' series answer).
+  for (const bool targets : {false, true})
   for (double offset : {0.0, 1.7e9, -3e5}) {
     for (double h : {0.02, 0.05, 0.3}) {
+      CAPTURE(targets);
       CAPTURE(offset);
       CAPTURE(h);
-      const Keys k = keys(20000, offset, 3);
+      const Keys k = keys(targets ? 200000 : 20000, offset, 3);
       const double y0 = 100;
-      const GaussTransform fgt(k.x.data(), k.y.data(), k.x.size(), h, 1e-16, y0, 1000000, nullptr);
+      GaussTransform::Shape shape;
+      shape.targets = targets;
+      const GaussTransform fgt(k.x.data(), k.y.data(), k.x.size(), h, 1e-16, y0, 1000000, nullptr, shape);
       REQUIRE(fgt.usable());
+      CHECK(fgt.targets() == targets);
       for (int j = 0; j < 40; ++j) {
         // On keys, between them, and at the edges and beyond.
-        const double q = j < 20 ? k.x[j * 997] : offset - 0.1 + 5.2 * (j - 20) / 19.0;
+        const double q = j < 20 ? k.x[j * (k.x.size() / 20)] : offset - 0.1 + 5.2 * (j - 20) / 19.0;
         long double s0 = 0, s1 = 0, t = 0, v = 0, abs1 = 0, abst = 0, absv = 0;
         for (std::size_t i = 0; i < k.x.size(); ++i) {
           const long double d = (static_cast<long double>(k.x[i]) - q) / h, e = std::exp(-d * d / 2);
@@ -66,6 +74,56 @@ TEST_CASE("fast Gauss transform: the sums over every key to the tolerance, at an
         CHECK(std::abs(s.v - static_cast<double>(v)) <= 1e-13 * static_cast<double>(absv + s0));
       }
     }
+  }
+}
+
+TEST_CASE("fast Gauss transform: boxes merged from the keys' bins give the sums over every key") {
+  // 200,000 keys in 2000 bins (width 0.0025): few queries (each box's series at the query) and
+  // many (the cells' series), at any offset; at h = 0.001 the boxes (width 0.0014) are narrower
+  // than the bins and the keys' own sums serve.
+  const std::size_t n = 200000;
+  for (double offset : {0.0, 1.7e9}) {
+    const Keys k = keys(n, offset, 6);
+    const double y0 = 100;
+    const std::size_t terms = GaussTransform::target_terms(n, 1e-16);
+    REQUIRE(terms == 38);
+    const GaussBins bins(k.x.data(), k.y.data(), n, y0, 2000, terms, nullptr);
+    for (double h : {0.001, 0.004, 0.05, 0.3})
+      for (std::size_t queries : {std::size_t{1000}, std::size_t{1000000}}) {
+        CAPTURE(offset);
+        CAPTURE(h);
+        CAPTURE(queries);
+        GaussTransform::Shape shape;
+        shape.targets = true;
+        shape.bins = &bins;
+        const GaussTransform fgt(k.x.data(), k.y.data(), n, h, 1e-16, y0, queries, nullptr, shape);
+        CHECK(fgt.from_bins() == (h > 0.001));
+        CHECK(fgt.targets() == (h >= 0.05 && queries == 1000000));  // 1024 keys a box from h = 0.025
+        if (!fgt.usable()) continue;
+        for (int j = 0; j < 16; ++j) {
+          const double q = j < 8 ? k.x[j * (n / 8) + 7] : offset - 0.1 + 5.2 * (j - 8) / 7.0;
+          long double s0 = 0, s1 = 0, t = 0, v = 0, abs1 = 0, absv = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const long double d = (static_cast<long double>(k.x[i]) - q) / h, e = std::exp(-d * d / 2);
+            const long double dy = k.y[i] - y0;
+            s0 += e;
+            s1 += e * dy;
+            t += e * d * d;
+            v += e * dy * d * d;
+            abs1 += e * std::fabs(dy);
+            absv += e * std::fabs(dy) * d * d;
+          }
+          const GaussTransform::Sums s = fgt.at(q, true);
+          CAPTURE(j);
+          // Within 1e-13 where the weights sum to 1/e or more (the nearest key within sqrt(2) h,
+          // where the engine uses a transform); elsewhere within the keys' bound in all.
+          const double slack = 1e-13 * static_cast<double>(s0) + (s0 < 1 / 2.718281828459045 ? fgt.weight_error() * 2 * n : 0);
+          CHECK(std::abs(s.s0 - static_cast<double>(s0)) <= slack);
+          CHECK(std::abs(s.s1 - static_cast<double>(s1)) <= 1e-13 * static_cast<double>(abs1) + slack);
+          CHECK(std::abs(s.t - static_cast<double>(t)) <= 1e-13 * static_cast<double>(t) + slack);
+          CHECK(std::abs(s.v - static_cast<double>(v)) <= 1e-13 * static_cast<double>(absv) + slack);
+        }
+      }
   }
 }
 
@@ -137,6 +195,35 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
       for (std::size_t i = 0; i < d.n; ++i) worst = std::max(worst, std::abs(r1.residual[i] - r2.residual[i]));
       CHECK(worst <= 1e-12);
     }
+  }
+}
+
+TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows key by key") {
+  // From 2^17 keys the engine bins the keys' power sums once; at h = 0.004 a pass sums each
+  // box's series (148 keys a box), at h = 0.05 the cells' (1850 keys a box).
+  const Keys k = keys(std::size_t{1} << 17, 0, 10);
+  Dataset d;
+  d.n = k.x.size();
+  d.d = 1;
+  d.x = k.x;
+  d.y = k.y;
+  d.x_names = {"x"};
+  ThreadPool pool(2);
+  for (double h : {0.004, 0.05}) {
+    CAPTURE(h);
+    const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
+    EngineOptions o(1e-16, &pool);
+    o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
+    const Attention keywise(d, {h}, o);
+    const LooResult a = fast.loo(true), b = keywise.loo(true);
+    CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
+    CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-10));
+    CHECK(fast.counters().pairs * 10 < keywise.counters().pairs);
+    std::vector<double> q(2000), f1(q.size()), f2(q.size());
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] = -0.2 + 5.4 * static_cast<double>(j) / 1999;
+    fast.predict(q.data(), q.size(), f1.data());
+    keywise.predict(q.data(), q.size(), f2.data());
+    for (std::size_t j = 0; j < q.size(); ++j) CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "nwreg/engine/key_index.h"
@@ -58,6 +59,9 @@ class FusedLine {
   Row summed(double q, std::size_t exclude, bool gradient) const;
   Row transformed(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
   std::unique_ptr<GaussTransform> transform(std::size_t rows) const;  // for a pass over `rows` rows, where it pays
+  // The transforms' shape: target-side series, over the keys' bins (made at the first pass that
+  // asks: they serve every bandwidth).
+  GaussTransform::Shape targets() const;
 
   const KeySet& keys_;
   const KeyIndex& index_;
@@ -65,6 +69,8 @@ class FusedLine {
   ThreadPool* pool_;
   std::atomic<std::uint64_t>& pairs_;
   double h_ = 1, inv_h_ = 1, K2_ = 0;
+  mutable std::once_flag bins_once_;
+  mutable std::unique_ptr<GaussBins> bins_;
 };
 
 }  // namespace nwreg

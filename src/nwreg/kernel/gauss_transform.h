@@ -18,6 +18,21 @@
 /// (attention.h). The gradient's sums, weighted by D = (x - q)^2 / h^2 = 2 (b - a)^2, come
 /// from the same moments shifted by one and two. Differences x - c and q - c are taken before
 /// scaling, so keys near 1e9 (time stamps) keep their precision.
+///
+/// Target-side series (Shape::targets, many queries a box): with the box's power sums
+/// a_n = sum_i v_i b_i^n and h_k(x) = H_k(x) exp(-x^2) (physicists' Hermite functions,
+/// d^k/dx^k exp(-x^2) = (-1)^k h_k(x)), Taylor's series in both b and u = t - c' about a cell
+/// centre c' gives
+///
+///   sum_i v_i exp(-(t - s_i)^2) = sum_m u^m (-1)^m / m! sum_n h_(n+m)(c' - c) a_n / n!,
+///
+/// so each cell keeps p coefficients, summed once over the boxes in reach, and a query in the
+/// cell sums p terms. E D = 2 (t - s)^2 E = (h_2 + 2 h_0)(t - s) / 2 expands the same way, two
+/// indices up. Cramer's inequality |h_k(x)| <= 1.0865 sqrt(2^k k!) exp(-x^2 / 2) bounds the
+/// terms with n + m = k, over |b| <= 1/2 and |u| <= 1/8 (cells of a quarter box), by
+/// 1.0865 (5/8)^k sqrt(2^k k!) / k! (sqrt((k + 1)(k + 2)) + 1) a key: p (about 40) is chosen
+/// so that the terms left out (n >= p or m >= p, so k >= p) stay below the same per-key bound.
+/// A query outside every box's span sums the boxes' series at it (m = 0, the same bound).
 
 #include <cstddef>
 #include <vector>
@@ -25,6 +40,22 @@
 namespace nwreg {
 
 class ThreadPool;
+
+/// The keys' power sums in fine bins, made once and merged into any transform's boxes at any
+/// bandwidth whose boxes are wider than the bins (O(bins p^2) instead of O(n p) a transform):
+/// the sorted keys are cut into runs of keys within `width` of each run's first, each bin
+/// keeping sum u^k and sum u^k (y - y0), u = (x - c) / width about the middle c of its keys
+/// (|u| <= 1/2), for k < terms. The target-side transforms (Shape::targets) take them.
+struct GaussBins {
+  /// About `bins` bins over the keys' range (x sorted, |x| <= 4e307), `terms` power sums each.
+  GaussBins(const double* x, const double* y, std::size_t n, double y0, std::size_t bins, std::size_t terms,
+            ThreadPool* pool);
+  double width = 0, y0 = 0;
+  std::size_t terms = 0;
+  std::vector<std::size_t> first;  // each bin's first key, then n
+  std::vector<double> centre;      // the middle of each bin's keys
+  std::vector<double> sums;        // per bin: terms sums of u^k, then terms of u^k (y - y0)
+};
 
 class GaussTransform {
  public:
@@ -51,15 +82,32 @@ class GaussTransform {
     /// Every sum moments() gives within the bound (truncation and reach widened for the largest
     /// power of z kept); false: the plain bound of E's sums (at(), as NW's fused path has it).
     bool powers = false;
+    /// Queries many times the boxes (a pass over every key): at() answers from Taylor series
+    /// about cells of a quarter box (below), a query's cost one cell's terms instead of every
+    /// reached box's, and moments() is not kept. Only for the plain sums (no weights, orders
+    /// 3, no powers), and for values that do not span many orders: each key's term rounds
+    /// within about eps exp(-a^2 + 2|a|) of its |value| against exp(-a^2 + |a|) from the boxes.
+    bool targets = false;
+    /// With targets: the keys' bins (made with the same y0 over the same keys), merged into the
+    /// boxes where they are narrower, instead of every key's powers summed.
+    const GaussBins* bins = nullptr;
   };
   GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
                  std::size_t queries, ThreadPool* pool, const Shape& shape);
   bool usable() const { return usable_; }
+  /// Whether at() answers from the target-side series (Shape::targets, where they pay).
+  bool targets() const { return !cells_.empty(); }
+  /// Whether the boxes' series came from the bins (Shape::bins).
+  bool from_bins() const { return binned_; }
+  /// The power sums a transform of `n` keys keeps for the target-side series at `tolerance`
+  /// (0 where no number of terms up to 64 holds the bound): what GaussBins must keep.
+  static std::size_t target_terms(std::size_t n, double tolerance);
   double y0() const { return y0_; }
   /// The sums at q (the gradient's t and v only if asked).
   Sums at(double q, bool gradient) const;
   /// M[m] = sum w E z^m (m < n0 <= order0) and My[m] = sum w E z^m (y - y0) (m < n1 <= order1)
-  /// at q, z = (x - q) / h, w the keys' weights: a local polynomial's moments.
+  /// at q, z = (x - q) / h, w the keys' weights: a local polynomial's moments. Not kept with
+  /// Shape::targets.
   void moments(double q, double* M, double* My, std::size_t n0, std::size_t n1) const;
   /// The sum of the keys' weights (each sum errs by at most weight_error() times this, times
   /// max |y - y0| for the sums with y).
@@ -86,6 +134,17 @@ class GaussTransform {
   // m1_(k+order1-1), each over k! (m0 of w exp(-b^2), m1 of w exp(-b^2) (y - y0)):
   // coef_[(box * p + k) * stride + j], stride = order0 + order1.
   std::vector<double> coef_;
+  // Target-side series (Shape::targets): per box its 2 pc_ power sums over n! (a_n / n!, then
+  // the same with y - y0) (classic_), and where queries are many a box, per quarter cell pc_ x 4
+  // Taylor coefficients (E, E (y - y0), E D, E D (y - y0), side by side):
+  // cells_[((box * 4 + cell) * pc_ + m) * 4 + f].
+  bool classic_ = false, binned_ = false;
+  std::size_t pc_ = 0;
+  std::vector<double> alpha_, cells_, scale_;  // scale_[k] = sqrt(2^k k!)
+  // The boxes (centres) and alpha_ from the bins; false where they do not apply.
+  bool merge_bins(const GaussBins& bins, std::size_t n, std::size_t queries);
+  void build_cells(double R, ThreadPool* pool);
+  Sums classic_at(double q) const;  // every sum, the gradient's too
 };
 
 }  // namespace nwreg
