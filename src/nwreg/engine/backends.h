@@ -71,6 +71,8 @@ class Backends {
   void set_bandwidth(double h);
   /// The backends for a pass with these needs.
   Plan plan(const Needs& needs) const;
+  /// Whether passes take the fused line (one continuous column, Gaussian NW, no merged keys).
+  bool fused() const { return fused_.has_value(); }
 
  private:
   bool lines_apply() const;  // whether a backend by moments may apply (the options and the layout allow one)

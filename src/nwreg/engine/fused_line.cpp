@@ -132,6 +132,17 @@ Row FusedLine::row(const Pass& pass, double q, std::size_t exclude, bool gradien
   return pass.fgt && fast(q) ? transformed(*pass.fgt, q, exclude, gradient) : summed(q, exclude, gradient);
 }
 
+bool FusedLine::loo_squares(const Pass& pass, double q, std::size_t exclude, double& f, double& sum_w2) const {
+  if (!pass.fgt || !pass.fgt2 || !fast(q)) return false;
+  const std::size_t b = index_.nearest_1d(q, exclude);
+  if (!(std::abs(keys_.xs[b] - q) <= h_)) return false;  // each transform within its bound
+  const Row r = transformed(*pass.fgt, q, exclude, false);
+  // The left-out key (at q: keys are not merged on this path) weighs exp(0)^2 = 1 in fgt2's sum.
+  f = r.f;
+  sum_w2 = (pass.fgt2->at(q, false).s0 - (exclude != no_key ? 1.0 : 0.0)) / (r.s0 * r.s0);
+  return true;
+}
+
 bool FusedLine::detail(const Pass& pass, double q, const double* v, double& f, double* sum_w2, double* smooth) const {
   const std::size_t b = index_.nearest_1d(q, no_key);
   const double xb = keys_.xs[b], yb = keys_.ys[b];

@@ -49,6 +49,11 @@ class FusedLine {
   /// (into smooth), each if not null, v per key: false, nothing written, where the sweep does not
   /// apply to q (the row is then gathered).
   bool detail(const Pass& pass, double q, const double* v, double& f, double* sum_w2, double* smooth) const;
+  /// Leave-one-out row q (key `exclude` left out): its prediction (f, units of y_scale) and the
+  /// sum of its squared weights sum_i a_i^2, through the pass's transforms (a pass with
+  /// `detail`) where both bounds hold (the nearest other key within h): false, nothing written,
+  /// elsewhere.
+  bool loo_squares(const Pass& pass, double q, std::size_t exclude, double& f, double& sum_w2) const;
   /// Query q's attention row over its window [lo, hi) into a[lo..hi) (summing to 1).
   void weights(double q, double* a, std::size_t& lo, std::size_t& hi) const;
 

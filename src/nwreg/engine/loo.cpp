@@ -226,7 +226,10 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
     return lo;
   };
   std::vector<double> inv_w2(count, 0.0);
-  const Plan plan = backends_.plan({.rows = residuals ? ks_.n : 0});
+  // The fused line sums the sampled rows' squared weights by its transforms too (key by key,
+  // 5e4 rows at 1e8 keys and the learned h gather 3e10 weights).
+  const bool fused_squares = backends_.fused() && count > 0;
+  const Plan plan = backends_.plan({.rows = residuals ? ks_.n : fused_squares ? count : 0, .squares = fused_squares});
   const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
     std::size_t next = first_at(lo);  // the next sampled row's k
@@ -248,6 +251,12 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
       Span s;
       Row r;
       const std::size_t k = next < count && at(next) == t ? next++ : no_key;  // sampled: its k
+      double f, w2;
+      if (k != no_key && plan.fused && plan.fused->loo_squares(plan.fused_pass, ks_.key(p)[0], p, f, w2)) {
+        if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - f) * ks_.y_scale;
+        inv_w2[k] = 1 / w2;
+        continue;
+      }
       if (k != no_key) {
         r = weights_row(Slot::of(p, t), w, s, c);
         cache.key = no_key;  // the weights were overwritten
@@ -260,7 +269,7 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
       }
       if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - r.f) * ks_.y_scale;
       if (k == no_key) continue;
-      double w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
+      w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
       if (ks_.merged) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
       inv_w2[k] = 1 / w2;
     }

@@ -13,22 +13,24 @@ namespace nwreg {
 
 namespace {
 
-// Whether the rows, in x order, are evenly spaced: every gap a whole number of steps (within
-// 1% of a step, the median gap); a few missing points (at most 5% of the gaps longer than one
-// step) leave a series a series.
-bool evenly_spaced(const Dataset& data, const std::vector<std::size_t>& order) {
-  const std::size_t n = order.size();
-  std::vector<double> gaps(n - 1);
-  for (std::size_t i = 1; i < n; ++i) gaps[i - 1] = data.x[order[i]] - data.x[order[i - 1]];
-  std::vector<double> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const double median = sorted[sorted.size() / 2];
+// Whether x, sorted, is evenly spaced: every gap a whole number of steps (within 1% of a step,
+// the median gap); a few missing points (at most 5% of the gaps longer than one step) leave a
+// series a series. Takes a copy: its gaps are made in place (8 bytes a row, where a row order
+// and its gaps took 24), and only a series goes on to its rows' order.
+bool evenly_spaced(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const std::size_t gaps = x.size() - 1;
+  for (std::size_t i = 0; i < gaps; ++i) x[i] = x[i + 1] - x[i];
+  x.pop_back();
+  // Every gap is tested alike, so their order may change.
+  std::nth_element(x.begin(), x.begin() + gaps / 2, x.end());
+  const double median = x[gaps / 2];
   std::size_t skips = 0;
-  return median > 0 && std::all_of(gaps.begin(), gaps.end(), [&](double g) {
+  return median > 0 && std::all_of(x.begin(), x.end(), [&](double g) {
     const double steps = std::round(g / median);
     skips += steps > 1;
     return steps >= 1 && std::abs(g - steps * median) <= 0.01 * median;
-  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps.size());
+  }) && static_cast<double>(skips) <= 0.05 * static_cast<double>(gaps);
 }
 
 // The lag-1 autocorrelation of the differences d (per run, about their mean over all `count`).
@@ -50,11 +52,11 @@ SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
   SeriesCheck out;
   if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
   const std::size_t n = data.n;
+  out.evenly_spaced = evenly_spaced(data.x);
+  if (!out.evenly_spaced) return out;
   std::vector<std::size_t> order(n);  // rows in x order
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return data.x[a] < data.x[b]; });
-  out.evenly_spaced = evenly_spaced(data, order);
-  if (!out.evenly_spaced) return out;
   double h = 0;
   try {
     h = plugin_bandwidth(data.x, data.y).bandwidth;
