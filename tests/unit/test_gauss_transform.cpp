@@ -127,6 +127,51 @@ TEST_CASE("fast Gauss transform: boxes merged from the keys' bins give the sums 
   }
 }
 
+TEST_CASE("fast Gauss transform: a local polynomial's moments from the target-side series, with weights") {
+  // M_m = sum w E z^m (m < 7) and My_m = sum w E z^m (y - y0) (m < 5), z = (x - q) / h, as a
+  // local quadratic's gradient asks: from the cells (many queries) and from each box's series
+  // (a query beyond the keys), against long double sums over every key.
+  const std::size_t n = 200000;
+  const Keys k = keys(n, 1.7e9, 11);
+  std::vector<double> w(n);
+  for (std::size_t i = 0; i < n; ++i) w[i] = i % 7 == 3 ? 0.0 : 0.5 + std::abs(std::sin(0.1 * static_cast<double>(i)));
+  const double y0 = 100, h = 0.05;
+  GaussTransform::Shape shape;
+  shape.weights = w.data();
+  shape.order0 = 7;
+  shape.order1 = 5;
+  shape.powers = true;
+  shape.targets = true;
+  const GaussTransform fgt(k.x.data(), k.y.data(), n, h, 1e-16, y0, 1000000, nullptr, shape);
+  REQUIRE(fgt.targets());
+  for (int j = 0; j < 12; ++j) {
+    const double q = j < 10 ? k.x[j * (n / 10) + 5] : j == 10 ? k.x.front() - 0.05 : k.x.back() + 0.05;
+    long double M[7] = {}, My[5] = {}, absM[7] = {}, absMy[5] = {};
+    for (std::size_t i = 0; i < n; ++i) {
+      const long double z = (static_cast<long double>(k.x[i]) - q) / h, e = w[i] * std::exp(-z * z / 2);
+      long double zm = 1;
+      for (int m = 0; m < 7; ++m, zm *= z) {
+        M[m] += e * zm;
+        absM[m] += e * std::fabs(zm);
+        if (m < 5) {
+          My[m] += e * zm * (k.y[i] - y0);
+          absMy[m] += e * std::fabs(zm * (k.y[i] - y0));
+        }
+      }
+    }
+    double got[7], goty[5];
+    fgt.moments(q, got, goty, 7, 5);
+    CAPTURE(j);
+    // Within 1e-13 of each sum's terms' magnitude, and of M_0 (a key's bound is against the
+    // row's weight).
+    for (int m = 0; m < 7; ++m) {
+      CAPTURE(m);
+      CHECK(std::abs(got[m] - static_cast<double>(M[m])) <= 1e-13 * static_cast<double>(absM[m] + M[0]));
+      if (m < 5) CHECK(std::abs(goty[m] - static_cast<double>(My[m])) <= 1e-13 * static_cast<double>(absMy[m] + M[0]));
+    }
+  }
+}
+
 TEST_CASE("fast Gauss transform: not used where boxes hold few keys, queries are few or the tolerance is 0") {
   const Keys k = keys(20000, 0, 4);
   CHECK_FALSE(GaussTransform(k.x.data(), k.y.data(), k.x.size(), 1e-3, 1e-16, 0, 1000000, nullptr).usable());
@@ -200,7 +245,8 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
 
 TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows key by key") {
   // From 2^17 keys the engine bins the keys' power sums once; at h = 0.004 a pass sums each
-  // box's series (148 keys a box), at h = 0.05 the cells' (1850 keys a box).
+  // box's series (148 keys a box), at h = 0.05 the cells' (1850 keys a box). Local linear's
+  // moments come from cells too (keys' own power sums, no bins).
   const Keys k = keys(std::size_t{1} << 17, 0, 10);
   Dataset d;
   d.n = k.x.size();
@@ -225,6 +271,17 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
     keywise.predict(q.data(), q.size(), f2.data());
     for (std::size_t j = 0; j < q.size(); ++j) CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
   }
+  // Local linear's moments through the cells (1850 keys a box), against its windows key by key.
+  EngineOptions o(1e-16, &pool);
+  o.method = Method::local_linear;
+  const Attention fast(d, {0.05}, o);
+  o.shortcuts = o.shortcuts.without(Shortcut::line_moments);
+  const Attention keywise(d, {0.05}, o);
+  const LooResult a = fast.loo(true), b = keywise.loo(true);
+  CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-12));
+  CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-9));
+  CHECK(fast.counters().moment_rows == d.n);  // every row by moments
+  CHECK(keywise.counters().moment_rows == 0);
 }
 
 TEST_CASE("the transform's smooth of values >= 0 spanning 18 orders: each local mean to 1e-12") {

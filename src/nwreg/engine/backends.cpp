@@ -75,7 +75,7 @@ double Backends::mean_window(double h) const {
 }
 
 std::unique_ptr<LineSums> Backends::make_line(std::size_t degree, const LineData& data, bool squared, std::size_t rows,
-                                              bool gradient) const {
+                                              bool gradient, bool spread) const {
   const EngineOptions& o = e_.options_;
   const KeySet& ks = e_.ks_;
   const double h = e_.h_[0];
@@ -91,7 +91,7 @@ std::unique_ptr<LineSums> Backends::make_line(std::size_t degree, const LineData
       return nullptr;
     line = std::make_unique<HermiteLine>(ks, degree, data, o.tolerance);
   } else if (k == Kernel::gaussian) {
-    auto g = std::make_unique<GaussLine>(ks, h / r, degree, o.tolerance, rows, o.pool, data);
+    auto g = std::make_unique<GaussLine>(ks, h / r, degree, o.tolerance, rows, o.pool, data, !spread);
     if (!g->usable()) return nullptr;
     line = std::move(g);
   } else {
@@ -129,7 +129,7 @@ void Backends::detail_lines(Plan& plan, std::size_t rows, bool squares, const st
   // Values v >= 0 (squared residuals) summed as they are: measured from an offset, a local mean
   // many orders below the largest v would cancel.
   if (v) {
-    plan.owned_values = make_line(0, {ks.ws.empty() ? nullptr : ks.ws.data(), v->data(), 0.0}, false, rows);
+    plan.owned_values = make_line(0, {ks.ws.empty() ? nullptr : ks.ws.data(), v->data(), 0.0}, false, rows, false, true);
     plan.values = plan.owned_values.get();
   }
 }

@@ -81,8 +81,10 @@ class Backends {
   double mean_window(double h) const;
   // The backend for this kernel over `data`, of degree `degree`, for the kernel squared if asked;
   // null where it would not pay for `rows` rows. Builds on the pool: never from inside a pool task.
+  // `spread`: data whose values span many orders (a smooth of squared residuals), which the
+  // Gaussian's target-side series would round too coarsely.
   std::unique_ptr<LineSums> make_line(std::size_t degree, const LineData& data, bool squared, std::size_t rows,
-                                      bool gradient = false) const;
+                                      bool gradient = false, bool spread = false) const;
   void detail_lines(Plan& plan, std::size_t rows, bool squares, const std::vector<double>* v) const;
   static constexpr std::size_t line_min_keys = 2048;  // fewer keys: the windows are summed key by key
 

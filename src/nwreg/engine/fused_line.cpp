@@ -65,17 +65,19 @@ Row FusedLine::summed(double q, std::size_t exclude, bool gradient) const {
 // NW's sums and the squared weights' (y within its range): target-side series where a pass has
 // many rows a box. The smooth of squared residuals (values spanning many orders) keeps the
 // boxes' series, whose rounding stays nearer each key's weight. From 2^17 keys the keys' power
-// sums are binned once (16,384 bins at most, 64 keys a bin at least): a transform then merges
-// them (O(bins p^2)) instead of summing every key's powers at each bandwidth (O(n p)).
-GaussTransform::Shape FusedLine::targets() const {
+// sums are binned once (16,384 bins at most, 64 keys a bin at least), at the first pass of 1000
+// rows or more (a stream's single rows never pay for them): a transform then merges them
+// (O(bins p^2)) instead of summing every key's powers at each bandwidth (O(n p)).
+GaussTransform::Shape FusedLine::targets(std::size_t rows) const {
+  GaussTransform::Shape shape;
+  shape.targets = true;
+  if (rows < 1000) return shape;
   std::call_once(bins_once_, [&] {
     const std::size_t terms = GaussTransform::target_terms(keys_.n, tolerance_);
     if (keys_.n >= (std::size_t{1} << 17) && terms > 0)
       bins_ = std::make_unique<GaussBins>(keys_.xs.data(), keys_.ys.data(), keys_.n, keys_.y_mid,
                                           std::min<std::size_t>(16384, keys_.n / 64), terms, pool_);
   });
-  GaussTransform::Shape shape;
-  shape.targets = true;
   shape.bins = bins_.get();
   return shape;
 }
@@ -86,7 +88,7 @@ std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows) const {
   if (!keys_.bounded || index_.leave_out() > 0 || !(tolerance_ > 0) || keys_.n < 8192)
     return nullptr;
   auto t = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_, tolerance_, keys_.y_mid, rows,
-                                            pool_, targets());
+                                            pool_, targets(rows));
   return t->usable() ? std::move(t) : nullptr;
 }
 
@@ -115,7 +117,7 @@ FusedLine::Pass FusedLine::pass(std::size_t rows, bool detail, const std::vector
   Pass p;
   if (rows == 0 || !(p.fgt = transform(rows)) || !detail) return p;
   p.fgt2 = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_ / std::sqrt(2.0), tolerance_,
-                                            keys_.y_mid, rows, pool_, targets());
+                                            keys_.y_mid, rows, pool_, targets(rows));
   // v >= 0 (squared residuals) is summed as it is: measured from an offset, a local mean
   // many orders below the largest v would cancel. Other v: summed key by key.
   if (v) {

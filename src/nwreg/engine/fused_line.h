@@ -64,9 +64,9 @@ class FusedLine {
   Row summed(double q, std::size_t exclude, bool gradient) const;
   Row transformed(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
   std::unique_ptr<GaussTransform> transform(std::size_t rows) const;  // for a pass over `rows` rows, where it pays
-  // The transforms' shape: target-side series, over the keys' bins (made at the first pass that
-  // asks: they serve every bandwidth).
-  GaussTransform::Shape targets() const;
+  // The transforms' shape for a pass over `rows` rows: target-side series, over the keys' bins
+  // (made at the first pass large enough to pay for them: they serve every bandwidth).
+  GaussTransform::Shape targets(std::size_t rows) const;
 
   const KeySet& keys_;
   const KeyIndex& index_;

@@ -10,7 +10,7 @@
 namespace nwreg {
 
 GaussLine::GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows,
-                     ThreadPool* pool, const LineData& data)
+                     ThreadPool* pool, const LineData& data, bool targets)
     : data_(data), degree_(degree), tolerance_(tolerance) {
   if (!keys.bounded || keys.d != 1) return;
   GaussTransform::Shape shape;
@@ -18,6 +18,7 @@ GaussLine::GaussLine(const KeySet& keys, double h, std::size_t degree, double to
   shape.order0 = 2 * degree + 3;  // M[0..2P] and G[m] = M[m + 2]
   shape.order1 = degree + 3;
   shape.powers = true;
+  shape.targets = targets;
   auto t = std::make_unique<GaussTransform>(keys.xs.data(), data.y, keys.n, h, tolerance, data.y_mid, rows, pool, shape);
   if (t->usable()) fgt_ = std::move(t);
 }

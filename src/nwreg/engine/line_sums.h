@@ -101,9 +101,10 @@ class BufferPool {
 class GaussLine : public LineSums {
  public:
   /// Over `keys` (one column, sorted; they must outlive it) at bandwidth h, for about `rows`
-  /// rows. usable() is false where the transform would not pay (gauss_transform.h).
+  /// rows. usable() is false where the transform would not pay (gauss_transform.h). `targets`:
+  /// target-side series where rows are many a box (values that do not span many orders).
   GaussLine(const KeySet& keys, double h, std::size_t degree, double tolerance, std::size_t rows, ThreadPool* pool,
-            const LineData& data);
+            const LineData& data, bool targets);
   ~GaussLine() override;
   bool usable() const { return fgt_ != nullptr; }
   bool sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const override;

@@ -227,8 +227,9 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
   };
   std::vector<double> inv_w2(count, 0.0);
   // The fused line sums the sampled rows' squared weights by its transforms too (key by key,
-  // 5e4 rows at 1e8 keys and the learned h gather 3e10 weights).
-  const bool fused_squares = backends_.fused() && count > 0;
+  // 5e4 rows at 1e8 keys and the learned h gather 3e10 weights). Not beside every row's
+  // residual: where the squares' transform would not pay, the pass would lose the weights' too.
+  const bool fused_squares = backends_.fused() && count > 0 && !residuals;
   const Plan plan = backends_.plan({.rows = residuals ? ks_.n : fused_squares ? count : 0, .squares = fused_squares});
   const std::size_t bad = for_queries(options_.pool, options_.progress, ks_.n, index_.kind() == KeyIndex::Kind::line ? 256 : 16, shape(), [&](std::size_t p, Work& w) {
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);

@@ -160,26 +160,55 @@ std::vector<double> per_box(const std::vector<std::size_t>& start, std::size_t w
 constexpr std::size_t cells_per_box = 4;
 constexpr double cramer = 1.0865;
 
-// The fewest terms p whose left-out terms (k = n + m >= p) bound a key's error in E and E D
-// below `bound`: 1.0865 sum_(k >= p) rho^k sqrt(2^k k!) / k! (sqrt((k + 1)(k + 2)) + 1); 0 past
-// max_terms.
-std::size_t target_terms(double bound) {
+// The sums a target-side transform answers: for m < order0, M_m = sum w E z^m, and for
+// m < order1, My_m = sum w (y - y0) E z^m (z = (x - q) / h = -sqrt 2 (t - s)). With
+// tau^m = m! / 2^m sum_j H_(m-2j)(tau) / (j! (m - 2j)!), E z^m = sum_j c_mj h_(m-2j)(t - s),
+// c_mj = (-sqrt 2)^m m! / (2^m j! (m - 2j)!).
+std::vector<GaussTransform::Fn> all_functions(std::size_t order0, std::size_t order1) {
+  std::vector<GaussTransform::Fn> out;
+  for (int v = 0; v < 2; ++v)
+    for (std::size_t m = 0; m < (v ? order1 : order0); ++m) {
+      GaussTransform::Fn f;
+      f.y = v == 1;
+      for (std::size_t j = 0; 2 * j <= m; ++j) {
+        const double md = static_cast<double>(m), jd = static_cast<double>(j);
+        const double lc = std::lgamma(md + 1) - md * std::log(2.0) - std::lgamma(jd + 1) - std::lgamma(md - 2 * jd + 1) +
+                          0.5 * md * std::log(2.0);
+        f.k[f.count] = m - 2 * j;
+        f.c[f.count++] = (m % 2 ? -1 : 1) * std::exp(lc);
+      }
+      out.push_back(f);
+    }
+  return out;
+}
+
+// The fewest terms p whose left-out terms (k = n + m >= p) bound a key's error below `bound` in
+// every function: h_(l + k) weighs at most 1.0865 sqrt(2^(l+k) (l+k)!) a key, and the terms
+// with n + m = l at most rho^l / l! of it, so a function errs by at most
+// 1.0865 sum_t |c_t| sum_(l >= p) rho^l sqrt(2^(l + k_t) (l + k_t)!) / l!; 0 past max_terms.
+std::size_t target_terms(double bound, const std::vector<GaussTransform::Fn>& fns) {
   constexpr double rho = 0.625;
-  auto term = [&](double k) {
-    return cramer * std::exp(k * std::log(rho) + 0.5 * (k * std::log(2.0) + std::lgamma(k + 1)) - std::lgamma(k + 1)) *
-           (std::sqrt((k + 1) * (k + 2)) + 1);
+  auto term = [&](double l, double k) {
+    return cramer *
+           std::exp(l * std::log(rho) + 0.5 * ((l + k) * std::log(2.0) + std::lgamma(l + k + 1)) - std::lgamma(l + 1));
   };
   for (std::size_t p = 1; p <= max_terms; ++p) {
-    double tail = 0;  // the terms fall faster than geometrically: 400 of them are the tail
-    for (std::size_t k = p; k < p + 400; ++k) tail += term(static_cast<double>(k));
-    if (tail <= bound) return p;
+    bool holds = true;
+    for (const GaussTransform::Fn& f : fns) {
+      double tail = 0;  // the terms fall faster than geometrically: 400 of them are the tail
+      for (std::size_t l = p; l < p + 400; ++l)
+        for (std::size_t t = 0; t < f.count; ++t)
+          tail += std::abs(f.c[t]) * term(static_cast<double>(l), static_cast<double>(f.k[t]));
+      holds = holds && tail <= bound;
+    }
+    if (holds) return p;
   }
   return 0;
 }
 
 // Factorials and the Hermite functions' recurrence, for k < 2 max_terms + 2.
 struct Tables {
-  static constexpr std::size_t size = 2 * max_terms + 2;
+  static constexpr std::size_t size = 2 * max_terms + GaussTransform::max_target_order + 2;
   double inv_fact[size], sign_fact[size];  // 1 / k!, (-1)^k / k!
   double scale[size];                      // sqrt(2^k k!)
   double up[size], back[size];             // sqrt(2 / (k + 1)), sqrt(k / (k + 1))
@@ -213,28 +242,26 @@ void hermite_functions(double x, std::size_t count, double* h) {
   }
 }
 
-GaussTransform::Sums add(const GaussTransform::Sums& a, const GaussTransform::Sums& b) {
-  return {a.s0 + b.s0, a.s1 + b.s1, a.t + b.t, a.v + b.v};
-}
-
-// One box's series at a query (gauss_transform.h), h[k] = h_k(t - c) for k < p + 2:
-// sum_n h_n alpha_n, and for E D sum_n (h_(n+2) / 2 + h_n) alpha_n.
-GaussTransform::Sums box_at(const double* h, const double* alpha, std::size_t p) {
-  GaussTransform::Sums s;
-  for (std::size_t n = 0; n < p; ++n) {
-    const double hd = 0.5 * h[n + 2] + h[n];
-    s.s0 += h[n] * alpha[n];
-    s.s1 += h[n] * alpha[p + n];
-    s.t += hd * alpha[n];
-    s.v += hd * alpha[p + n];
+// One box's series at a query (gauss_transform.h), h[k] = h_k(t - c): out[f] += the function's
+// sum_n sum_t c_t h_(n + k_t) alpha_n, alpha the box's a_n / n! (then those with y - y0).
+void box_at(const double* h, const double* alpha, std::size_t p, const std::vector<GaussTransform::Fn>& fns,
+            double* out) {
+  for (std::size_t f = 0; f < fns.size(); ++f) {
+    const double* al = alpha + (fns[f].y ? p : 0);
+    double s = 0;
+    for (std::size_t t = 0; t < fns[f].count; ++t) {
+      double st = 0;
+      for (std::size_t n = 0; n < p; ++n) st += h[n + fns[f].k[t]] * al[n];
+      s += fns[f].c[t] * st;
+    }
+    out[f] += s;
   }
-  return s;
 }
 
-// A box's power sums over keys [lo, hi): m[n] = sum b^n, m[P + n] = sum b^n (y - y0) for n < P,
-// b = (x - c) inv; eight keys at a time, each lane summed apart and the lanes added in order.
-NWREG_CLONES void box_powers(const double* x, const double* y, std::size_t lo, std::size_t hi, double c, double inv,
-                             double y0, std::size_t P, double* m) {
+// A box's power sums over keys [lo, hi): m[n] = sum w b^n, m[P + n] = sum w b^n (y - y0) for
+// n < P (w the weights, 1 if null), b = (x - c) inv; eight keys at a time, each lane summed apart and the lanes added in order.
+NWREG_CLONES void box_powers(const double* x, const double* y, const double* w, std::size_t lo, std::size_t hi, double c,
+                             double inv, double y0, std::size_t P, double* m) {
   using kernel::lanes;
   std::vector<double> acc(2 * P * lanes, 0.0);
   double* a0 = acc.data();
@@ -244,8 +271,8 @@ NWREG_CLONES void box_powers(const double* x, const double* y, std::size_t lo, s
     for (int l = 0; l < lanes; ++l) {
       const bool in = i + l < hi;
       b[l] = in ? (x[i + l] - c) * inv : 0.0;
-      pw[l] = in ? 1.0 : 0.0;
-      pd[l] = in ? y[i + l] - y0 : 0.0;
+      pw[l] = in ? (w ? w[i + l] : 1.0) : 0.0;
+      pd[l] = pw[l] * (in ? y[i + l] - y0 : 0.0);
     }
     for (std::size_t k = 0; k < P; ++k)
       for (int l = 0; l < lanes; ++l) {
@@ -266,33 +293,45 @@ NWREG_CLONES void box_powers(const double* x, const double* y, std::size_t lo, s
   }
 }
 
-// A cell's Taylor coefficients (gauss_transform.h) from one box at x = c' - c (in s): for
-// m < p, out[m * 4 + f] += (-1)^m / m! sum_n g_f(n + m) alpha_n with g = h for E and
-// (h_(k+2) + 2 h_k) / 2 for E D, alpha the box's a_n / n! (f = 0, 2) or with y (f = 1, 3).
-NWREG_CLONES void cell_from_box(const double* h, const double* alpha, std::size_t p, const double* sign_fact,
-                                double* out) {
-  for (std::size_t m = 0; m < p; ++m) {
-    double e0 = 0, e1 = 0, d0 = 0, d1 = 0;
+// A cell's Taylor coefficients (gauss_transform.h) from one box, h[k] = h_k(c' - c) for
+// k < 2 p + kmax: with S[j] = sum_n h_(n+j) alpha_n (and Sy with y), for r < p,
+// out[r * nf + f] += (-1)^r / r! sum_t c_t S[r + k_t].
+NWREG_CLONES void cell_from_box(const double* h, const double* alpha, std::size_t p, std::size_t kmax,
+                                const GaussTransform::Fn* fns, std::size_t nf, const double* sign_fact, double* out) {
+  double S[2 * (max_terms + GaussTransform::max_target_order)];
+  double* Sy = S + p + kmax;
+  for (std::size_t j = 0; j < p + kmax; ++j) {
+    double a = 0, b = 0;
     for (std::size_t n = 0; n < p; ++n) {
-      const double he = h[n + m], hd = 0.5 * h[n + m + 2] + h[n + m];
-      e0 = std::fma(he, alpha[n], e0);
-      e1 = std::fma(he, alpha[p + n], e1);
-      d0 = std::fma(hd, alpha[n], d0);
-      d1 = std::fma(hd, alpha[p + n], d1);
+      a = std::fma(h[n + j], alpha[n], a);
+      b = std::fma(h[n + j], alpha[p + n], b);
     }
-    out[m * 4 + 0] += sign_fact[m] * e0;
-    out[m * 4 + 1] += sign_fact[m] * e1;
-    out[m * 4 + 2] += sign_fact[m] * d0;
-    out[m * 4 + 3] += sign_fact[m] * d1;
+    S[j] = a;
+    Sy[j] = b;
   }
+  for (std::size_t r = 0; r < p; ++r)
+    for (std::size_t f = 0; f < nf; ++f) {
+      const double* src = fns[f].y ? Sy : S;
+      double v = 0;
+      for (std::size_t t = 0; t < fns[f].count; ++t) v += fns[f].c[t] * src[r + fns[f].k[t]];
+      out[r * nf + f] += sign_fact[r] * v;
+    }
 }
 
-// A cell's four series at u, by Horner's rule side by side.
-NWREG_CLONES GaussTransform::Sums cell_at(const double* c, std::size_t p, double u) {
-  double r[4] = {};
+// A cell's series at u, by Horner's rule side by side: out[f] for f < nf (NW's 4 and a local
+// line's 9 with their counts known to the compiler, so that the loop unrolls).
+template <std::size_t NF>
+NWREG_INLINE inline void horner(const double* c, std::size_t p, std::size_t nf, double u, double* out) {
+  const std::size_t count = NF ? NF : nf;
+  double r[2 * GaussTransform::max_target_order] = {};
   for (std::size_t m = p; m-- > 0;)
-    for (int f = 0; f < 4; ++f) r[f] = std::fma(r[f], u, c[m * 4 + f]);
-  return {r[0], r[1], r[2], r[3]};
+    for (std::size_t f = 0; f < count; ++f) r[f] = std::fma(r[f], u, c[m * count + f]);
+  std::copy(r, r + count, out);
+}
+NWREG_CLONES void cell_at(const double* c, std::size_t p, std::size_t nf, double u, double* out) {
+  if (nf == 4) horner<4>(c, p, nf, u, out);
+  else if (nf == 9) horner<9>(c, p, nf, u, out);
+  else horner<0>(c, p, nf, u, out);
 }
 
 }  // namespace
@@ -317,12 +356,20 @@ GaussBins::GaussBins(const double* x, const double* y, std::size_t n, double y0_
   centre.resize(count);
   for (std::size_t f = 0; f < count; ++f) centre[f] = x[first[f]] + (x[first[f + 1] - 1] - x[first[f]]) / 2;
   sums = per_box(first, 2 * terms, pool, [&](std::size_t lo, std::size_t hi, std::size_t f, double* out) {
-    box_powers(x, y, lo, hi, centre[f], 1 / width, y0, terms, out);
+    box_powers(x, y, nullptr, lo, hi, centre[f], 1 / width, y0, terms, out);
   });
 }
 
+std::vector<GaussTransform::Fn> GaussTransform::functions(std::size_t order0, std::size_t order1) {
+  if (order0 == 3 && order1 == 3) {  // NW's plain sums: E, E D, and both with y - y0
+    const std::vector<Fn> all = all_functions(3, 3);
+    return {all[0], all[2], all[3], all[5]};
+  }
+  return all_functions(order0, order1);
+}
+
 std::size_t GaussTransform::target_terms(std::size_t n, double tolerance) {
-  return nwreg::target_terms(tolerance / (2 * e_const * static_cast<double>(n)));
+  return nwreg::target_terms(tolerance / (2 * e_const * static_cast<double>(n)), functions(3, 3));
 }
 
 GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
@@ -345,9 +392,22 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   double R = std::sqrt(std::log(1 / bound));
   while (power > 0 && -R * R + static_cast<double>(power) * std::log(std::sqrt(2.0) * R) > std::log(bound)) R += 0.05;
   reach_ = (R + 0.5) * width_;
-  const bool plain = shape.targets && !shape.weights && power == 0 && order0_ == 3 && order1_ == 3;
-  if (plain) pc_ = nwreg::target_terms(bound);
-  if (pc_ > 0 && shape.bins && shape.bins->terms >= pc_ && merge_bins(*shape.bins, n, queries)) {
+  // Target-side series where the keys span 8 widths or more: each power z^m E comes from
+  // Hermite functions, whose terms cancel where every key lies within a small |t - s| of the
+  // query (h wide against the keys' spread: there the boxes' series about the keys' middle keep
+  // their digits).
+  if (shape.targets && order0_ <= max_target_order && order1_ <= max_target_order && x[n - 1] - x[0] >= 8 * width_) {
+    fns_ = functions(order0_, order1_);
+    for (auto& row : fn_) std::fill(std::begin(row), std::end(row), fns_.size());
+    for (std::size_t f = 0; f < fns_.size(); ++f) {
+      const std::size_t m = fns_[f].k[0];  // its first term's index is its power
+      fn_[fns_[f].y][m] = f;
+      kmax_ = std::max(kmax_, m);
+    }
+    pc_ = nwreg::target_terms(bound, fns_);
+  }
+  // The bins hold NW's power sums (no weights).
+  if (pc_ > 0 && shape.bins && !shape.weights && shape.bins->terms >= pc_ && merge_bins(*shape.bins, n, queries)) {
     total_ = static_cast<double>(n);
     const std::size_t boxes = centre_.size();
     if (queries >= 1024 * boxes && n >= 1024 * boxes) build_cells(R, pool);
@@ -385,7 +445,7 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   if (pc_ > 0 && queries >= 1024 * boxes && n >= 1024 * boxes) {
     const std::size_t p = pc_;
     const std::vector<double> a = per_box(start, 2 * p, pool, [&](std::size_t lo, std::size_t hi, std::size_t B, double* out) {
-      box_powers(x, y, lo, hi, centre_[B], inv_, y0_, p, out);
+      box_powers(x, y, shape.weights, lo, hi, centre_[B], inv_, y0_, p, out);
     });
     alpha_.resize(boxes * 2 * p);
     for (std::size_t i = 0; i < alpha_.size(); ++i) alpha_[i] = a[i] * tables().inv_fact[i % p];
@@ -422,7 +482,7 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
 }
 
 bool GaussTransform::merge_bins(const GaussBins& bins, std::size_t n, std::size_t queries) {
-  if (bins.first.empty() || !(width_ > bins.width)) return false;
+  if (bins.first.empty() || bins.first.back() != n || bins.y0 != y0_ || !(width_ > bins.width)) return false;
   // Boxes: runs of bins whose keys lie within one width of the run's first key. A box of the
   // bins' keys spans less than a width, as the keys' boxes do.
   const std::size_t count = bins.centre.size();
@@ -435,10 +495,11 @@ bool GaussTransform::merge_bins(const GaussBins& bins, std::size_t n, std::size_
   }
   const std::size_t boxes = start.size();
   // The series pay over boxes of many keys; merging costs about p^2 a bin, summing key by key
-  // about 16 boxes' keys a query.
-  const double p = static_cast<double>(pc_);
+  // about 16 boxes' keys a query (every key where there are fewer boxes).
+  const double p = static_cast<double>(pc_), reached = std::min<double>(16, static_cast<double>(boxes));
   if (static_cast<double>(n) < min_keys_per_box * static_cast<double>(boxes) ||
-      16 * static_cast<double>(queries) * static_cast<double>(n) < static_cast<double>(boxes) * static_cast<double>(count) * p * p)
+      reached * static_cast<double>(queries) * static_cast<double>(n) <
+          static_cast<double>(boxes) * static_cast<double>(count) * p * p)
     return false;
   start.push_back(count);
   centre_.resize(boxes);
@@ -473,11 +534,11 @@ bool GaussTransform::merge_bins(const GaussBins& bins, std::size_t n, std::size_
 }
 
 void GaussTransform::build_cells(double R, ThreadPool* pool) {
-  const std::size_t boxes = centre_.size(), p = pc_, K = 2 * p + 1;
+  const std::size_t boxes = centre_.size(), p = pc_, K = 2 * p + kmax_, nf = fns_.size();
   const double* sign_fact = tables().sign_fact;
   // A cell's queries lie within 1/2 of the box centre: boxes farther than R + 1 hold keys beyond
   // R of each, left out as in at().
-  cells_.assign(boxes * cells_per_box * p * 4, 0.0);
+  cells_.assign(boxes * cells_per_box * p * nf, 0.0);
   const double cell_reach = (R + 1) * width_;
   parallel_for(pool, boxes, 1, [&](std::size_t lo, std::size_t hi) {
     std::vector<double> h(K);
@@ -490,34 +551,35 @@ void GaussTransform::build_cells(double R, ThreadPool* pool) {
         const double d = (static_cast<double>(j) - 1.5) * 0.25;
         for (auto B = static_cast<std::size_t>(first - centre_.begin()); B < static_cast<std::size_t>(last - centre_.begin()); ++B) {
           hermite_functions((centre_[T] - centre_[B]) * inv_ + d, K, h.data());
-          cell_from_box(h.data(), &alpha_[B * 2 * p], p, sign_fact, &cells_[(T * cells_per_box + j) * p * 4]);
+          cell_from_box(h.data(), &alpha_[B * 2 * p], p, kmax_, fns_.data(), nf, sign_fact,
+                        &cells_[(T * cells_per_box + j) * p * nf]);
         }
       }
     }
   });
 }
 
-GaussTransform::Sums GaussTransform::classic_at(double q) const {
+void GaussTransform::classic_at(double q, double* out) const {
+  const std::size_t p = pc_, nf = fns_.size();
+  std::fill(out, out + nf, 0.0);
   // The box whose centre lies nearest q; within its span (|a| <= 1/2), the cell's series.
   auto it = std::upper_bound(centre_.begin(), centre_.end(), q);
   std::size_t B = static_cast<std::size_t>(it - centre_.begin());
   if (B == centre_.size() || (B > 0 && q - centre_[B - 1] <= centre_[B] - q)) --B;
   const double a = (q - centre_[B]) * inv_;
-  const std::size_t p = pc_;
   if (!cells_.empty() && std::abs(a) <= 0.5) {
     const std::size_t j = std::min<std::size_t>(cells_per_box - 1, static_cast<std::size_t>((a + 0.5) * 4));
-    return cell_at(&cells_[(B * cells_per_box + j) * p * 4], p, a - (static_cast<double>(j) - 1.5) * 0.25);
+    cell_at(&cells_[(B * cells_per_box + j) * p * nf], p, nf, a - (static_cast<double>(j) - 1.5) * 0.25, out);
+    return;
   }
   // Each box's series at q (no cells, or q outside every box's span: a gap, beyond the keys).
   std::size_t lo, hi;
   reach(q, lo, hi);
-  double h[max_terms + 2];
-  Sums s;
+  double h[max_terms + max_target_order];
   for (std::size_t b = lo; b < hi; ++b) {
-    hermite_functions((q - centre_[b]) * inv_, p + 2, h);
-    s = add(s, box_at(h, &alpha_[b * 2 * p], p));
+    hermite_functions((q - centre_[b]) * inv_, p + kmax_, h);
+    box_at(h, &alpha_[b * 2 * p], p, fns_, out);
   }
-  return s;
 }
 
 void GaussTransform::reach(double q, std::size_t& lo, std::size_t& hi) const {
@@ -526,7 +588,11 @@ void GaussTransform::reach(double q, std::size_t& lo, std::size_t& hi) const {
 }
 
 GaussTransform::Sums GaussTransform::at(double q, bool gradient) const {
-  if (classic_) return classic_at(q);
+  if (classic_) {
+    double F[2 * max_target_order];
+    classic_at(q, F);
+    return {F[fn_[0][0]], F[fn_[1][0]], F[fn_[0][2]], F[fn_[1][2]]};
+  }
   std::size_t lo, hi;
   reach(q, lo, hi);
   return box_sums(centre_.data(), coef_.data(), p_, order0_ + order1_, order0_, terms_.data(), terms_.size(), lo, hi, q,
@@ -534,6 +600,13 @@ GaussTransform::Sums GaussTransform::at(double q, bool gradient) const {
 }
 
 void GaussTransform::moments(double q, double* M, double* My, std::size_t n0, std::size_t n1) const {
+  if (classic_) {
+    double F[2 * max_target_order];
+    classic_at(q, F);
+    for (std::size_t m = 0; m < std::min(n0, order0_); ++m) M[m] = F[fn_[0][m]];
+    for (std::size_t m = 0; m < std::min(n1, order1_); ++m) My[m] = F[fn_[1][m]];
+    return;
+  }
   std::size_t lo, hi;
   reach(q, lo, hi);
   box_moments_at(centre_.data(), coef_.data(), p_, order0_, order1_, terms_.data(), terms_.size(), std::min(n0, order0_),

@@ -59,6 +59,16 @@ struct GaussBins {
 
 class GaussTransform {
  public:
+  /// The largest order0 and order1 the target-side series serve (a local quadratic's gradient
+  /// needs 7).
+  static constexpr std::size_t max_target_order = 8;
+  /// A sum of the target-side series: sum_t c[t] h_(k[t]) over the keys' weights (y false) or
+  /// weights times y - y0 (y true), h_k the Hermite functions (above).
+  struct Fn {
+    bool y = false;
+    std::size_t count = 0, k[max_target_order / 2 + 1] = {};
+    double c[max_target_order / 2 + 1] = {};
+  };
   /// Sums E, E (y - y0), E D and E (y - y0) D over every key (D = (x - q)^2 / h^2).
   struct Sums {
     double s0 = 0, s1 = 0, t = 0, v = 0;
@@ -82,11 +92,11 @@ class GaussTransform {
     /// Every sum moments() gives within the bound (truncation and reach widened for the largest
     /// power of z kept); false: the plain bound of E's sums (at(), as NW's fused path has it).
     bool powers = false;
-    /// Queries many times the boxes (a pass over every key): at() answers from Taylor series
-    /// about cells of a quarter box (below), a query's cost one cell's terms instead of every
-    /// reached box's, and moments() is not kept. Only for the plain sums (no weights, orders
-    /// 3, no powers), and for values that do not span many orders: each key's term rounds
-    /// within about eps exp(-a^2 + 2|a|) of its |value| against exp(-a^2 + |a|) from the boxes.
+    /// Queries many times the boxes (a pass over every key): at() and moments() answer from
+    /// Taylor series about cells of a quarter box (below), a query's cost one cell's terms
+    /// instead of every reached box's. For orders up to max_target_order, and for values that
+    /// do not span many orders: each key's term rounds within about eps exp(-a^2 + 2|a|) of
+    /// its |value| against exp(-a^2 + |a|) from the boxes.
     bool targets = false;
     /// With targets: the keys' bins (made with the same y0 over the same keys), merged into the
     /// boxes where they are narrower, instead of every key's powers summed.
@@ -102,12 +112,13 @@ class GaussTransform {
   /// The power sums a transform of `n` keys keeps for the target-side series at `tolerance`
   /// (0 where no number of terms up to 64 holds the bound): what GaussBins must keep.
   static std::size_t target_terms(std::size_t n, double tolerance);
+  /// The target-side transform's sums (Fn) for order0 and order1 moments.
+  static std::vector<Fn> functions(std::size_t order0, std::size_t order1);
   double y0() const { return y0_; }
   /// The sums at q (the gradient's t and v only if asked).
   Sums at(double q, bool gradient) const;
   /// M[m] = sum w E z^m (m < n0 <= order0) and My[m] = sum w E z^m (y - y0) (m < n1 <= order1)
-  /// at q, z = (x - q) / h, w the keys' weights: a local polynomial's moments. Not kept with
-  /// Shape::targets.
+  /// at q, z = (x - q) / h, w the keys' weights: a local polynomial's moments.
   void moments(double q, double* M, double* My, std::size_t n0, std::size_t n1) const;
   /// The sum of the keys' weights (each sum errs by at most weight_error() times this, times
   /// max |y - y0| for the sums with y).
@@ -138,13 +149,18 @@ class GaussTransform {
   // the same with y - y0) (classic_), and where queries are many a box, per quarter cell pc_ x 4
   // Taylor coefficients (E, E (y - y0), E D, E D (y - y0), side by side):
   // cells_[((box * 4 + cell) * pc_ + m) * 4 + f].
+  // fns_: the sums kept (M_m and My_m, m < order0 and order1; NW's plain at() only M_0, M_2,
+  // My_0, My_2), fn_[0][m] and fn_[1][m] where each is in fns_ (fns_.size() where not kept),
+  // kmax_ their largest Hermite index.
   bool classic_ = false, binned_ = false;
-  std::size_t pc_ = 0;
-  std::vector<double> alpha_, cells_, scale_;  // scale_[k] = sqrt(2^k k!)
+  std::size_t pc_ = 0, kmax_ = 0;
+  std::vector<Fn> fns_;
+  std::size_t fn_[2][max_target_order] = {};
+  std::vector<double> alpha_, cells_;
   // The boxes (centres) and alpha_ from the bins; false where they do not apply.
   bool merge_bins(const GaussBins& bins, std::size_t n, std::size_t queries);
   void build_cells(double R, ThreadPool* pool);
-  Sums classic_at(double q) const;  // every sum, the gradient's too
+  void classic_at(double q, double* out) const;  // every function of fns_ at q
 };
 
 }  // namespace nwreg
