@@ -172,6 +172,35 @@ TEST_CASE("fast Gauss transform: a local polynomial's moments from the target-si
   }
 }
 
+TEST_CASE("fast Gauss transform: keys spanning fewer than 8 boxes take the target-side series for E alone") {
+  // h = 1: the keys span 3.5 boxes. The gradient's E z^2 would come from Hermite functions
+  // whose terms cancel near the query: the boxes' series serve it; E's sums alone take the cells.
+  const std::size_t n = 200000;
+  const Keys k = keys(n, 1.7e9, 12);
+  for (const bool gradient : {false, true}) {
+    CAPTURE(gradient);
+    GaussTransform::Shape shape;
+    shape.targets = true;
+    shape.gradient = gradient;
+    const GaussTransform fgt(k.x.data(), k.y.data(), n, 1.0, 1e-16, 100, 1000000, nullptr, shape);
+    REQUIRE(fgt.usable());
+    CHECK(fgt.targets() == !gradient);
+    for (int j = 0; j < 6; ++j) {
+      const double q = k.x[j * (n / 6) + 3];
+      long double s0 = 0, s1 = 0, abs1 = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const long double d = static_cast<long double>(k.x[i]) - q, e = std::exp(-d * d / 2);
+        s0 += e;
+        s1 += e * (k.y[i] - 100);
+        abs1 += e * std::fabs(k.y[i] - 100);
+      }
+      const GaussTransform::Sums s = fgt.at(q, gradient);
+      CHECK(std::abs(s.s0 - static_cast<double>(s0)) <= 1e-13 * static_cast<double>(s0));
+      CHECK(std::abs(s.s1 - static_cast<double>(s1)) <= 1e-13 * static_cast<double>(abs1 + s0));
+    }
+  }
+}
+
 TEST_CASE("fast Gauss transform: not used where boxes hold few keys, queries are few or the tolerance is 0") {
   const Keys k = keys(20000, 0, 4);
   CHECK_FALSE(GaussTransform(k.x.data(), k.y.data(), k.x.size(), 1e-3, 1e-16, 0, 1000000, nullptr).usable());

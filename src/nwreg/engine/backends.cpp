@@ -31,7 +31,7 @@ Plan Backends::plan(const Needs& needs) const {
     plan.fused = &*fused_;
     // (Without the transform every window is summed key by key.)
     const bool transform = e_.options_.shortcuts.allow(Shortcut::gauss_transform);
-    plan.fused_pass = fused_->pass(transform ? needs.rows : 0, needs.squares || needs.values, needs.values);
+    plan.fused_pass = fused_->pass(transform ? needs.rows : 0, needs.squares || needs.values, needs.values, needs.gradient);
     return plan;
   }
   if (!lines_apply() || (needs.slopes && !e_.estimator_.local())) return plan;

@@ -68,9 +68,10 @@ Row FusedLine::summed(double q, std::size_t exclude, bool gradient) const {
 // sums are binned once (16,384 bins at most, 64 keys a bin at least), at the first pass of 1000
 // rows or more (a stream's single rows never pay for them): a transform then merges them
 // (O(bins p^2)) instead of summing every key's powers at each bandwidth (O(n p)).
-GaussTransform::Shape FusedLine::targets(std::size_t rows) const {
+GaussTransform::Shape FusedLine::targets(std::size_t rows, bool gradient) const {
   GaussTransform::Shape shape;
   shape.targets = true;
+  shape.gradient = gradient;
   if (rows < 1000) return shape;
   std::call_once(bins_once_, [&] {
     const std::size_t terms = GaussTransform::target_terms(keys_.n, tolerance_);
@@ -82,13 +83,13 @@ GaussTransform::Shape FusedLine::targets(std::size_t rows) const {
   return shape;
 }
 
-std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows) const {
+std::unique_ptr<GaussTransform> FusedLine::transform(std::size_t rows, bool gradient) const {
   // Worth building (O(n p)) for many rows over many keys, on the fused path without
   // left-out blocks; rows whose nearest key lies beyond sqrt(2) h sum their windows instead (row).
   if (!keys_.bounded || index_.leave_out() > 0 || !(tolerance_ > 0) || keys_.n < 8192)
     return nullptr;
   auto t = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_, tolerance_, keys_.y_mid, rows,
-                                            pool_, targets(rows));
+                                            pool_, targets(rows, gradient));
   return t->usable() ? std::move(t) : nullptr;
 }
 
@@ -113,11 +114,11 @@ Row FusedLine::transformed(const GaussTransform& fgt, double q, std::size_t excl
   return row;
 }
 
-FusedLine::Pass FusedLine::pass(std::size_t rows, bool detail, const std::vector<double>* v) const {
+FusedLine::Pass FusedLine::pass(std::size_t rows, bool detail, const std::vector<double>* v, bool gradient) const {
   Pass p;
-  if (rows == 0 || !(p.fgt = transform(rows)) || !detail) return p;
+  if (rows == 0 || !(p.fgt = transform(rows, gradient)) || !detail) return p;
   p.fgt2 = std::make_unique<GaussTransform>(keys_.xs.data(), keys_.ys.data(), keys_.n, h_ / std::sqrt(2.0), tolerance_,
-                                            keys_.y_mid, rows, pool_, targets(rows));
+                                            keys_.y_mid, rows, pool_, targets(rows, false));
   // v >= 0 (squared residuals) is summed as it is: measured from an offset, a local mean
   // many orders below the largest v would cancel. Other v: summed key by key.
   if (v) {

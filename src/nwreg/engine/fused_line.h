@@ -37,9 +37,10 @@ class FusedLine {
     std::unique_ptr<GaussTransform> fgt, fgt2, fgtv;
     double vsum = 0;  // the sum of the values fgtv smooths
   };
-  /// The transforms for a pass over `rows` rows (none for 0); with `detail`, the squared weights' and the
-  /// smooth of v (per key) beside (the weights' dropped where the squares' is unusable).
-  Pass pass(std::size_t rows, bool detail, const std::vector<double>* v) const;
+  /// The transforms for a pass over `rows` rows (none for 0), its rows' gradients if asked; with
+  /// `detail`, the squared weights' and the smooth of v (per key) beside (the weights' dropped
+  /// where the squares' is unusable).
+  Pass pass(std::size_t rows, bool detail, const std::vector<double>* v, bool gradient) const;
 
   /// The row of query q, less key `exclude` and its left-out block, reduced: the prediction (in
   /// units of y_scale), with its derivative in log h if `gradient`, and s0, t; through the pass's
@@ -63,10 +64,10 @@ class FusedLine {
   // The row summed over its window, and the same row through a transform where its bound holds.
   Row summed(double q, std::size_t exclude, bool gradient) const;
   Row transformed(const GaussTransform& fgt, double q, std::size_t exclude, bool gradient) const;
-  std::unique_ptr<GaussTransform> transform(std::size_t rows) const;  // for a pass over `rows` rows, where it pays
+  std::unique_ptr<GaussTransform> transform(std::size_t rows, bool gradient) const;  // for a pass over `rows` rows, where it pays
   // The transforms' shape for a pass over `rows` rows: target-side series, over the keys' bins
   // (made at the first pass large enough to pay for them: they serve every bandwidth).
-  GaussTransform::Shape targets(std::size_t rows) const;
+  GaussTransform::Shape targets(std::size_t rows, bool gradient) const;
 
   const KeySet& keys_;
   const KeyIndex& index_;

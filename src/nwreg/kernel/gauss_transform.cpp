@@ -395,8 +395,9 @@ GaussTransform::GaussTransform(const double* x, const double* y, std::size_t n, 
   // Target-side series where the keys span 8 widths or more: each power z^m E comes from
   // Hermite functions, whose terms cancel where every key lies within a small |t - s| of the
   // query (h wide against the keys' spread: there the boxes' series about the keys' middle keep
-  // their digits).
-  if (shape.targets && order0_ <= max_target_order && order1_ <= max_target_order && x[n - 1] - x[0] >= 8 * width_) {
+  // their digits). E alone (NW without its gradient) has no such terms.
+  const bool spread = x[n - 1] - x[0] >= 8 * width_ || (!shape.gradient && order0_ == 3 && order1_ == 3 && power == 0);
+  if (shape.targets && order0_ <= max_target_order && order1_ <= max_target_order && spread) {
     fns_ = functions(order0_, order1_);
     for (auto& row : fn_) std::fill(std::begin(row), std::end(row), fns_.size());
     for (std::size_t f = 0; f < fns_.size(); ++f) {

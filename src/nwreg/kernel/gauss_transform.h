@@ -101,6 +101,10 @@ class GaussTransform {
     /// With targets: the keys' bins (made with the same y0 over the same keys), merged into the
     /// boxes where they are narrower, instead of every key's powers summed.
     const GaussBins* bins = nullptr;
+    /// With targets and NW's plain sums: whether at()'s gradient sums t and v are wanted. The
+    /// target-side series serve powers of z only where the keys span 8 boxes or more (below);
+    /// without them, E's series (no power of z) serve at any spread.
+    bool gradient = true;
   };
   GaussTransform(const double* x, const double* y, std::size_t n, double h, double tolerance, double y0,
                  std::size_t queries, ThreadPool* pool, const Shape& shape);
