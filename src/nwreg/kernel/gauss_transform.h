@@ -161,6 +161,11 @@ class GaussTransform {
   std::vector<Fn> fns_;
   std::size_t fn_[2][max_target_order] = {};
   std::vector<double> alpha_, cells_;
+  // The boxes' series (coef_, terms_, p_) over the keys' boxes from `start`.
+  void build_boxes(const double* x, const double* y, const double* weights, const std::vector<std::size_t>& start,
+                   double R, std::size_t power, double bound, ThreadPool* pool);
+  // The target-side series' sums (fns_, fn_, kmax_) and terms (pc_, 0 where none holds `bound`).
+  void plan_targets(double bound);
   // The boxes (centres) and alpha_ from the bins; false where they do not apply.
   bool merge_bins(const GaussBins& bins, std::size_t n, std::size_t queries);
   void build_cells(double R, ThreadPool* pool);
