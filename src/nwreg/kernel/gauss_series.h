@@ -16,7 +16,8 @@ namespace nwreg::gauss {
 inline constexpr std::size_t max_terms = 64;
 inline constexpr double e_const = 2.718281828459045;
 
-// Factorials and the Hermite functions' recurrence, for k < 2 max_terms + 2.
+// Factorials and the Hermite functions' recurrence, for k < 2 max_terms + max_target_order + 2
+// (the target-side series' cells use h_k up to k = 2 p + max_target_order - 2).
 struct Tables {
   static constexpr std::size_t size = 2 * max_terms + GaussTransform::max_target_order + 2;
   double inv_fact[size], sign_fact[size];  // 1 / k!, (-1)^k / k!

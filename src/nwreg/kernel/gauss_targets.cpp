@@ -42,7 +42,6 @@ std::vector<GaussTransform::Fn> all_functions(std::size_t order0, std::size_t or
   return out;
 }
 
-
 // h[k] = H_k(x) exp(-x^2) for k < count, by the recurrence of the normalised functions
 // H_k exp(-x^2) / sqrt(2^k k!) (each within 1.0865 exp(-x^2 / 2): no overflow at any k),
 // times sqrt(2^k k!).
@@ -57,31 +56,11 @@ void hermite_functions(double x, std::size_t count, double* h) {
   }
 }
 
-// One box's series at a query (gauss_transform.h), h[k] = h_k(t - c): out[f] += the function's
-// sum_n sum_t c_t h_(n + k_t) alpha_n, alpha the box's a_n / n! (then those with y - y0).
-void box_at(const double* h, const double* alpha, std::size_t p, const std::vector<GaussTransform::Fn>& fns,
-            double* out) {
-  for (std::size_t f = 0; f < fns.size(); ++f) {
-    const double* al = alpha + (fns[f].y ? p : 0);
-    double s = 0;
-    for (std::size_t t = 0; t < fns[f].count; ++t) {
-      double st = 0;
-      for (std::size_t n = 0; n < p; ++n) st += h[n + fns[f].k[t]] * al[n];
-      s += fns[f].c[t] * st;
-    }
-    out[f] += s;
-  }
-}
-
-
-// A cell's Taylor coefficients (gauss_transform.h) from one box, h[k] = h_k(c' - c) for
-// k < 2 p + kmax: with S[j] = sum_n h_(n+j) alpha_n (and Sy with y), for r < p,
-// out[r * nf + f] += (-1)^r / r! sum_t c_t S[r + k_t].
-NWREG_CLONES void cell_from_box(const double* h, const double* alpha, std::size_t p, std::size_t kmax,
-                                const GaussTransform::Fn* fns, std::size_t nf, const double* sign_fact, double* out) {
-  double S[2 * (max_terms + GaussTransform::max_target_order)];
-  double* Sy = S + p + kmax;
-  for (std::size_t j = 0; j < p + kmax; ++j) {
+// S[j] = sum_n h[n + j] alpha_n and Sy[j] the same with the box's y - y0 sums (alpha + p), for
+// j < count: the sums every function of a box's series is made of (gauss_transform.h).
+NWREG_INLINE inline void hermite_sums(const double* h, const double* alpha, std::size_t p, std::size_t count, double* S,
+                                      double* Sy) {
+  for (std::size_t j = 0; j < count; ++j) {
     double a = 0, b = 0;
     for (std::size_t n = 0; n < p; ++n) {
       a = std::fma(h[n + j], alpha[n], a);
@@ -90,13 +69,33 @@ NWREG_CLONES void cell_from_box(const double* h, const double* alpha, std::size_
     S[j] = a;
     Sy[j] = b;
   }
+}
+
+// Function f's combination sum_t c_t S[r + k_t] (Sy for a function with y).
+NWREG_INLINE inline double combined(const GaussTransform::Fn& f, const double* S, const double* Sy, std::size_t r) {
+  const double* src = f.y ? Sy : S;
+  double v = 0;
+  for (std::size_t t = 0; t < f.count; ++t) v += f.c[t] * src[r + f.k[t]];
+  return v;
+}
+
+// One box's series at a query, h[k] = h_k(t - c) for k < p + kmax: out[f] += each function's
+// sum_t c_t sum_n h_(n + k_t) alpha_n, alpha the box's a_n / n! (then those with y - y0).
+void box_at(const double* h, const double* alpha, std::size_t p, std::size_t kmax, const std::vector<GaussTransform::Fn>& fns,
+            double* out) {
+  double S[GaussTransform::max_target_order], Sy[GaussTransform::max_target_order];
+  hermite_sums(h, alpha, p, kmax + 1, S, Sy);
+  for (std::size_t f = 0; f < fns.size(); ++f) out[f] += combined(fns[f], S, Sy, 0);
+}
+
+// A cell's Taylor coefficients (gauss_transform.h) from one box, h[k] = h_k(c' - c) for
+// k < 2 p + kmax: for r < p, out[r * nf + f] += (-1)^r / r! sum_t c_t S[r + k_t].
+NWREG_CLONES void cell_from_box(const double* h, const double* alpha, std::size_t p, std::size_t kmax,
+                                const GaussTransform::Fn* fns, std::size_t nf, const double* sign_fact, double* out) {
+  double S[max_terms + GaussTransform::max_target_order], Sy[max_terms + GaussTransform::max_target_order];
+  hermite_sums(h, alpha, p, p + kmax, S, Sy);
   for (std::size_t r = 0; r < p; ++r)
-    for (std::size_t f = 0; f < nf; ++f) {
-      const double* src = fns[f].y ? Sy : S;
-      double v = 0;
-      for (std::size_t t = 0; t < fns[f].count; ++t) v += fns[f].c[t] * src[r + fns[f].k[t]];
-      out[r * nf + f] += sign_fact[r] * v;
-    }
+    for (std::size_t f = 0; f < nf; ++f) out[r * nf + f] += sign_fact[r] * combined(fns[f], S, Sy, r);
 }
 
 // A cell's series at u, by Horner's rule side by side: out[f] for f < nf (NW's 4 and a local
@@ -114,7 +113,6 @@ NWREG_CLONES void cell_at(const double* c, std::size_t p, std::size_t nf, double
   else if (nf == 9) horner<9>(c, p, nf, u, out);
   else horner<0>(c, p, nf, u, out);
 }
-
 
 }  // namespace
 
@@ -144,9 +142,6 @@ std::size_t target_terms(double bound, const std::vector<GaussTransform::Fn>& fn
 
 }  // namespace gauss
 
-using gauss::e_const;
-using gauss::max_terms;
-using gauss::tables;
 using namespace gauss;
 
 GaussBins::GaussBins(const double* x, const double* y, std::size_t n, double y0_, std::size_t bins, std::size_t terms_,
@@ -182,7 +177,7 @@ std::vector<GaussTransform::Fn> GaussTransform::functions(std::size_t order0, st
 }
 
 std::size_t GaussTransform::target_terms(std::size_t n, double tolerance) {
-  return nwreg::target_terms(tolerance / (2 * e_const * static_cast<double>(n)), functions(3, 3));
+  return gauss::target_terms(tolerance / (2 * e_const * static_cast<double>(n)), functions(3, 3));
 }
 
 void GaussTransform::plan_targets(double bound) {
@@ -293,7 +288,7 @@ void GaussTransform::classic_at(double q, double* out) const {
   double h[max_terms + max_target_order];
   for (std::size_t b = lo; b < hi; ++b) {
     hermite_functions((q - centre_[b]) * inv_, p + kmax_, h);
-    box_at(h, &alpha_[b * 2 * p], p, fns_, out);
+    box_at(h, &alpha_[b * 2 * p], p, kmax_, fns_, out);
   }
 }
 

@@ -27,12 +27,14 @@
 ///   sum_i v_i exp(-(t - s_i)^2) = sum_m u^m (-1)^m / m! sum_n h_(n+m)(c' - c) a_n / n!,
 ///
 /// so each cell keeps p coefficients, summed once over the boxes in reach, and a query in the
-/// cell sums p terms. E D = 2 (t - s)^2 E = (h_2 + 2 h_0)(t - s) / 2 expands the same way, two
-/// indices up. Cramer's inequality |h_k(x)| <= 1.0865 sqrt(2^k k!) exp(-x^2 / 2) bounds the
-/// terms with n + m = k, over |b| <= 1/2 and |u| <= 1/8 (cells of a quarter box), by
-/// 1.0865 (5/8)^k sqrt(2^k k!) / k! (sqrt((k + 1)(k + 2)) + 1) a key: p (about 40) is chosen
-/// so that the terms left out (n >= p or m >= p, so k >= p) stay below the same per-key bound.
-/// A query outside every box's span sums the boxes' series at it (m = 0, the same bound).
+/// cell sums p terms. A power z^m E expands the same way, some indices up: with tau = t - s,
+/// E z^m = (-sqrt 2)^m sum_j m! / (2^m j! (m - 2j)!) h_(m-2j)(tau) (Fn; NW's gradient weight
+/// E D = E z^2 = (h_2 + 2 h_0) / 2). Cramer's inequality |h_k(x)| <= 1.0865 sqrt(2^k k!)
+/// exp(-x^2 / 2) bounds the terms with n + m = k, over |b| <= 1/2 and |u| <= 1/8 (cells of a
+/// quarter box), by 1.0865 (5/8)^k sqrt(2^k k!) / k! a key, times sqrt(2^j (k + j)! / k!) j
+/// indices up: p (about 40) is chosen so that the terms left out (n >= p or m >= p, so
+/// k >= p) stay below the same per-key bound in every sum kept. A query outside every box's
+/// span sums the boxes' series at it (m = 0, the same bound).
 
 #include <cstddef>
 #include <vector>
@@ -150,9 +152,9 @@ class GaussTransform {
   // coef_[(box * p + k) * stride + j], stride = order0 + order1.
   std::vector<double> coef_;
   // Target-side series (Shape::targets): per box its 2 pc_ power sums over n! (a_n / n!, then
-  // the same with y - y0) (classic_), and where queries are many a box, per quarter cell pc_ x 4
-  // Taylor coefficients (E, E (y - y0), E D, E D (y - y0), side by side):
-  // cells_[((box * 4 + cell) * pc_ + m) * 4 + f].
+  // the same with y - y0) (classic_), and where queries are many a box, per quarter cell pc_
+  // Taylor coefficients of each sum of fns_, side by side:
+  // cells_[((box * 4 + cell) * pc_ + m) * fns_.size() + f].
   // fns_: the sums kept (M_m and My_m, m < order0 and order1; NW's plain at() only M_0, M_2,
   // My_0, My_2), fn_[0][m] and fn_[1][m] where each is in fns_ (fns_.size() where not kept),
   // kmax_ their largest Hermite index.
