@@ -52,6 +52,33 @@ Exact exact(const Keys& k, double q, double h, double y0) {
   return x;
 }
 
+// The keys as a one-column data set.
+Dataset dataset_of(const Keys& k) {
+  Dataset d;
+  d.n = k.x.size();
+  d.d = 1;
+  d.x = k.x;
+  d.y = k.y;
+  d.x_names = {"x"};
+  return d;
+}
+
+// The engine's options at the default tolerance with its windows summed key by key, within
+// the same bound (no fast Gauss transform).
+EngineOptions keywise_options(ThreadPool* pool) {
+  EngineOptions o(1e-16, pool);
+  o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
+  return o;
+}
+
+// `fast`'s leave-one-out error and gradient as the reference's, for a tenth of its pairs.
+void check_loo(const Attention& fast, const Attention& reference) {
+  const LooResult a = fast.loo(true), b = reference.loo(true);
+  CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
+  CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-10));
+  CHECK(fast.counters().pairs * 10 < reference.counters().pairs);
+}
+
 }  // namespace
 
 TEST_CASE("fast Gauss transform: the sums over every key to the tolerance, at any offset") {
@@ -207,30 +234,17 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
   for (double offset : {0.0, 1.7e9}) {
     CAPTURE(offset);
     const Keys k = keys(12000, offset, 5);
-    Dataset d;
-    d.n = k.x.size();
-    d.d = 1;
-    d.x = k.x;
-    d.y = k.y;
+    Dataset d = dataset_of(k);
     std::shuffle(d.x.begin(), d.x.end(), std::mt19937_64(9));  // input order is not x order
     for (std::size_t i = 0; i < d.n; ++i) d.y[i] = std::sin(d.x[i] - offset) + 0.1 * std::cos(37.0 * i) + 100;
-    d.x_names = {"x"};
     ThreadPool pool(2);
     for (double h : {0.05, 0.2}) {
       CAPTURE(h);
       const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
       const Attention every(d, {h}, EngineOptions(0.0, &pool));
-      EngineOptions o(1e-16, &pool);
-      o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
-      const Attention keywise(d, {h}, o);
-      const LooResult a = fast.loo(true), b = every.loo(true);
-      CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
-      CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-10));
-      CHECK(fast.counters().pairs * 10 < every.counters().pairs);
-      const LooResult kw = keywise.loo(true);  // the windows key by key, within the same bound
-      CHECK(a.mse == doctest::Approx(kw.mse).epsilon(1e-13));
-      CHECK(a.gradient[0] == doctest::Approx(kw.gradient[0]).epsilon(1e-10));
-      CHECK(fast.counters().pairs * 10 < keywise.counters().pairs);
+      const Attention keywise(d, {h}, keywise_options(&pool));
+      check_loo(fast, every);
+      check_loo(fast, keywise);  // the windows key by key, within the same bound
       // A sample of rows as the learner asks for them.
       const std::vector<std::size_t> rows = fast.spread_rows(2000);
       const LooResult c = fast.loo(true, &rows), e = every.loo(true, &rows);
@@ -271,12 +285,7 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
   // box's series (148 keys a box), at h = 0.05 the cells' (1850 keys a box). Local linear's
   // moments come from cells too (keys' own power sums, no bins).
   const Keys k = keys(std::size_t{1} << 17, 0, 10);
-  Dataset d;
-  d.n = k.x.size();
-  d.d = 1;
-  d.x = k.x;
-  d.y = k.y;
-  d.x_names = {"x"};
+  const Dataset d = dataset_of(k);
   ThreadPool pool(2);
 #if defined(__SANITIZE_ADDRESS__)
   // The sanitizers' run checks the code, not the cases (the Release run has all of them): the
@@ -289,13 +298,8 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
   for (double h : bandwidths) {
     CAPTURE(h);
     const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
-    EngineOptions o(1e-16, &pool);
-    o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
-    const Attention keywise(d, {h}, o);
-    const LooResult a = fast.loo(true), b = keywise.loo(true);
-    CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
-    CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-10));
-    CHECK(fast.counters().pairs * 10 < keywise.counters().pairs);
+    const Attention keywise(d, {h}, keywise_options(&pool));
+    check_loo(fast, keywise);
     std::vector<double> q(2000), f1(q.size()), f2(q.size());
     for (std::size_t j = 0; j < q.size(); ++j) q[j] = -0.2 + 5.4 * static_cast<double>(j) / 1999;
     fast.predict(q.data(), q.size(), f1.data());
@@ -321,20 +325,13 @@ TEST_CASE("the transform's smooth of values >= 0 spanning 18 orders: each local 
   // Squared residuals 1e-12 below x = 5 and 1e6 above (standard errors of very uneven noise):
   // measured from the middle of their range, the local means below 5 cancelled to nothing.
   const Keys k = keys(20000, 0, 8);
-  Dataset d;
-  d.n = k.x.size();
-  d.d = 1;
-  d.x = k.x;
-  d.y = k.y;
-  d.x_names = {"x"};
+  Dataset d = dataset_of(k);
   std::vector<double> v(d.n);
   for (std::size_t i = 0; i < d.n; ++i) v[i] = d.x[i] < 2.5 ? 1e-12 * (1.5 + std::sin(7.0 * i)) : 1e6;
   std::vector<double> q(2000);
   for (std::size_t j = 0; j < q.size(); ++j) q[j] = 5.0 * static_cast<double>(j) / 1999;
-  EngineOptions o(1e-16, nullptr);
-  const Attention fast(d, {0.05}, o);
-  o.shortcuts = o.shortcuts.without(Shortcut::gauss_transform);
-  const Attention keywise(d, {0.05}, o);
+  const Attention fast(d, {0.05}, EngineOptions(1e-16, nullptr));
+  const Attention keywise(d, {0.05}, keywise_options(nullptr));
   std::vector<double> f1(q.size()), f2(q.size()), w1(q.size()), w2(q.size()), s1(q.size()), s2(q.size());
   fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
   keywise.predict_detail(q.data(), q.size(), v, f2.data(), w2.data(), s2.data());
