@@ -140,6 +140,13 @@ TEST_CASE("a query out of reach of a compact kernel: an error naming it, or the 
                        "training row 3 (x = 10) has no other training point within reach of the uniform kernel "
                        "(bandwidth 2): widen `bandwidth` or give `out_of_reach` nearest",
                        DataError);
+  // A pass that found every row in reach at one bandwidth says nothing of another: the
+  // effective neighbours over one sampled row still look for a row out of reach after h moves.
+  Attention wide(far, {20.0}, engine(Kernel::uniform));
+  CHECK(wide.loo(false).out_of_reach == 0);
+  CHECK_NOTHROW(wide.loo_detail(1, false));
+  wide.set_bandwidth({2.0});
+  CHECK_THROWS_AS(wide.loo_detail(1, false), DataError);
   // nearest: row 3 predicts 3 (key x = 1); rows 1 and 2 see each other
   CHECK(Attention(far, {2.0}, engine(Kernel::uniform, Method::nw, OutOfReach::nearest)).loo(false).mse ==
         doctest::Approx((4.0 + 4.0 + 4.0) / 3).epsilon(1e-15));

@@ -473,3 +473,29 @@ TEST_CASE("set_neighbours: another K on the same keys gives what a new engine gi
   CHECK_THROWS_AS(s.set_neighbours({Neighbours::span, 0, 1e-4}), DataError);
   CHECK(s.loo(false).mse == before);
 }
+
+TEST_CASE("span in several columns: in-sample rows after a leave-one-out pass are those of a fresh engine") {
+  // A leave-one-out row's search keeps its key's in-sample scale (the (K-1)-th of the others)
+  // for the in-sample pass: every bit as that pass's own search gives it. 400 keys in two
+  // columns, a fifth of them repeated (an in-sample K-th of 0, left to its own search); spans
+  // from K = 2 to past every key, local linear and NW.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  const Dataset d = two_columns(
+      400, 9, [&](int i) { return i % 5 == 0 ? std::array<double, 2>{0.5, 0.25} : std::array<double, 2>{u(rng), u(rng)}; },
+      [&](double a, double b) { return std::sin(6 * a) + b + 0.1 * (u(rng) - 0.5); });
+  for (const Method method : {Method::nw, Method::local_linear})
+    for (const double F : {2.0 / 400, 0.05, 0.5, 1.0, 1.5}) {
+      EngineOptions o;
+      o.kernel = Kernel::tricube;
+      o.method = method;
+      o.neighbour_policy = {Neighbours::span, 0, F};
+      CAPTURE(F);
+      const Attention fresh(d, {1.0, 1.0}, o), after(d, {1.0, 1.0}, o);
+      (void)after.loo(false);
+      const InSample a = fresh.insample(false), b = after.insample(false);
+      CHECK(b.trace == a.trace);
+      CHECK(b.mse == a.mse);
+      CHECK(b.room == a.room);
+    }
+}

@@ -1,6 +1,7 @@
 #include "nwreg/engine/bandwidth_policy.h"
 
 #include <cmath>
+#include <limits>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
@@ -18,6 +19,11 @@ void BandwidthPolicy::set(const KeySet& keys, const KeyIndex& index, const doubl
       throw DataError("span:" + format_double(span_) + " holds no key of " + std::to_string(keys.n) +
                       " training rows: F must be at least 1/n");
     K_ = span_count(span_, keys.n);
+    if (index.kind() == KeyIndex::Kind::tree) {
+      keys_ = &keys;
+      in_sample_ = std::make_unique<std::atomic<double>[]>(keys.n);
+      for (std::size_t i = 0; i < keys.n; ++i) in_sample_[i].store(std::numeric_limits<double>::quiet_NaN());
+    }
   }
   if (!per_key()) return;
   inv_s_.assign(keys.n, 1.0);
@@ -39,7 +45,18 @@ const double* BandwidthPolicy::query(const KeyIndex& index, const double* q, std
   if (!per_query()) return inv_h;
   double scale;
   if (span_ > 0) {
-    scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::span, hint);
+    const std::size_t key = in_sample_ ? keys_->key_at(q) : no_key;  // q a key itself: its rows
+    const double kept = key != no_key && exclude == no_key ? in_sample_[key].load(std::memory_order_relaxed)
+                                                           : std::numeric_limits<double>::quiet_NaN();
+    if (!std::isnan(kept)) {
+      scale = kept;  // its in-sample row, the scale its leave-one-out row's search found
+    } else if (key != no_key && exclude == key) {
+      double in_sample;
+      scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::span, hint, &in_sample);
+      in_sample_[key].store(in_sample, std::memory_order_relaxed);
+    } else {
+      scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::span, hint);
+    }
     if (span_ > 1) scale *= std::sqrt(span_);
   } else {
     scale = index.kth_distance(q, exclude, K_, inv_h, scratch, Neighbours::knn, hint);

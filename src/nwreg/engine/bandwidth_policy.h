@@ -19,7 +19,9 @@
 /// Rows of sample weight 0 stay keys under every policy here: they count as neighbours (as in
 /// loess) though they weigh nothing.
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "nwreg/engine/key_index.h"
@@ -64,6 +66,11 @@ class BandwidthPolicy {
   double span_ = 0;
   const NeighbourDef* def_;  // the policy's row (model/settings.h); null: fixed bandwidths
   std::vector<double> inv_s_, lognorm_;
+  // Span in several columns: each key's in-sample scale, kept by its leave-one-out row's search
+  // (the same search finds both: KeyIndex::kth_distance) for the in-sample pass that follows;
+  // NaN until then. Each key's written by the one thread that answers its row.
+  const KeySet* keys_ = nullptr;
+  std::unique_ptr<std::atomic<double>[]> in_sample_;
 };
 
 }  // namespace nwreg

@@ -103,6 +103,7 @@ void Engine::set_bandwidth(std::vector<double> bandwidth) {
       cat_[k].in_line = options_.categorical_in_fit;
     }
   h_ = std::move(bandwidth);
+  every_row_reached_ = false;
   // A local polynomial at a bandwidth far past the data's spread is the global polynomial of its
   // degree: past flat_bandwidth times a column's range every kernel weight is 1 within 1e-12
   // (Laplace's; the Gaussian's within 1e-24), while the powers of (x - q) / h would underflow

@@ -170,6 +170,9 @@ class Engine {
   std::vector<kernel::Category> cat_;
   std::vector<double> tree_ih_;
   mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0}, dropped_{0};
+  // A leave-one-out pass over every row found each in reach at this bandwidth: loo_pass need not
+  // look for one out of reach again (with a compact kernel, a row not sampled for its neighbours).
+  mutable std::atomic<bool> every_row_reached_{false};
   mutable std::mutex listed_mutex_;  // the last rows slots() was asked for, and their slots
   mutable std::vector<std::size_t> listed_rows_;
   mutable std::shared_ptr<const std::vector<Slot>> listed_slots_;

@@ -126,8 +126,11 @@ class KeyIndex {
   /// (knn: 2^-40 of it); widened, the next distance beyond the K-th; with no key beyond, twice
   /// the K-th. 1 where every key lies at q. `scratch`: n doubles (the every/tree kinds).
   /// `hint` (several columns, the tree): the last query's, bounding the search, then this one's.
+  /// `in_sample` (span in several columns, q key `exclude` itself): the same distance for q's
+  /// in-sample row, whose K nearest count q itself (the (K-1)-th of the others) where the same
+  /// search finds it positive, else NaN.
   double kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h, double* scratch,
-                      Neighbours policy, KthHint* hint = nullptr) const;
+                      Neighbours policy, KthHint* hint = nullptr, double* in_sample = nullptr) const;
   /// The doubles of scratch kth_distance needs: n for the every kind over several columns, else 0.
   std::size_t kth_scratch() const;
 
@@ -143,7 +146,7 @@ class KeyIndex {
   // Searches within `upper` (at least the K-th distance); with `found`, the K-th distance
   // itself (not settled) into it.
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                           Neighbours policy, double upper, double* found) const;
+                           Neighbours policy, double upper, double* found, double* in_sample = nullptr) const;
   // The bound a hint gives q (+inf: none).
   double hinted_bound(const KthHint& hint, const double* q, std::size_t exclude, const double* inv_h,
                       Neighbours policy) const;

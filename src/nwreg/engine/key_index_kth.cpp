@@ -41,7 +41,8 @@ double KeyIndex::settled(double s, Neighbours policy, const F& next_above) const
 }
 
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                              double* scratch, Neighbours policy, KthHint* hint) const {
+                              double* scratch, Neighbours policy, KthHint* hint, double* in_sample) const {
+  if (in_sample) *in_sample = std::numeric_limits<double>::quiet_NaN();
   if (keys_.d == 1 && !keys_.categorical) {  // sorted by x
     const Block out = policy == Neighbours::adaptive || exclude == no_key
                           ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
@@ -49,9 +50,11 @@ double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t 
     return kth_distance_1d(q[0], out, K, inv_h[0], policy);
   }
   if (kind_ == Kind::tree) {
-    if (!hint) return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), nullptr);
-    const double s =
-        kth_distance_tree(q, exclude, K, inv_h, policy, hinted_bound(*hint, q, exclude, inv_h, policy), &hint->kth);
+    if (in_sample && (policy != Neighbours::span || exclude >= keys_.n)) in_sample = nullptr;
+    if (!hint)
+      return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), nullptr, in_sample);
+    const double s = kth_distance_tree(q, exclude, K, inv_h, policy, hinted_bound(*hint, q, exclude, inv_h, policy),
+                                       &hint->kth, in_sample);
     hint->q.assign(q, q + keys_.d);
     hint->inv_h.assign(inv_h, inv_h + keys_.d);
     hint->at_key = exclude != no_key;
@@ -161,7 +164,7 @@ void KeyIndex::neighbour_distances(std::size_t lo, std::size_t hi, const double*
 }
 
 double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
-                                   Neighbours policy, double upper, double* found) const {
+                                   Neighbours policy, double upper, double* found, double* in_sample) const {
   // The tree's boxes over the continuous columns bound each key's distance from below (in the
   // tree's units: squared for L2); the search keeps candidate distances, cut to the K smallest
   // (a linear selection) whenever they reach 2K, and prunes boxes beyond the K-th of them,
@@ -204,8 +207,16 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
   Nearest near{*this, q, inv_h, norm, exclude, std::min(K, m), box_units, {}, upper};
   near.kept.reserve(2 * near.K + 64);
   keys_.tree->search(qc.data(), ih.data(), norm, near);
-  if (!near.cut()) return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), found);
+  if (!near.cut())
+    return kth_distance_tree(q, exclude, K, inv_h, policy, std::numeric_limits<double>::infinity(), found, in_sample);
   if (found) *found = near.kth;  // the K-th distance itself, for the next query's bound
+  if (in_sample) {
+    // q's in-sample row counts q itself at distance 0 among its K nearest: the (K-1)-th of the
+    // others (the largest but one kept), or with K past them all the K-th. Where that is 0
+    // (a key equal to q) the in-sample rule looks beyond it: left to its own search.
+    const double s = K <= m ? (K >= 2 ? *std::max_element(near.kept.begin(), near.kept.end() - 1) : 0.0) : near.kth;
+    if (s > 0 && std::isfinite(s)) *in_sample = s;
+  }
   // The smallest distance beyond `after`: the same search for one key, farther than after.
   struct Beyond {
     const KeyIndex& index;

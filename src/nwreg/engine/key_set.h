@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,6 +108,14 @@ class KeySet {
   double share(std::size_t s, std::size_t g) const { return merged ? w_of(s) / ws[g] : 1.0; }
   /// Key i's coordinates (d of them).
   const double* key(std::size_t i) const { return d == 1 ? &xs[i] : &xr[i * d]; }
+  /// The key whose coordinates q points at (key(i) == q), else no_key.
+  std::size_t key_at(const double* q) const {
+    const std::vector<double>& v = d == 1 ? xs : xr;
+    if (v.empty() || std::less<const double*>()(q, v.data()) || !std::less<const double*>()(q, v.data() + v.size()))
+      return no_key;
+    const auto offset = static_cast<std::size_t>(q - v.data());
+    return offset % d == 0 ? offset / d : no_key;
+  }
   /// Column k of the keys.
   const double* column(std::size_t k) const { return xs.data() + k * n; }
   /// The continuous columns the tree was built on, in leaf order by column.

@@ -102,6 +102,7 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   }
   const double unit = ks_.y_scale * ks_.y_scale;
   out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
+  if (!rows && !out.out_of_reach) every_row_reached_ = true;
   for (double& g : out.gradient) g = g / total * unit;
   return out;
 }
@@ -235,7 +236,7 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
     const std::size_t lo = ks_.first(p), hi = ks_.first(p + 1);
     std::size_t next = first_at(lo);  // the next sampled row's k
     const bool any = next < count && at(next) < hi;
-    if (!residuals && !any && !is_compact(options_.kernel)) return true;  // never out of reach
+    if (!residuals && !any && (!is_compact(options_.kernel) || every_row_reached_)) return true;  // none out of reach
     Rest cache;
     double* c = w.c.data();
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own

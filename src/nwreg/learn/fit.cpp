@@ -27,8 +27,10 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
   const bool loo_undefined = m.score.distance() && m.criterion && !m.loo_mse;
   const Fitted fitted(data, m, engine);
   if (!loo_undefined) {
+    // Every row's error first: where each is in reach, the detail pass need not look again.
+    const double every = m.loo_mse ? *m.loo_mse : fitted.loo().mse;
     const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
-    if (!m.loo_mse) m.loo_mse = fitted.loo().mse;
+    m.loo_mse = every;
     if (!std::isfinite(*m.loo_mse))
       throw DataError("the leave-one-out error overflows: y values are too large to square");
     m.loo_r2 = loo_r2(fitted.rows(), *m.loo_mse);
@@ -283,6 +285,9 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
     throw DataError(std::string("no ") + parameter + " of the " + what + " grid gives every training row a key in reach");
   engine.neighbour_policy = chosen;
   m.neighbour_policy = chosen;
+  // The values over every row: made by add_loo_statistics where it follows (one pass on one
+  // engine, not two), else here.
+  if (plan.loo_statistics && plan.robust == 0 && data.n >= 2) return;
   m.criterion = plan.fit.criterion;  // what chose K (or F); given, its value there
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
