@@ -69,6 +69,7 @@ class KeySet {
   std::vector<std::uint32_t> first_slot, slot_row;
   std::vector<double> slot_y, slot_w, rest_w, rest_dy;
   std::vector<double> q2;  //!< merged: per key, sum over its rows of (s_i / W)^2
+  std::vector<double> least_rest;  //!< merged: per key, the least rest_w of its rows (one window serves them all)
   double y_scale = 1;
   double y_mid = 0;  //!< the middle of the values' range (over y_scale)
   // The columns: kind (number for continuous ones), name, levels (categorical), and the indices

@@ -240,18 +240,27 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
     Rest cache;
     double* c = w.c.data();
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
-    // weight in it is w c_0), as a prefix and a suffix, each kept scaled (weights 1e-200
-    // apart would underflow their squares).
-    const std::size_t m = hi - lo;
-    std::vector<SumSquares> pre, suf;
+    // weight in it is w c_0), the rows before it (summed as the loop goes) and after it
+    // (summed from the end once, kept for the sampled rows only: a key of 1e8 rows would
+    // hold 3.2 GB of them for every row), each kept scaled (weights 1e-200 apart would
+    // underflow their squares).
+    const std::size_t first_k = next;
+    std::vector<SumSquares> after;  // after[k - first_k]: the rows after sampled row k
+    SumSquares before;
     if (ks_.merged && any) {
-      pre.resize(m + 1), suf.resize(m + 1);
-      for (std::size_t k = 0; k < m; ++k) pre[k + 1] = pre[k].plus(ks_.w_of(lo + k));
-      for (std::size_t k = m; k-- > 0;) suf[k] = suf[k + 1].plus(ks_.w_of(lo + k));
+      std::size_t j = first_at(hi);
+      after.resize(j - first_k);
+      SumSquares sum;
+      for (std::size_t t = hi; t-- > lo;) {
+        if (j > first_k && at(j - 1) == t) after[--j - first_k] = sum;
+        sum = sum.plus(ks_.w_of(t));
+      }
     }
     for (std::size_t t = lo; t < hi; ++t) {
       Span s;
       Row r;
+      const SumSquares rows_before = before;
+      if (!after.empty()) before = before.plus(ks_.w_of(t));
       const std::size_t k = next < count && at(next) == t ? next++ : no_key;  // sampled: its k
       double f, w2;
       if (k != no_key && plan.fused && plan.fused->loo_squares(plan.fused_pass, ks_.key(p)[0], p, f, w2)) {
@@ -272,7 +281,7 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
       if (residuals) out.residual[ks_.row_of(t)] = (ks_.y_of(t) - r.f) * ks_.y_scale;
       if (k == no_key) continue;
       w2 = s.sum([&](std::size_t a, std::size_t z) { return sum_squares(a, z, w.e); });
-      if (ks_.merged) w2 += pre[t - lo].merge(suf[t - lo + 1]).times(c[0]);
+      if (ks_.merged) w2 += rows_before.merge(after[k - first_k]).times(c[0]);
       inv_w2[k] = 1 / w2;
     }
     return true;

@@ -93,10 +93,9 @@ Row Engine::loo_row(const Plan& plan, const Slot& at, Work& w, Rest& cache, Span
     return reduce(q, s, w, grad, c);
   }
   if (cache.key != at.key) {
-    // One window for every row of the key: measured from the least rest among them.
-    double rest = std::numeric_limits<double>::infinity();
-    for (std::size_t t = ks_.first_slot[at.key]; t < ks_.first_slot[at.key + 1]; ++t) rest = std::min(rest, ks_.rest_w[t]);
-    cache.span = gather(q, at.key, w, grad != nullptr, rest);
+    // One window for every row of the key: measured from the least rest among them (kept per
+    // key: a key of m rows would cost m a row, m^2 a pass, where each chunk of rows misses the cache).
+    cache.span = gather(q, at.key, w, grad != nullptr, ks_.least_rest[at.key]);
     cache.S = w.S;
     cache.tz = w.tz;
     cache.key = at.key;
