@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,31 @@ inline const Tables& tables() {
   static const Tables t;
   return t;
 }
+
+// A pure function's results kept by its arguments, across transforms and threads: the series'
+// term counts come from thousands of logarithms and lgammas (about 10 ms a transform), asked
+// again with the same arguments at every bandwidth and pass. At most `limit` kept.
+template <class Key, class Value>
+class Memo {
+ public:
+  template <class F>
+  Value get(const Key& key, const F& compute) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
+    }
+    Value v = compute();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (kept_.size() >= limit) kept_.clear();
+    kept_.emplace(key, v);
+    return v;
+  }
+
+ private:
+  static constexpr std::size_t limit = 4096;
+  std::mutex mutex_;
+  std::map<Key, Value> kept_;
+};
 
 // Sums of `width` values over each box's keys ([start[B], start[B + 1])), over segments of at
 // most 4096 keys in parallel (a few wide boxes hold every key when h is large), each box's

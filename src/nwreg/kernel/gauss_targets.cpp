@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <tuple>
 #include <vector>
 
 #include "nwreg/base/simd.h"
@@ -176,8 +177,19 @@ std::vector<GaussTransform::Fn> GaussTransform::functions(std::size_t order0, st
   return all_functions(order0, order1);
 }
 
+namespace {
+
+// target_terms by its bound and the functions' orders (which name the functions).
+std::size_t kept_target_terms(double bound, std::size_t order0, std::size_t order1,
+                              const std::vector<GaussTransform::Fn>& fns) {
+  static gauss::Memo<std::tuple<double, std::size_t, std::size_t>, std::size_t> kept;
+  return kept.get({bound, order0, order1}, [&] { return gauss::target_terms(bound, fns); });
+}
+
+}  // namespace
+
 std::size_t GaussTransform::target_terms(std::size_t n, double tolerance) {
-  return gauss::target_terms(tolerance / (2 * e_const * static_cast<double>(n)), functions(3, 3));
+  return kept_target_terms(tolerance / (2 * e_const * static_cast<double>(n)), 3, 3, functions(3, 3));
 }
 
 void GaussTransform::plan_targets(double bound) {
@@ -188,7 +200,7 @@ void GaussTransform::plan_targets(double bound) {
     fn_[fns_[f].y][m] = f;
     kmax_ = std::max(kmax_, m);
   }
-  pc_ = gauss::target_terms(bound, fns_);
+  pc_ = kept_target_terms(bound, order0_, order1_, fns_);
 }
 
 bool GaussTransform::merge_bins(const GaussBins& bins, std::size_t n, std::size_t queries) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "nwreg/kernel/binomial.h"
@@ -216,16 +217,23 @@ void GaussTransform::build_boxes(const double* x, const double* y, const double*
                                  const std::vector<std::size_t>& start, double R, std::size_t power, double bound,
                                  ThreadPool* pool) {
   const std::size_t boxes = centre_.size();
-  for (p_ = 1; p_ <= max_terms && truncation(p_, R + 0.5, power) > bound; ++p_) {
-  }
+  // The terms for every box, and fewer for the boxes near the query: those where |a| <= (i + 1)
+  // / 4 (kept by the arguments: the same at every transform of a pass's bandwidth).
+  static gauss::Memo<std::tuple<double, std::size_t, double>, std::pair<std::size_t, std::vector<std::size_t>>> kept;
+  std::tie(p_, terms_) = kept.get({R, power, bound}, [&] {
+    std::size_t p = 1;
+    std::vector<std::size_t> terms;
+    while (p <= max_terms && truncation(p, R + 0.5, power) > bound) ++p;
+    if (p > max_terms) return std::pair{p, terms};
+    std::size_t pp = 1;
+    for (double amax = 0.25;; amax += 0.25) {
+      while (pp < p && truncation(pp, std::min(amax, R + 0.5), power) > bound) ++pp;
+      terms.push_back(pp);
+      if (amax >= R + 0.5) break;
+    }
+    return std::pair{p, terms};
+  });
   if (p_ > max_terms) return;
-  // Fewer terms serve the boxes near the query: those where |a| <= (i + 1) / 4.
-  std::size_t pp = 1;
-  for (double amax = 0.25;; amax += 0.25) {
-    while (pp < p_ && truncation(pp, std::min(amax, R + 0.5), power) > bound) ++pp;
-    terms_.push_back(pp);
-    if (amax >= R + 0.5) break;
-  }
   const std::size_t stride = order0_ + order1_, top = std::max(order0_, order1_);
   coef_.assign(boxes * p_ * stride, 0.0);
   const double* inv_fact = tables().inv_fact;
