@@ -11,8 +11,10 @@ of nwreg's engine. For each case (data set, method, fixed Gaussian h) at a few q
                                      at the same h, se_q its se from the same sigma^2, t Student's
                                      0.975 quantile with nu = 1 / sum w_i(q)^2 (the estimate's);
                                      where nu < 4, sigma^2 topped up to 4 residuals' worth with the
-                                     mean r_i^2 and t with 4 df; where se_q > 2.5 se, the centre
-                                     f + lambda (f_q - f), lambda = 6.25 sum w^2 / sum w_q^2, and
+                                     mean r_i^2 and t with the mixture's Satterthwaite df,
+                                     1 / ((nu/4)^2 / nu + (1 - nu/4)^2 / n); where se_q > 2.5
+                                     se, the centre f + lambda (f_q - f), lambda = 6.25 sum w^2 /
+                                     sum w_q^2, and
                                      its se from the weights (1 - lambda) w + lambda w_q
   critical, kappa0                   the simultaneous rbc band's multiplier over these queries: the
                                      tube formula's t form 2 P(T_nu > c) + kappa0/pi (1 + c^2/nu)^(-nu/2)
@@ -96,7 +98,8 @@ def main():
             lam = min(1.0, 6.25 * (w @ w) / (wc @ wc))
             wl = (1 - lam) * w + lam * wc
             centre, se_c = f + lam * (fc - f), math.sqrt(s2 * (wl @ wl))
-            t = t_quantile(0.975, max(nu, 4))
+            share = nu / 4  # topped up: Satterthwaite's degrees of freedom of the mixture
+            t = t_quantile(0.975, nu if nu >= 4 else 1 / (share * share / nu + (1 - share) ** 2 / len(r)))
             rows.append([qq, f, se, f - z * se, f + z * se, centre - t * se_c, centre + t * se_c])
             units.append(wc / np.linalg.norm(wc))
             inv_nu += min(0.25, w @ w) / len(q)

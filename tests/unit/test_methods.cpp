@@ -450,6 +450,26 @@ TEST_CASE("robust bias correction: the band is the degree max(p + 1, 2) fit's at
     CHECK(rbc.upper[j] == doctest::Approx(fc[j] + t * centre.se[j]).epsilon(1e-10));
     CHECK(fixed.lower[j] == doctest::Approx(fc[j] - 2.5 * centre.se[j]).epsilon(1e-13));
   }
+  // Past the data (mcycle ends at 57.6) fewer than 4 residuals inform sigma^2(q): topped up to
+  // (nu / 4) sigma^2(q) + (1 - nu / 4) s^2, whose degrees of freedom are Satterthwaite's,
+  // 1 / ((nu / 4)^2 / nu + (1 - nu / 4)^2 / n). The band's width at two levels has the ratio
+  // of t's quantiles at those degrees of freedom (the centre and its se do not depend on the level).
+  const double far = 61;
+  long double s1 = 0, s2 = 0;
+  for (double x : mcycle.x) {
+    const long double e = std::exp(-0.5L * std::pow((x - far) / 2.5L, 2));
+    s1 += e, s2 += e * e;
+  }
+  const double nu = static_cast<double>(s1 * s1 / s2), n = static_cast<double>(mcycle.n);
+  REQUIRE(nu < 4);
+  const double df = 1 / ((nu / 4) * (nu / 4) / nu + (1 - nu / 4) * (1 - nu / 4) / n);
+  double ff;
+  const Band wide = plain.predict_band(&far, 1, 0.95, loo, &ff, &corrected, std::nullopt);
+  const Band narrow = plain.predict_band(&far, 1, 0.5, loo, &ff, &corrected, std::nullopt);
+  const double ratio = (wide.upper[0] - wide.lower[0]) / (narrow.upper[0] - narrow.lower[0]);
+  CAPTURE(nu);
+  CHECK(ratio == doctest::Approx(band_quantile(0.95, df) / band_quantile(0.5, df)).epsilon(1e-10));
+  CHECK(ratio < 0.999 * band_quantile(0.95, 4) / band_quantile(0.5, 4));  // not t at 4 df
   // Student's t by its known values (R's qt), and the normal beyond.
   CHECK(band_quantile(0.95, 1) == doctest::Approx(12.706204736174707).epsilon(1e-10));
   CHECK(band_quantile(0.95, 5) == doctest::Approx(2.5705818356363146).epsilon(1e-10));

@@ -158,14 +158,15 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   // weights are sigma^2's own, a local polynomial's vary more: fewer, to the safe side).
   // Where fewer than min_band_df residuals inform sigma^2(q) (a gap, past the data), it is topped
   // up to min_band_df of them by the mean squared residual of all rows: (nu sigma^2(q) +
-  // (min_band_df - nu) s^2) / min_band_df, with min_band_df degrees of freedom.
+  // (min_band_df - nu) s^2) / min_band_df, with that mixture's degrees of freedom (below).
   // (The mean weighted as the rows are: sample times robustness weights.)
-  double mean_r2 = 0, total = 0;
+  double mean_r2 = 0, total = 0, squares = 0;
   for (std::size_t i = 0; i < r2.size(); ++i) {
     const double w = weight_.empty() ? 1.0 : weight_[i];
-    mean_r2 += w * r2[i], total += w;
+    mean_r2 += w * r2[i], total += w, squares += w * w;
   }
   mean_r2 = total > 0 ? mean_r2 / total : 0.0;
+  const double rows_df = squares > 0 ? total * total / squares : 1.0;  // the mean's: Kish's count
   std::vector<double> fc(m), w2c(m), zc;
   centre->engine_->predict_detail(centre->mapped(q, m, zc), m, r2, fc.data(), w2c.data(), sigma2.data());
   // Where data are thin (a gap, past the ends) the degree-q fit extrapolates and its standard
@@ -201,7 +202,11 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   }
   for (std::size_t j = 0; j < m; ++j) {
     const double nu = w2[j] > 0 ? 1 / w2[j] : 1e300;
-    const double t = critical ? *critical : band_quantile(level, std::max(nu, min_band_df));
+    // Topped up, sigma^2 is (nu / R) sigma^2(q) + (1 - nu / R) s^2, R = min_band_df: by
+    // Satterthwaite 1 / ((nu / R)^2 / nu + (1 - nu / R)^2 / N) degrees of freedom, N the rows'.
+    const double share = nu / min_band_df;
+    const double df = nu >= min_band_df ? nu : 1 / (share * share / nu + (1 - share) * (1 - share) / rows_df);
+    const double t = critical ? *critical : band_quantile(level, df);
     const double s2 = nu >= min_band_df ? sigma2[j] : (nu * sigma2[j] + (min_band_df - nu) * mean_r2) / min_band_df;
     const double l = lambda[j];
     const double c = std::isnan(cross[j]) ? std::sqrt(w2[j] * w2c[j]) : cross[j];

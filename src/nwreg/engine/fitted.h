@@ -52,7 +52,8 @@ enum class Interval { plain, rbc };
 inline constexpr double rbc_ratio = 2.5;
 /// The rbc band's noise variance sigma^2(q) rests on at least this many residuals' worth: where
 /// its kernel weights give fewer (nu = 1 / sum w_i^2 < min_band_df), it is topped up with the
-/// mean squared leave-one-out residual of every row, and t takes min_band_df degrees of freedom.
+/// mean squared leave-one-out residual of every row, and t takes that mixture's degrees of
+/// freedom (Satterthwaite's: min_band_df at nu = min_band_df, more as the rows' mean takes over).
 inline constexpr double min_band_df = 4;
 std::string to_string(Interval interval);
 
