@@ -166,7 +166,14 @@ Outcome test_file(const TestCommand& cmd, const std::string& file, const Plan& p
   options.null = plan.null;
   options.permutations = plan.permutations.value_or(o.depends_on_y ? default_permutations : 0);
   options.seed = cmd.bandwidth.seed;
-  options.relearn = &plan.bandwidth;
+  // Fixed by x alone, the bandwidth is the same on every permuted data set: given, not chosen again
+  // (df:K's bisection built about 50 engines a data set).
+  FitPlan relearn = plan.bandwidth;
+  if (!o.depends_on_y && !o.model.neighbour_policy) {
+    relearn.kind = Kind::fixed;
+    relearn.fixed = o.model.bandwidth;
+  }
+  options.relearn = &relearn;
   options.on_permutation = [&](std::size_t done, std::size_t total) { progress->bar("permutations", done, total); };
   o.result = test_null_model(o.data, o.model, options, engine);
   progress.reset();

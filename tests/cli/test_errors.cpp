@@ -35,6 +35,9 @@ const std::map<std::string, std::string> exempt = {
     {"set_neighbours keeps the policy: ", "only the K grid calls it, with its own policy's K"},
     {" is categorical (the gaussian score weighs levels by their own kernel)",
      "the CLI refuses --categorical and --ordered with another score first, once for a batch"},
+    {"the smooth's weights underflow against each other at this scale of x (its degrees of freedom ",
+     "a guard: tr(L) comes from the in-sample pass, which weighs each row from itself (finite with x at 1e-300, "
+     "where the rows' weight rows underflowed)"},
     {"the chi-square p-value is not finite: the smooth's weights underflow against each other at this ",
      "a guard behind the degrees of freedom's: where the weights underflow, tr(L) is not finite first"},
     {"--simultaneous: the band walks each query's weights over every training row, ",
@@ -161,8 +164,10 @@ TEST_CASE("errors: the catalogue, one input each") {
         "--sample-weight", "w", "-b", "1"},
        "", 1, "y times the square root of its sample weight overflows a double"},
       {{"test", file("tiny_scale.csv", "x,y\n5e-301,0.0986693308\n8.7e-301,0.4941359917\n1.24e-300,0.8307388789\n1.61e-300,0.8590993563\n1.98e-300,0.9999417202\n2.35e-300,1.026300088\n2.72e-300,0.7243159251\n3.09e-300,0.5525349076\n3.46e-300,0.3197836122\n3.83e-300,-0.1581308559\n4.2e-300,-0.4025204433\n4.57e-300,-0.8162455691\n4.94e-300,-0.9279672606\n5.31e-300,-0.9357351731\n5.68e-300,-1.049500699\n6.05e-300,-0.8322674422\n6.42e-300,-0.5197473288\n6.79e-300,-0.3585617425\n7.16e-300,0.05680637743\n7.53e-300,0.4679605106\n"), "-b", "knn:1"}, "", 1,
-       "the smooth's weights underflow against each other at this scale of x (its degrees of freedom are not "
-       "finite); rescale x"},
+       // (Its degrees of freedom by the in-sample pass, finite at 1e-300; the rows' weight rows
+       // underflowed against each other there.)
+       "the smooth interpolates the data (residual sum of squares 0 at this bandwidth): no noise left to test "
+       "against; give a larger bandwidth"},
       {{"fit", syn, "-b", "df:0.5"}, "", 2,
        "--bandwidth: df:K takes the degrees of freedom K >= 1 of the fit (tr(H)), got \"df:0.5\""},
       {{"fit", data("cars.csv"), "-b", "df:20"}, "", 1,

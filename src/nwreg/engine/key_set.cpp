@@ -51,7 +51,16 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
   std::vector<std::uint32_t> copy;
   if (d > 1) copy = order;
   std::vector<std::uint32_t>& sorted = d == 1 ? order : copy;
-  std::stable_sort(sorted.begin(), sorted.end(), less);
+  if (d == 1) {
+    // Pairs (x, row) sorted in place: the same order as a stable sort of the rows by x, without
+    // its buffer, and read in sequence rather than x at random.
+    std::vector<std::pair<double, std::uint32_t>> by_x(n);
+    for (std::size_t i = 0; i < n; ++i) by_x[i] = {train.x[order[i]], order[i]};
+    std::sort(by_x.begin(), by_x.end());
+    for (std::size_t i = 0; i < n; ++i) order[i] = by_x[i].second;
+  } else {
+    std::stable_sort(sorted.begin(), sorted.end(), less);
+  }
   std::size_t distinct = n == 0 ? 0 : 1;
   for (std::size_t i = 1; i < n; ++i) distinct += !same(sorted[i - 1], sorted[i]);
   merged = (layout.rows == KeyRows::merged || (layout.rows == KeyRows::merged_if_most_repeat && 2 * distinct <= n)) &&

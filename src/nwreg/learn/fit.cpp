@@ -183,7 +183,12 @@ std::vector<double> df_bandwidth(const Dataset& data, double k, const EngineOpti
     for (std::size_t j = 0; j < data.d; ++j) h[j] = c * stats[j].sd;
     return h;
   };
-  auto trace = [&](double log_c) { return Attention(data, bandwidth(std::exp(log_c)), engine).insample(false).trace; };
+  std::optional<Attention> fit;  // the keys laid out once, each bandwidth set on them
+  auto trace = [&](double log_c) {
+    if (!fit) fit.emplace(data, bandwidth(std::exp(log_c)), engine);
+    else fit->set_bandwidth(bandwidth(std::exp(log_c)));
+    return fit->insample(false).trace;
+  };
   double lo = std::log(grid.front()), hi = std::log(grid.back());
   const double most = trace(lo), least = trace(hi);
   if (!(k <= most && k >= least))

@@ -387,12 +387,9 @@ TestResult test_null_model(const Dataset& data, const Model& model, const TestOp
   if (m < p + 2)
     throw DataError("the test needs at least " + std::to_string(p + 2) + " rows with a positive weight for a " +
                     to_string(options.null) + " null model, got " + std::to_string(m));
-  {
-    // The smooth's degrees of freedom, tr(L), from each row's own weight.
-    const Fitted fitted(data, model, engine);
-    for (std::size_t r = 0; r < m; ++r)
-      fitted.weights(data.row(setup.rows[r]), 1, [&](std::size_t, const double* w) { result.df_smooth += w[setup.rows[r]]; });
-  }
+  // The smooth's degrees of freedom, tr(L): each row's own weight, summed by the in-sample pass
+  // (not from each row's weight row over every key: n^2).
+  result.df_smooth = Fitted(data, model, engine).insample().trace;
   if (!std::isfinite(result.df_smooth))
     throw DataError("the smooth's weights underflow against each other at this scale of x (its degrees of freedom "
                     "are not finite); rescale x");
