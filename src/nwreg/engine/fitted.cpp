@@ -99,6 +99,30 @@ std::vector<double> scaled_squares(const LooDetail& loo, int& k) {
 
 }  // namespace
 
+namespace {
+
+// The mean of values weighted (none: equally), and Kish's effective count of the weights,
+// (sum w)^2 / sum w^2: the mean's degrees of freedom.
+std::pair<double, double> weighted_mean(const std::vector<double>& v, const std::vector<double>& weight) {
+  double sum = 0, total = 0, squares = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double w = weight.empty() ? 1.0 : weight[i];
+    sum += w * v[i], total += w, squares += w * w;
+  }
+  return {total > 0 ? sum / total : 0.0, squares > 0 ? total * total / squares : 1.0};
+}
+
+// The band's degrees of freedom at nu = 1 / sum w^2: nu, or where sigma^2(q) is topped up to
+// (nu / R) sigma^2(q) + (1 - nu / R) s^2 (R = min_band_df, s^2 the mean of `rows` residuals'
+// worth) Satterthwaite's for that mixture, 1 / ((nu / R)^2 / nu + (1 - nu / R)^2 / rows).
+double band_df(double nu, double rows) {
+  if (nu >= min_band_df) return nu;
+  const double share = nu / min_band_df;
+  return 1 / (share * share / nu + (1 - share) * (1 - share) / rows);
+}
+
+}  // namespace
+
 double band_quantile(double level, double nu) {
   if (!(nu < 1e7)) {
     // From the upper tail, (1 - level) / 2, exact for level >= 1/2: 0.5 + level / 2 would round
@@ -160,13 +184,7 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   // up to min_band_df of them by the mean squared residual of all rows: (nu sigma^2(q) +
   // (min_band_df - nu) s^2) / min_band_df, with that mixture's degrees of freedom (below).
   // (The mean weighted as the rows are: sample times robustness weights.)
-  double mean_r2 = 0, total = 0, squares = 0;
-  for (std::size_t i = 0; i < r2.size(); ++i) {
-    const double w = weight_.empty() ? 1.0 : weight_[i];
-    mean_r2 += w * r2[i], total += w, squares += w * w;
-  }
-  mean_r2 = total > 0 ? mean_r2 / total : 0.0;
-  const double rows_df = squares > 0 ? total * total / squares : 1.0;  // the mean's: Kish's count
+  const auto [mean_r2, rows_df] = weighted_mean(r2, weight_);
   std::vector<double> fc(m), w2c(m), zc;
   centre->engine_->predict_detail(centre->mapped(q, m, zc), m, r2, fc.data(), w2c.data(), sigma2.data());
   // Where data are thin (a gap, past the ends) the degree-q fit extrapolates and its standard
@@ -202,11 +220,7 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   }
   for (std::size_t j = 0; j < m; ++j) {
     const double nu = w2[j] > 0 ? 1 / w2[j] : 1e300;
-    // Topped up, sigma^2 is (nu / R) sigma^2(q) + (1 - nu / R) s^2, R = min_band_df: by
-    // Satterthwaite 1 / ((nu / R)^2 / nu + (1 - nu / R)^2 / N) degrees of freedom, N the rows'.
-    const double share = nu / min_band_df;
-    const double df = nu >= min_band_df ? nu : 1 / (share * share / nu + (1 - share) * (1 - share) / rows_df);
-    const double t = critical ? *critical : band_quantile(level, df);
+    const double t = critical ? *critical : band_quantile(level, band_df(nu, rows_df));
     const double s2 = nu >= min_band_df ? sigma2[j] : (nu * sigma2[j] + (min_band_df - nu) * mean_r2) / min_band_df;
     const double l = lambda[j];
     const double c = std::isnan(cross[j]) ? std::sqrt(w2[j] * w2c[j]) : cross[j];

@@ -40,6 +40,19 @@ KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d
   for (std::size_t s = 0; s < rows; ++s) weighed += w_of(s) > 0;
 }
 
+namespace {
+
+// Rows (ascending) sorted by their x, as a stable sort would: pairs (x, row) sorted in place,
+// without a stable sort's buffer, read in sequence rather than x at random.
+void sort_by_x(const std::vector<double>& x, std::vector<std::uint32_t>& rows) {
+  std::vector<std::pair<double, std::uint32_t>> by_x(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) by_x[i] = {x[rows[i]], rows[i]};
+  std::sort(by_x.begin(), by_x.end());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = by_x[i].second;
+}
+
+}  // namespace
+
 void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std::vector<double>& w) {
   // Rows sorted by x (every column in turn; input order among equal ones): identical keys
   // are neighbours. One column keeps this order; several sort a copy.
@@ -51,16 +64,8 @@ void KeySet::order_keys(const Dataset& train, const KeyLayout& layout, const std
   std::vector<std::uint32_t> copy;
   if (d > 1) copy = order;
   std::vector<std::uint32_t>& sorted = d == 1 ? order : copy;
-  if (d == 1) {
-    // Pairs (x, row) sorted in place: the same order as a stable sort of the rows by x, without
-    // its buffer, and read in sequence rather than x at random.
-    std::vector<std::pair<double, std::uint32_t>> by_x(n);
-    for (std::size_t i = 0; i < n; ++i) by_x[i] = {train.x[order[i]], order[i]};
-    std::sort(by_x.begin(), by_x.end());
-    for (std::size_t i = 0; i < n; ++i) order[i] = by_x[i].second;
-  } else {
-    std::stable_sort(sorted.begin(), sorted.end(), less);
-  }
+  if (d == 1) sort_by_x(train.x, order);
+  else std::stable_sort(sorted.begin(), sorted.end(), less);
   std::size_t distinct = n == 0 ? 0 : 1;
   for (std::size_t i = 1; i < n; ++i) distinct += !same(sorted[i - 1], sorted[i]);
   merged = (layout.rows == KeyRows::merged || (layout.rows == KeyRows::merged_if_most_repeat && 2 * distinct <= n)) &&

@@ -208,6 +208,24 @@ InSample Engine::insample(bool with_gradient, const std::vector<std::size_t>* ro
   return out;
 }
 
+namespace {
+
+// The sum of squared sample weights of the slots after each of the sampled slots at(k), k in
+// [first, last), among slots [lo, hi): one walk back from hi.
+template <class At>
+std::vector<SumSquares> rows_after(std::size_t lo, std::size_t hi, std::size_t first, std::size_t last, const At& at,
+                                   const KeySet& ks) {
+  std::vector<SumSquares> after(last - first);
+  SumSquares sum;
+  for (std::size_t t = hi, k = last; t-- > lo;) {
+    if (k > first && at(k - 1) == t) after[--k - first] = sum;
+    sum = sum.plus(ks.w_of(t));
+  }
+  return after;
+}
+
+}  // namespace
+
 LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neighbours) const {
   check_loo_rows();
   LooDetail out;
@@ -241,21 +259,11 @@ LooDetail Engine::loo_pass(std::size_t neighbour_rows, bool residuals, bool neig
     double* c = w.c.data();
     // The rest of a merged key's rows, each without the row: sum of w^2 (each row's own
     // weight in it is w c_0), the rows before it (summed as the loop goes) and after it
-    // (summed from the end once, kept for the sampled rows only: a key of 1e8 rows would
-    // hold 3.2 GB of them for every row), each kept scaled (weights 1e-200 apart would
-    // underflow their squares).
+    // (after[k - first_k], for the sampled rows only: a key of 1e8 rows would hold 3.2 GB of
+    // them for every row), each kept scaled (weights 1e-200 apart would underflow their squares).
     const std::size_t first_k = next;
-    std::vector<SumSquares> after;  // after[k - first_k]: the rows after sampled row k
+    const auto after = ks_.merged && any ? rows_after(lo, hi, first_k, first_at(hi), at, ks_) : std::vector<SumSquares>{};
     SumSquares before;
-    if (ks_.merged && any) {
-      std::size_t j = first_at(hi);
-      after.resize(j - first_k);
-      SumSquares sum;
-      for (std::size_t t = hi; t-- > lo;) {
-        if (j > first_k && at(j - 1) == t) after[--j - first_k] = sum;
-        sum = sum.plus(ks_.w_of(t));
-      }
-    }
     for (std::size_t t = lo; t < hi; ++t) {
       Span s;
       Row r;
