@@ -722,3 +722,15 @@ TEST_CASE("edges: a sharded run says once, in shard 1, how many of all its queri
   }
   CHECK(joined == whole.out);
 }
+
+TEST_CASE("edges: a given span whose leave-one-out leaves a row alone still reports its in-sample criterion") {
+  // mcycle at span:0.05 (tricube, 6 of 133 rows a window): some row left out has no other key of
+  // positive weight in its window, so the LOO error is undefined; AICc is not. The LOO
+  // statistics are left out and the criterion stands, as at c17db9f (the values over every row
+  // made by the span's chooser; the statistics' pass would refuse the row).
+  const Result r = run_nwreg({"fit", data("mcycle.csv"), "-b", "span:0.05", "--kernel", "tricube", "--criterion", "aicc"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("loo_mse: none\n") != std::string::npos);
+  CHECK(r.out.find("df: 44.2004152185") != std::string::npos);
+  CHECK(r.out.find("criterion: aicc 7.88687088418") != std::string::npos);
+}

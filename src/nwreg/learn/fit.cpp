@@ -291,8 +291,9 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   engine.neighbour_policy = chosen;
   m.neighbour_policy = chosen;
   // The values over every row: made by add_loo_statistics where it follows (one pass on one
-  // engine, not two), else here.
-  if (plan.loo_statistics && plan.robust == 0 && data.n >= 2) return;
+  // engine, not two), else here. (An in-sample criterion stands where a row has no other key in
+  // reach, the LOO statistics then left out: made here.)
+  if (plan.loo_statistics && plan.robust == 0 && data.n >= 2 && !uses_in_sample(plan.fit.criterion)) return;
   m.criterion = plan.fit.criterion;  // what chose K (or F); given, its value there
   const Attention a(data, m.bandwidth, engine);  // the values reported are over every row
   const LooResult loo = a.loo(false);
