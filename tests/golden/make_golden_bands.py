@@ -9,7 +9,7 @@ of nwreg's engine. For each case (data set, method, fixed Gaussian h) at a few q
   plain_lower, plain_upper           prediction -+ z se, z = Phi^-1(0.975)
   rbc_lower, rbc_upper               f_q -+ t se_q: f_q the local polynomial of degree max(p + 1, 2)
                                      at the same h, se_q its se from the same sigma^2, t Student's
-                                     0.975 quantile with nu = 1 / sum w_i(q)^2 (the estimate's);
+                                     0.975 quantile with nu = 1 / sum a_i(q)^2 (sigma^2's own);
                                      where nu < 4, sigma^2 topped up to 4 residuals' worth with the
                                      mean r_i^2 and t with the mixture's Satterthwaite df,
                                      1 / ((nu/4)^2 / nu + (1 - nu/4)^2 / n); where se_q > 2.5
@@ -20,7 +20,7 @@ of nwreg's engine. For each case (data set, method, fixed Gaussian h) at a few q
                                      tube formula's t form 2 P(T_nu > c) + kappa0/pi (1 + c^2/nu)^(-nu/2)
                                      = 0.05, kappa0 the length of the path of the corrected fit's
                                      unit weight vectors over the sorted queries, nu the harmonic mean
-                                     of 1 / sum w_i^2 over them
+                                     of max(4, 1 / sum a_i^2) over them
   df, gcv, aicc                      tr(H), n RSS / (n - tr H)^2, log(RSS / n) + (1 + tr(H)/n) /
                                      (1 - (tr(H) + 2)/n), in-sample (the same on every row of a case)
 
@@ -93,7 +93,7 @@ def main():
             sigma2 = a @ (r * r)
             se = math.sqrt(sigma2 * (w @ w))
             f, fc = w @ y, wc @ y
-            nu = 1 / (w @ w)
+            nu = 1 / (a @ a)
             s2 = sigma2 if nu >= 4 else (nu * sigma2 + (4 - nu) * np.mean(r * r)) / 4
             lam = min(1.0, 6.25 * (w @ w) / (wc @ wc))
             wl = (1 - lam) * w + lam * wc
@@ -102,7 +102,7 @@ def main():
             t = t_quantile(0.975, nu if nu >= 4 else 1 / (share * share / nu + (1 - share) ** 2 / len(r)))
             rows.append([qq, f, se, f - z * se, f + z * se, centre - t * se_c, centre + t * se_c])
             units.append(wc / np.linalg.norm(wc))
-            inv_nu += min(0.25, w @ w) / len(q)
+            inv_nu += min(0.25, a @ a) / len(q)
         kappa0 = sum(2 * math.asin(np.linalg.norm(units[i] - units[i + 1]) / 2) for i in range(len(q) - 1))
         nu = 1 / inv_nu
         # P(|T_nu| > c) = I_{nu / (nu + c^2)}(nu / 2, 1 / 2), plus the tube's term, falls through 0.05.

@@ -478,6 +478,80 @@ TEST_CASE("robust bias correction: the band is the degree max(p + 1, 2) fit's at
   CHECK(student_upper(2, 1) == doctest::Approx(0.5 - std::atan(2.0) / M_PI).epsilon(1e-12));
 }
 
+TEST_CASE("bands: a local polynomial's t takes sigma^2's degrees of freedom, 1 / sum a_i^2 over its kernel weights") {
+  // sum a_i^2, a the normalised kernel weights, from every path (the moment line in one column
+  // at 3000 rows, the gathered keys on mcycle and in two columns) equals NW's sum w_i^2.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 10);
+  std::vector<double> x1, y1, x2;
+  for (int i = 0; i < 3000; ++i) x1.push_back(u(rng)), y1.push_back(std::sin(x1.back()) + 0.1 * u(rng));
+  for (int i = 0; i < 400; ++i) x2.push_back(u(rng)), x2.push_back(u(rng));
+  Dataset two = testing::make_dataset(x2, std::vector<double>(400, 0.0));
+  two.d = 2, two.n = 400;
+  for (int i = 0; i < 400; ++i) two.y[i] = std::sin(x2[2 * i]) + x2[2 * i + 1];
+  const Dataset mcycle = testing::mcycle_or_boston("mcycle");
+  struct Case {
+    const Dataset* data;
+    std::vector<double> h, q;
+  };
+  const Dataset line = testing::make_dataset(x1, y1);
+  for (const Case& c : {Case{&line, {0.3}, {0.5, 5, 9.9, 12}}, Case{&mcycle, {2.5}, {5, 20.5, 57, 61}},
+                        Case{&two, {1.5, 2}, {1, 1, 5, 5, 9, 2}}}) {
+    for (Kernel k : {Kernel::gaussian, Kernel::tricube, Kernel::epanechnikov}) {
+      EngineOptions o;
+      o.kernel = k;
+      o.out_of_reach = OutOfReach::empty;
+      const std::size_t m = c.q.size() / c.data->d;
+      std::vector<double> f(m), nw_w2(m);
+      Attention(*c.data, c.h, o).predict_detail(c.q.data(), m, {}, f.data(), nw_w2.data(), nullptr);
+      for (std::size_t degree : {1, 2}) {
+        CAPTURE(c.data->n);
+        CAPTURE(to_string(k));
+        CAPTURE(degree);
+        o.method = degree == 1 ? Method::local_linear : Method::local_polynomial;
+        o.degree = degree;
+        std::vector<double> w2(m), a2(m);
+        Attention(*c.data, c.h, o).predict_detail(c.q.data(), m, {}, f.data(), w2.data(), nullptr, a2.data());
+        for (std::size_t j = 0; j < m; ++j) {
+          CAPTURE(j);
+          if (std::isnan(nw_w2[j])) {
+            CHECK(std::isnan(a2[j]));
+            continue;
+          }
+          CHECK(a2[j] == doctest::Approx(nw_w2[j]).epsilon(1e-12));
+          CHECK(w2[j] != a2[j]);
+        }
+      }
+    }
+  }
+  // Local linear's band on mcycle at 3, near its start (nu >= 4): its width at two levels has
+  // the ratio of t's quantiles at nu = 1 / sum a_i^2 (8.05), not at the estimate's 1 / sum w_i^2
+  // (4.93).
+  Model ll;
+  ll.bandwidth = {2.5};
+  ll.method = Method::local_linear;
+  const Fitted plain(mcycle, ll, {}), corrected(mcycle, *bias_corrected(ll), {});
+  const LooDetail loo = plain.loo_residuals();
+  const double q = 3;
+  long double s1 = 0, s2 = 0;
+  for (double x : mcycle.x) {
+    const long double e = std::exp(-0.5L * std::pow((x - q) / 2.5L, 2));
+    s1 += e, s2 += e * e;
+  }
+  const double nu = static_cast<double>(s1 * s1 / s2);
+  double f, w2;
+  EngineOptions o;
+  o.method = Method::local_linear;
+  Attention(mcycle, {2.5}, o).predict_detail(&q, 1, {}, &f, &w2, nullptr);
+  REQUIRE(nu >= 4);
+  REQUIRE(1 / w2 < 0.9 * nu);
+  const Band wide = plain.predict_band(&q, 1, 0.95, loo, &f, &corrected, std::nullopt);
+  const Band narrow = plain.predict_band(&q, 1, 0.5, loo, &f, &corrected, std::nullopt);
+  const double ratio = (wide.upper[0] - wide.lower[0]) / (narrow.upper[0] - narrow.lower[0]);
+  CHECK(ratio == doctest::Approx(band_quantile(0.95, nu) / band_quantile(0.5, nu)).epsilon(1e-10));
+  CHECK(ratio < 0.9999 * band_quantile(0.95, 1 / w2) / band_quantile(0.5, 1 / w2));
+}
+
 TEST_CASE("simultaneous bands: the tube formula's kappa0 and critical value against a brute force") {
   // Gaussian NW on mcycle at h = 2: the weight vectors a(q) by hand, kappa0 the sum of the
   // angles between neighbouring normalised ones, c from 2 (1 - Phi(c)) + kappa0/pi e^(-c^2/2)

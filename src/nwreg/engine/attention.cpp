@@ -23,8 +23,8 @@ void Attention::set_neighbours(NeighbourBandwidth neighbours) { e_->set_neighbou
 void Attention::predict(const double* queries, std::size_t m, double* out) const { e_->predict(queries, m, out); }
 
 void Attention::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                               double* sum_w2, double* smooth) const {
-  e_->predict_detail(queries, m, v, out, sum_w2, smooth);
+                               double* sum_w2, double* smooth, double* kernel_w2) const {
+  e_->predict_detail(queries, m, v, out, sum_w2, smooth, kernel_w2);
 }
 
 void Attention::slopes(const double* queries, std::size_t m, double* out, double* l_norm) const {

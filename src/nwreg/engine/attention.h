@@ -115,10 +115,11 @@ class Attention : public Pooling {
   void predict(const double* queries, std::size_t m, double* out) const override;
 
   /// Predicts, and for each query also sum_i w_i^2 over its weights as --weights writes them
-  /// (into sum_w2) and sum_i a_i v_i over its normalised kernel weights (NW weights, whatever
-  /// the method; into smooth), v given per input row. For standard errors.
+  /// (into sum_w2), sum_i a_i v_i over its normalised kernel weights (NW weights, whatever the
+  /// method; into smooth), v given per input row, and sum_i a_i^2 (into kernel_w2: 1 / the
+  /// number of rows that smooth averages), each where not null. For standard errors.
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                      double* sum_w2, double* smooth) const override;
+                      double* sum_w2, double* smooth, double* kernel_w2 = nullptr) const override;
 
   /// The slope of the estimate at m queries, out[j * d + k] = df/dq_k (0 for a categorical
   /// column): NW's analytic derivative of f = sum_i a_i y_i, sum_i (de_i/dq_k)(y_i - f) / s0;

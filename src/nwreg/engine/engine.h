@@ -46,7 +46,7 @@ class Engine {
   // The passes, as Attention's (attention.h).
   void predict(const double* queries, std::size_t m, double* out) const;
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out, double* sum_w2,
-                      double* smooth) const;
+                      double* smooth, double* kernel_w2 = nullptr) const;
   void slopes(const double* queries, std::size_t m, double* out, double* l_norm) const;
   void weights(const double* queries, std::size_t m, const std::function<void(std::size_t, const double*)>& row) const;
   LooResult loo(bool with_gradient, const std::vector<std::size_t>* rows) const;
@@ -105,12 +105,13 @@ class Engine {
   // Slot s's leave-one-out row reduced, the rows of its key without it included; a merged key's
   // other rows reuse `cache`, gathered once for the key.
   Row loo_row(const Plan& plan, const Slot& at, Work& w, Rest& cache, Span& s, double* grad, double* c) const;
-  // A prediction with what standard errors need (sum_w2, smooth: each if not null; ve the
-  // values in engine order) into out: false for a query out of reach.
+  // A prediction with what standard errors need (sum_w2, smooth, kernel_w2: each if not null;
+  // ve the values in engine order) into out: false for a query out of reach.
   struct Detail {
     double* f;
     double* sum_w2;
     double* smooth;
+    double* kernel_w2;
   };
   bool detail_row(const Plan& plan, const double* q, const std::vector<double>& ve, Work& w, Detail out) const;
   // The in-sample fit at key p (its own weight in): its row reduced (with the gradient into g

@@ -165,8 +165,8 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
   const std::vector<double> r2 = scaled_squares(loo, k);
   Band band;
   band.se.resize(m);
-  std::vector<double> w2(m), sigma2(m), zq;
-  engine_->predict_detail(mapped(q, m, zq), m, r2, out, w2.data(), sigma2.data());
+  std::vector<double> w2(m), sigma2(m), a2(centre ? m : 0), zq;
+  engine_->predict_detail(mapped(q, m, zq), m, r2, out, w2.data(), sigma2.data(), centre ? a2.data() : nullptr);
   for (std::size_t j = 0; j < m; ++j) band.se[j] = std::ldexp(std::sqrt(sigma2[j] * w2[j]), k);
   const double z = critical ? *critical : band_quantile(level);
   if (!centre) {
@@ -177,9 +177,11 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
     return band;
   }
   // The bias-corrected estimate and its standard error (the same residuals: the same noise),
-  // the multiplier Student's t with the variance estimate's degrees of freedom, 1 / sum w_i^2
-  // of the estimate (Satterthwaite's for a kernel-weighted mean of squared residuals; NW's
-  // weights are sigma^2's own, a local polynomial's vary more: fewer, to the safe side).
+  // the multiplier Student's t with the variance estimate's degrees of freedom: sigma^2(q) is
+  // the kernel-weighted mean of squared residuals sum a_i r_i^2, a_i the normalised kernel
+  // weights (NW's, whatever the method), and Satterthwaite's for it is nu = 1 / sum a_i^2 (NW's
+  // a are its estimate's weights; a local polynomial's equivalent weights vary more, and their
+  // 1 / sum w_i^2 would understate sigma^2's degrees of freedom).
   // Where fewer than min_band_df residuals inform sigma^2(q) (a gap, past the data), it is topped
   // up to min_band_df of them by the mean squared residual of all rows: (nu sigma^2(q) +
   // (min_band_df - nu) s^2) / min_band_df, with that mixture's degrees of freedom (below).
@@ -219,7 +221,7 @@ Band Fitted::predict_band(const double* q, std::size_t m, double level, const Lo
     }
   }
   for (std::size_t j = 0; j < m; ++j) {
-    const double nu = w2[j] > 0 ? 1 / w2[j] : 1e300;
+    const double nu = a2[j] > 0 ? 1 / a2[j] : 1e300;
     const double t = critical ? *critical : band_quantile(level, band_df(nu, rows_df));
     const double s2 = nu >= min_band_df ? sigma2[j] : (nu * sigma2[j] + (min_band_df - nu) * mean_r2) / min_band_df;
     const double l = lambda[j];
@@ -297,24 +299,17 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
   std::vector<double> sorted(q, q + m);
   std::sort(sorted.begin(), sorted.end());
   Simultaneous s;
-  double inverse_nu = 0;  // the mean over the queries of sum w_i^2 / (sum w_i)^2: nu their harmonic mean
-  std::size_t answered = 0;  // queries with a weight row (none: out of reach under OutOfReach::empty)
-  // A pass over one fit's weight rows: kappa0 (with `path`), the angles between neighbouring unit
-  // weight vectors, 2 asin(|T_j - T_j+1| / 2) (accurate for small angles, where acos of their
-  // dot product is not); and (with `df`) the degrees of freedom.
-  auto pass = [&](const Fitted& f, bool path, bool df) {
+  // A pass over one fit's weight rows for kappa0: the angles between neighbouring unit weight
+  // vectors, 2 asin(|T_j - T_j+1| / 2) (accurate for small angles, where acos of their dot
+  // product is not).
+  auto path = [&](const Fitted& f) {
     std::vector<double> prev;
     f.weights(sorted.data(), m, [&](std::size_t, const double* row) {
       const std::size_t n = f.n_;
-      double top = 0, total = 0, squares = 0;
+      double top = 0, squares = 0;
       for (std::size_t i = 0; i < n; ++i) top = std::max(top, std::abs(row[i]));
       if (!(top > 0)) return;  // no answer here: not on the path
-      for (std::size_t i = 0; i < n; ++i) total += row[i] / top, squares += (row[i] / top) * (row[i] / top);
-      if (df) {
-        inverse_nu += total != 0 ? std::min(1 / min_band_df, squares / (total * total)) : 0.0;
-        ++answered;
-      }
-      if (!path) return;
+      for (std::size_t i = 0; i < n; ++i) squares += (row[i] / top) * (row[i] / top);
       std::vector<double> t(n, 0.0);
       for (std::size_t i = 0; i < n; ++i) t[i] = row[i] / top / std::sqrt(squares);
       if (!prev.empty()) {
@@ -325,13 +320,17 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
       prev = std::move(t);
     });
   };
-  // The path is the band's own estimate's (the corrected one); the degrees of freedom are the
-  // noise variance's, whose kernel weights are this fit's (as the pointwise rbc band takes them).
+  // The path is the band's own estimate's (the corrected one). The degrees of freedom are the
+  // noise variance's, as the pointwise rbc band takes them: nu their harmonic mean over the
+  // queries answered, each 1 / sum a_i^2 over its kernel weights, and at least min_band_df.
+  path(centre ? *centre : *this);
+  double inverse_nu = 0;
+  std::size_t answered = 0;  // queries not out of reach (OutOfReach::empty)
   if (centre) {
-    pass(*centre, true, false);
-    pass(*this, false, true);
-  } else {
-    pass(*this, true, false);
+    std::vector<double> f(m), a2(m), zq;
+    engine_->predict_detail(mapped(sorted.data(), m, zq), m, {}, f.data(), nullptr, nullptr, a2.data());
+    for (double v : a2)
+      if (std::isfinite(v)) inverse_nu += std::min(1 / min_band_df, v), ++answered;
   }
   // 2 (1 - Phi(c)) + kappa0 / pi exp(-c^2 / 2) falls with c (with t: 2 P(T > c) + kappa0 / pi
   // (1 + c^2 / nu)^(-nu / 2), Sun and Loader's form for an estimated variance): bisect between

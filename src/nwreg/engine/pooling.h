@@ -26,9 +26,11 @@ class Pooling {
   virtual ~Pooling() = default;
   /// Predictions at m queries (m x d, row-major).
   virtual void predict(const double* queries, std::size_t m, double* out) const = 0;
-  /// Predictions with sum_i w_i^2 (the weights --weights writes) and sum_i a_i v_i (v per input row).
+  /// Predictions with sum_i w_i^2 (the weights --weights writes), sum_i a_i v_i (v per input row)
+  /// and sum_i a_i^2, a_i the normalised kernel weights (NW's, whatever the method): each where not
+  /// null.
   virtual void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                              double* sum_w2, double* smooth) const = 0;
+                              double* sum_w2, double* smooth, double* kernel_w2 = nullptr) const = 0;
   /// df/dq (m x d) and, where asked, the norm of each slope's weights sqrt(sum_i l_ik^2) (m x d).
   virtual void slopes(const double* queries, std::size_t m, double* out, double* l_norm = nullptr) const = 0;
   /// Each query's attention row over the training rows in input order, in query order.

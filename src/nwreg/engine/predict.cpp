@@ -23,7 +23,7 @@ void Engine::predict(const double* queries, std::size_t m, double* out) const {
 }
 
 void Engine::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                            double* sum_w2, double* smooth) const {
+                            double* sum_w2, double* smooth, double* kernel_w2) const {
   std::vector<double> ve;  // v in engine order, a merged key's the weighted mean over its rows
   if (smooth)
     for (std::size_t g = 0; g < ks_.n; ++g) {
@@ -31,7 +31,8 @@ void Engine::predict_detail(const double* queries, std::size_t m, const std::vec
       for (std::size_t t = ks_.first(g); t < ks_.first(g + 1); ++t) sum += ks_.share(t, g) * v.at(ks_.row_of(t));
       ve.push_back(sum);
     }
-  const Plan plan = backends_.plan({.rows = m, .squares = sum_w2 != nullptr, .values = smooth ? &ve : nullptr});
+  const Plan plan =
+      backends_.plan({.rows = m, .squares = sum_w2 || kernel_w2, .values = smooth ? &ve : nullptr});
   // Queries in x order where the plan asks (neighbouring queries share their windows in cache).
   std::vector<std::size_t> qo;
   if (plan.sorted()) {
@@ -44,7 +45,8 @@ void Engine::predict_detail(const double* queries, std::size_t m, const std::vec
   for_queries(options_.pool, options_.progress, m, grain, shape(), [&](std::size_t k, Work& w) {
     const std::size_t j = qo.empty() ? k : qo[k];
     if (!detail_row(plan, queries + j * ks_.d, ve, w,
-                    {out + j, sum_w2 ? sum_w2 + j : nullptr, smooth ? smooth + j : nullptr}))
+                    {out + j, sum_w2 ? sum_w2 + j : nullptr, smooth ? smooth + j : nullptr,
+                     kernel_w2 ? kernel_w2 + j : nullptr}))
       lower_to(bad, j);
     return true;
   });

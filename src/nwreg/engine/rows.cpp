@@ -108,23 +108,28 @@ Row Engine::loo_row(const Plan& plan, const Slot& at, Work& w, Rest& cache, Span
 }
 
 bool Engine::detail_row(const Plan& plan, const double* q, const std::vector<double>& ve, Work& w, Detail out) const {
-  const bool detail = out.sum_w2 || out.smooth;
-  double f;
-  if (plan.fused && (detail ? plan.fused->detail(plan.fused_pass, q[0], ve.data(), f, out.sum_w2, out.smooth)
+  const bool squares = out.sum_w2 || out.kernel_w2;
+  const bool detail = squares || out.smooth;
+  double f, w2 = 0;
+  // The fused line is NW's: its weights are the kernel's.
+  if (plan.fused && (detail ? plan.fused->detail(plan.fused_pass, q[0], ve.data(), f, squares ? &w2 : nullptr, out.smooth)
                             : (f = plan.fused->row(plan.fused_pass, q[0], no_key, false).f, true))) {
     *out.f = f * ks_.y_scale;
+    for (double* v : {out.sum_w2, out.kernel_w2})
+      if (v) *v = w2;
     return true;
   }
   Span s;
   std::vector<double> c(estimator_.p());
   // By moments, with what standard errors need from the same plan; else gathered.
-  if (!(out.sum_w2 && !plan.squares) && !(out.smooth && !plan.values) && moment_row(plan, q, no_key, w, s, false)) {
+  if (!(squares && !plan.squares) && !(out.smooth && !plan.values) && moment_row(plan, q, no_key, w, s, false)) {
     const Row r = reduce(q, s, w, nullptr, detail ? c.data() : nullptr);
     LineMoments sq, sv;
-    if ((!out.sum_w2 || plan.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) &&
+    if ((!squares || plan.squares->sums(q[0], s.inv_h[0], no_key, false, sq)) &&
         (!out.smooth || (plan.values->sums(q[0], s.inv_h[0], no_key, false, sv) && sv.M[0] > 0))) {
       *out.f = r.f * ks_.y_scale;
       if (out.sum_w2) *out.sum_w2 = squared_weights(c.data(), sq);
+      if (out.kernel_w2) *out.kernel_w2 = sq.M[0] / (s.s0 * s.s0);
       if (out.smooth) *out.smooth = sv.My[0] / sv.M[0];
       if (r.dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
       return true;
@@ -135,19 +140,24 @@ bool Engine::detail_row(const Plan& plan, const double* q, const std::vector<dou
   if (r.reached && r.dropped && !s.fallback) dropped_.fetch_add(1, std::memory_order_relaxed);
   if (!r.reached) {
     if (options_.out_of_reach != OutOfReach::empty) return false;
-    for (double* v : {out.f, out.sum_w2, out.smooth})
+    for (double* v : {out.f, out.sum_w2, out.smooth, out.kernel_w2})
       if (v) *v = std::numeric_limits<double>::quiet_NaN();
     return true;
   }
   *out.f = r.f * ks_.y_scale;
   if (out.smooth)  // NW weights e_i / s0
     *out.smooth = s.sum([&](std::size_t lo, std::size_t hi) { return kernel::dot(lo, hi, w.e, {ve.data()}); }) / s.s0;
-  if (out.sum_w2) {
-    // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
-    const bool nw = !estimator_.local() || s.fallback;
-    if (!nw) equivalent(q, s, c.data(), w);
-    const double w2 = s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.e); });
-    *out.sum_w2 = nw ? w2 / (s.s0 * s.s0) : w2;
+  if (!squares) return true;
+  auto sum_w2 = [&] { return s.sum([&](std::size_t lo, std::size_t hi) { return sum_squares(lo, hi, w.e); }); };
+  // NW's weights are e_i / s0 (c = (1/s0, 0..0)): no pass for the equivalent weights.
+  const double kernel_w2 = sum_w2() / (s.s0 * s.s0);
+  if (out.kernel_w2) *out.kernel_w2 = kernel_w2;
+  if (!out.sum_w2) return true;
+  if (estimator_.local() && !s.fallback) {
+    equivalent(q, s, c.data(), w);
+    *out.sum_w2 = sum_w2();
+  } else {
+    *out.sum_w2 = kernel_w2;
   }
   return true;
 }

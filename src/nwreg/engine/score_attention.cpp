@@ -189,13 +189,17 @@ void ScoreAttention::predict(const double* queries, std::size_t m, double* out) 
 }
 
 void ScoreAttention::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                                    double* sum_w2, double* smooth) const {
+                                    double* sum_w2, double* smooth, double* kernel_w2) const {
   std::atomic<std::size_t> done{0};
   parallel_for(options_.pool, m, 16, [&](std::size_t lo, std::size_t hi) {
     Scratch w(n_, std::max(d_, H_), false, H_);
     for (std::size_t j = lo; j < hi; ++j) {
       out[j] = attend(queries + j * d_, no_key, w, false, j, false);
-      if (sum_w2) sum_w2[j] = dot_lanes(w.a.data(), w.a.data(), n_);
+      if (sum_w2 || kernel_w2) {  // (its weights are its kernel's)
+        const double w2 = dot_lanes(w.a.data(), w.a.data(), n_);
+        if (sum_w2) sum_w2[j] = w2;
+        if (kernel_w2) kernel_w2[j] = w2;
+      }
       if (smooth) smooth[j] = dot_lanes(w.a.data(), v.data(), n_);
     }
     if (options_.progress) options_.progress(done += hi - lo, m);

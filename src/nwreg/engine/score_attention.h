@@ -45,7 +45,7 @@ class ScoreAttention : public Pooling {
   /// As Attention's (attention.h). A query whose score overflows is a QueryError.
   void predict(const double* queries, std::size_t m, double* out) const override;
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
-                      double* sum_w2, double* smooth) const override;
+                      double* sum_w2, double* smooth, double* kernel_w2 = nullptr) const override;
   /// df/dq_k = sum_i a_i (y_i - f) d score_i/dq_k; l_norm (m x d) as Attention::slopes.
   void slopes(const double* queries, std::size_t m, double* out, double* l_norm = nullptr) const override;
   void weights(const double* queries, std::size_t m,
