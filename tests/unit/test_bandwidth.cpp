@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
@@ -270,4 +271,42 @@ TEST_CASE("the line search takes a step onto the minimum that the loss's noise h
   };
   const Descent kept = line_search({0.3 + 2e-7}, o, worse, quiet, {}, {0.5});
   CHECK(kept.theta[0] == doctest::Approx(0.3 + 1e-7).epsilon(1e-15));
+}
+
+TEST_CASE("several columns: a column that carries nothing is smoothed out, not crept towards infinity") {
+  // y = sin 3x + N(0, 0.2^2), x ~ Exp(1), w ~ U(0.1, 3) carrying nothing, 300 rows. Where the
+  // LOO error keeps falling as h_w grows (some seeds; others find a shallow minimum near the
+  // range of w), h_w crept up by a factor of about 1.4 an epoch, to 7e5-1e6 after 45 to 56
+  // epochs at 7de7f10 (about twice the epochs it now takes); it now snaps from 10 times the range of w to 1e6 times it and stays there, and
+  // the loss there is no higher than at any h_w on the way. A column that does carry y (x)
+  // keeps a bandwidth below its range.
+  int smoothed = 0;
+  for (unsigned seed = 0; seed < 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::exponential_distribution<double> ex(1);
+    std::uniform_real_distribution<double> uw(0.1, 3);
+    std::normal_distribution<double> noise(0, 0.2);
+    std::vector<double> xw, y;
+    for (int i = 0; i < 300; ++i) {
+      const double x = ex(rng);
+      xw.push_back(x), xw.push_back(uw(rng)), y.push_back(std::sin(3 * x) + noise(rng));
+    }
+    nwreg::Dataset d = make_dataset(xw, y);
+    d.n = 300, d.d = 2, d.x_names = {"x", "w"};
+    double lo = INFINITY, hi = -INFINITY;
+    for (std::size_t i = 0; i < d.n; ++i) lo = std::min(lo, d.row(i)[1]), hi = std::max(hi, d.row(i)[1]);
+    const FitResult r = fit_bandwidth(d, {});
+    CAPTURE(seed);
+    CHECK(r.bandwidth[0] < 0.2);
+    if (r.bandwidth[1] < smoothed_out_from * (hi - lo)) continue;
+    ++smoothed;
+    CHECK(r.bandwidth[1] == doctest::Approx(smoothed_out_at * (hi - lo)).epsilon(1e-12));
+    for (const Epoch& e : r.history) CHECK(r.criterion <= e.loss * (1 + 1e-12));
+    const auto warnings = fit_warnings(d, r, std::nullopt, {});
+    CHECK(std::count_if(warnings.begin(), warnings.end(), [](const std::string& s) {
+            return s.find("x column \"w\" is smoothed out: its bandwidth rose past 10 times its range and is set at "
+                          "1e+06 times it") == 0;
+          }) == 1);
+  }
+  CHECK(smoothed >= 2);
 }

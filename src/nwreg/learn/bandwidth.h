@@ -132,11 +132,19 @@ struct Descent {
   std::vector<double> curvature;
 };
 
-/// Per-parameter bounds of a descent, lo[k] <= theta[k] <= hi[k] (empty: none).
+/// Per-parameter bounds of a descent, lo[k] <= theta[k] <= hi[k] (empty: none); a step that
+/// takes parameter k up past snap[k] (where given) goes on to hi[k] at once.
 struct Box {
-  std::vector<double> lo, hi;
+  std::vector<double> lo, hi, snap;
   bool empty() const { return lo.empty(); }
 };
+
+/// With several x columns, a continuous column whose learned bandwidth rises past
+/// smoothed_out_from times its range is smoothed out: its bandwidth goes to smoothed_out_at
+/// times its range, where its kernel weighs every pair of rows alike to about 1e-12, and stays
+/// there unless the criterion's slope turns back (an irrelevant column's h would otherwise
+/// creep upwards by a factor of about 1.4 an epoch for ever).
+inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 
 /// Quasi-Newton descent from theta (BFGS directions) with Armijo backtracking, no step
 /// moving a parameter by more than 1: the loss never rises. With a `box`, each trial point is

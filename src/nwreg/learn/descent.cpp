@@ -158,6 +158,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
         double decrease = 0;  // the first-order decrease along the step taken
         for (std::size_t k = 0; k < d; ++k) {
           trial_theta[k] = clamp(k, theta[k] + step * dir[k]);
+          if (tries == 0 && !box.snap.empty() && dir[k] > 0 && trial_theta[k] > box.snap[k]) trial_theta[k] = box.hi[k];
           decrease += cur.gradient[k] * (theta[k] - trial_theta[k]);
         }
         trial = eval(trial_theta);  // +inf where unusable: rejected below
