@@ -347,6 +347,38 @@ TEST_CASE("edges: NW on a trend is told of local linear's error, with both figur
   CHECK(run_nwreg({"fit", data("mcycle.csv")}).err.empty());
 }
 
+TEST_CASE("edges: in two columns a straight-line column is smoothed out by local linear, and NW is told so") {
+  // y = 30 x1 + sin x2 + noise, 300 rows: along x1 y is a line. Local linear's best bandwidth in
+  // x1 is infinite (one slope everywhere): it is set at 1e6 times the range of x1 and said so as
+  // a line, not as a column that carries nothing. NW on the same data is told of local linear's
+  // error (learned from NW's bandwidths: its own scan and grid of starts cost 10 times NW's learn).
+  std::string csv = "x1,x2,y\n";
+  std::uint64_t s = 12345;
+  auto uniform = [&] {  // (a fixed LCG: the same rows on every platform)
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(s >> 11) * 0x1p-53;
+  };
+  for (int i = 0; i < 300; ++i) {
+    const double a = uniform(), b = 10 * uniform(), e = 0.6 * (uniform() + uniform() + uniform() - 1.5);
+    csv += num(a) + "," + num(b) + "," + num(30 * a + std::sin(b) + e) + "\n";
+  }
+  const Result ll = run_nwreg({"fit", "-", "-x", "x1,x2", "-y", "y", "--method", "local-linear"}, csv);
+  REQUIRE(ll.exit_code == 0);
+  CHECK(ll.err.find("nwreg: warning: <stdin>: x column \"x1\" is smoothed out: its bandwidth rose past 10 times its "
+                    "range and is set at 1e+06 times it, where its kernel weighs every pair of rows alike; the fit is "
+                    "a straight line along it, one slope over its whole range\n") != std::string::npos);
+  const Result nw = run_nwreg({"fit", "-", "-x", "x1,x2", "-y", "y"}, csv);
+  REQUIRE(nw.exit_code == 0);
+  auto g3 = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::string(buf);
+  };
+  CHECK(nw.err.find("local linear's leave-one-out error is " + g3(reported(ll.out, "loo_mse")) + ", under half of NW's " +
+                    g3(reported(nw.out, "loo_mse"))) != std::string::npos);
+  CHECK(nw.err.find("smoothed out") == std::string::npos);
+}
+
 TEST_CASE("edges: a learned score that explains less than the mean is warned of") {
   const Result r = run_nwreg({"fit", data("mcycle.csv"), "--score", "general"});
   REQUIRE(r.exit_code == 0);

@@ -568,6 +568,10 @@ void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const Eng
   FitPlan other = plan;
   other.curve = false;
   other.advise = false;
+  // Several columns: local linear descends from NW's learned bandwidths. Its own scan and grid
+  // of starts cost about 10 times NW's whole learn (3 columns, 2000 rows: 4.2 s against 0.3 s),
+  // and the advice needs only a local-linear fit under half NW's error, not its best one.
+  if (data.d > 1) other.fit.init = m.bandwidth;
   EngineOptions linear = engine;
   linear.method = Method::local_linear;
   linear.progress = nullptr;

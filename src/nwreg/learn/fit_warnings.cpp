@@ -75,11 +75,17 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
     if (is_categorical(data.kind(c))) continue;
     double lo = INFINITY, hi = -INFINITY;
     for (std::size_t i = 0; i < data.n; ++i) lo = std::min(lo, data.row(i)[c]), hi = std::max(hi, data.row(i)[c]);
-    if (fit.bandwidth[c] >= 0.999 * smoothed_out_at * (hi - lo))
-      out.push_back("x column " + quote(data.x_names[c]) + " is smoothed out: its bandwidth rose past " +
-                    g3(smoothed_out_from) + " times its range and is set at " + g3(smoothed_out_at) +
-                    " times it, where its kernel weighs every pair of rows alike; the criterion sees nothing in it "
-                    "that the other columns do not give");
+    if (!(fit.bandwidth[c] >= 0.999 * smoothed_out_at * (hi - lo))) continue;
+    // NW then ignores the column; a local polynomial keeps its terms in it, the same everywhere.
+    const std::size_t degree = method_degree(options.engine.method, options.engine.degree);
+    out.push_back("x column " + quote(data.x_names[c]) + " is smoothed out: its bandwidth rose past " +
+                  g3(smoothed_out_from) + " times its range and is set at " + g3(smoothed_out_at) +
+                  " times it, where its kernel weighs every pair of rows alike; " +
+                  (degree == 0 ? std::string("the criterion sees nothing in it that the other columns do not give")
+                   : degree == 1
+                       ? std::string("the fit is a straight line along it, one slope over its whole range")
+                       : "the fit is a polynomial of degree " + std::to_string(degree) +
+                             " along it, the same over its whole range"));
   }
   if (fit.corner_neighbours > 0 && fit.kernel_neighbours <= fit.corner_neighbours * 1.05)
     out.push_back("the bandwidth is held where the kernel weights average " + g3(fit.corner_neighbours) +
