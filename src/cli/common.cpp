@@ -120,6 +120,7 @@ EngineOptions EngineCliOptions::options(ThreadPool& pool) const {
   e.leave_out = fixed_leave_out().value_or(0);  // auto: decided per data set by choose_bandwidth
   e.categorical = parse_categorical_kernel(categorical_kernel);
   e.categorical_in_fit = parse_choice<bool>(categorical_fit, categorical_fit_choices, "--categorical-fit", "choice");
+  e.lowess_window = lowess_window;
   return e;
 }
 
@@ -196,6 +197,7 @@ std::string apply_like(EngineCliOptions& engine, BandwidthOptions& bandwidth) {
   if (!engine.degree_given && loess) engine.degree = 2;
   if (bandwidth.bandwidth.empty()) bandwidth.bandwidth = loess ? "span:0.75" : "span:" + format_double(2.0 / 3);
   if (!bandwidth.robust_given && !loess) bandwidth.robust = 3;
+  engine.lowess_window = !loess;
   return {};
 }
 

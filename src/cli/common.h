@@ -78,6 +78,7 @@ struct EngineCliOptions {
   long long degree = 2;                  //!< --degree: local-polynomial's degree (checked: 0 to max_degree)
   bool degree_given = false, kernel_given = false, method_given = false;
   std::string like;                      //!< --like loess|lowess: R's call's settings (apply_like)
+  bool lowess_window = false;            //!< set by --like lowess: clowess's window (Smoother::lowess_window)
   std::string out_of_reach = "auto";     //!< --out-of-reach: auto | extrapolate (nearest) | empty | error
   std::string leave_out = "auto";        //!< --leave-out K|auto: leave-block-out cross-validation
   std::string categorical_kernel = "aitchison-aitken";  //!< --categorical-kernel

@@ -419,7 +419,7 @@ TEST_CASE("hardening: what depends only on the number of x columns is said once 
               "--leave-out: only for one x column (it leaves out the nearest keys in x order)");
 }
 
-TEST_CASE("hardening: y of 1e200 fits; errors a double cannot hold are left out with a warning") {
+TEST_CASE("hardening: y of 1e200 fits, errors a double cannot hold are left out with a warning") {
   // Issue 25: this was "the leave-one-out error overflows" (exit 1), although h does not
   // depend on the units of y.
   const std::string big = "x,y\n1,1e200\n2,-1e200\n3,1e200\n4,-1e200\n";
@@ -432,7 +432,9 @@ TEST_CASE("hardening: y of 1e200 fits; errors a double cannot hold are left out 
                      "this scale of y (about 1e399); the fit is unaffected, its errors are not reported") !=
           std::string::npos);
   }
-  // The same data times 1e-200 learn the same h, and report their errors.
+  // The same data times 1e-200 learn the same h; their squared errors (about 1e-400) are below
+  // a double's range too, so loo_mse is left out with the same warning, and the scale-free R^2
+  // is reported, equal to the unit data's.
   std::string small = "x,y\n";
   for (int i = 0; i < 20; ++i) small += std::to_string(i) + "," + std::to_string((i * 7) % 5) + "e-200\n";
   std::string unit = "x,y\n";
@@ -440,7 +442,10 @@ TEST_CASE("hardening: y of 1e200 fits; errors a double cannot hold are left out 
   const Result a = run_nwreg({"fit", "-"}, small), b = run_nwreg({"fit", "-"}, unit);
   const auto h = [](const std::string& out) { return std::stod(lines(out)[0].substr(std::string("bandwidth: ").size())); };
   CHECK(h(a.out) == doctest::Approx(h(b.out)).epsilon(1e-9));  // 1e-200 is no power of two: to rounding
-  CHECK(a.out.find("loo_mse: none") == std::string::npos);
+  CHECK(a.out.find("loo_mse: none") != std::string::npos);
+  CHECK(a.err.find("beyond a double's range at this scale of y (about 1e-399)") != std::string::npos);
+  const auto r2 = [](const std::string& out) { return std::stod(out.substr(out.find("loo_r2: ") + 8)); };
+  CHECK(r2(a.out) == doctest::Approx(r2(b.out)).epsilon(1e-9));
 }
 
 TEST_CASE("hardening: knn:auto that nearly interpolates is warned of, as a learned h is") {
@@ -486,7 +491,7 @@ TEST_CASE("hardening: help and generate into a closed pipe end quietly, as by SI
   }
 }
 
-TEST_CASE("hardening: -o onto a dangling symbolic link writes the file it names; a loop is an error") {
+TEST_CASE("hardening: -o onto a dangling symbolic link writes the file it names, a loop is an error") {
   // At 1f9acce the dangling link was replaced by a regular file and its target never written.
   Scratch s;
   fs::create_directory(s / "out");

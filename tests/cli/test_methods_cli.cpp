@@ -239,7 +239,7 @@ TEST_CASE("methods cli: a number spelled two ways is one level, and the model ke
   CHECK(a.out == b.out);
 }
 
-TEST_CASE("methods cli: span and --robust in fit, predict and the model file; the model reproduces the curve") {
+TEST_CASE("methods cli: span and --robust in fit, predict and the model file, the model reproduces the curve") {
   Scratch s;
   const std::string model = (s / "span.json").string();
   const std::vector<std::string> how = {"-b", "span:0.3", "--kernel", "tricube", "--method", "local-linear", "--robust", "3"};

@@ -86,7 +86,7 @@ TEST_CASE("scores cli: predict --model reproduces the learned score byte for byt
   CHECK(run_nwreg(direct).out != b.out);
 }
 
-TEST_CASE("scores cli: attention rows sum to 1; the pictures name the score; batches say score:NAME") {
+TEST_CASE("scores cli: attention rows sum to 1, the pictures name the score, batches say score:NAME") {
   Scratch s;
   const std::string w = (s / "w.csv").string(), heat = (s / "h.svg").string(), plot = (s / "p.svg").string();
   const Result r = run_nwreg({"predict", data("synthetic.csv"), "--score", "scaled-dot", "--grid", "0:5:1", "--weights", w,
@@ -116,7 +116,7 @@ TEST_CASE("scores cli: attention rows sum to 1; the pictures name the score; bat
   CHECK(j[0]["bandwidth"].is_null());
 }
 
-TEST_CASE("scores cli: --verbose shows the loss after each step; the line search never rises") {
+TEST_CASE("scores cli: --verbose shows the loss after each step, the line search never rises") {
   const Result r = run_nwreg({"fit", data("synthetic.csv"), "--score", "general", "--epochs", "3", "--verbose"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("nwreg: epoch 0  loss 2.05894716849795") != std::string::npos);

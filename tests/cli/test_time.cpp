@@ -241,7 +241,7 @@ TEST_CASE("time: the default columns are the first and second by position, whate
         "x,2,prediction,residual");  // a name the user gives is found by name first
 }
 
-TEST_CASE("time: one offset throughout is kept in the output; mixed zones are written in UTC") {
+TEST_CASE("time: one offset throughout is kept in the output, mixed zones are written in UTC") {
   // Issue 25: output was UTC even when every stamp had +01:00.
   Scratch s;
   spit(s / "cet.csv", "t,y\n2024-03-01T00:00+01:00,1\n2024-03-01T06:00+01:00,2\n2024-03-01T12:00+01:00,4\n"

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
 #include "helpers.h"
+#include "nwreg/engine/attention.h"
 #include "nwreg/engine/fitted.h"
 #include "nwreg/learn/fit.h"
 #include "nwreg/learn/robust.h"
@@ -60,7 +62,7 @@ Model span_model(const Dataset& d, double span, std::size_t degree, std::size_t 
 
 }  // namespace
 
-TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1e-6 of the range of y") {
+TEST_CASE("span and --robust: R's loess (surface direct) and lowess (--like lowess's window) to 1e-9 of the range of y") {
   const auto g = testing::read_golden("tests/golden/loess.csv");
   // The golden rows by fit: set, call, degree, robust, span.
   std::map<std::tuple<std::string, std::string, std::size_t, std::size_t, double>, std::vector<std::size_t>> fits;
@@ -74,11 +76,12 @@ TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1
     const auto& [set, call, degree, robust, span] = key;
     const Dataset d = golden_set(set);
     EngineOptions e;
+    e.lowess_window = call == "lowess";
     const Model m = span_model(d, span, degree, robust, e,
                                call == "loess_unnormalized" ? std::vector<double>{1.0} : std::vector<double>{});
     const Fitted f(d, m, e);
     const auto [lo, hi] = std::minmax_element(d.y.begin(), d.y.end());
-    const double range = *hi - *lo, tol = (call == "lowess" ? 1e-6 : 1e-9) * range;
+    const double range = *hi - *lo, tol = 1e-9 * range;
     CAPTURE(set);
     CAPTURE(call);
     CAPTURE(degree);
@@ -102,6 +105,43 @@ TEST_CASE("span and --robust: R's loess (surface direct) to 1e-9 and lowess to 1
   CHECK(checked["loess_predict"] == 576);
   CHECK(checked["lowess"] == 1124);
   CHECK(checked["loess_unnormalized"] == 2 * (102 + 111));
+}
+
+TEST_CASE("lowess's window: keys past 0.999 h weigh 0, by moments as key by key") {
+  // 3000 rows, span 0.3 (windows of 900 keys: by moments), tricube local linear: with the window
+  // cut (--like lowess) each fitted value and its squared weights equal the key-by-key sums
+  // over the keys within 0.999 h; without it (loess) some differ, by the keys just inside h.
+  std::vector<double> x, y;
+  std::uint64_t s = 99;
+  for (int i = 0; i < 3000; ++i) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    x.push_back(static_cast<double>(s >> 11) * 0x1p-53 * 10);
+    y.push_back(std::sin(x.back()) + std::cos(7 * x.back()));
+  }
+  const Dataset d = testing::make_dataset(x, y);
+  std::vector<double> q;
+  for (int j = 0; j <= 200; ++j) q.push_back(0.05 * j);
+  auto fit = [&](bool lowess, bool moments, std::vector<double>& w2) {
+    EngineOptions e;
+    e.lowess_window = lowess;
+    if (!moments) e.shortcuts = e.shortcuts.without(Shortcut::line_moments);
+    const Model m = span_model(d, 0.3, 1, 0, e);
+    e.neighbour_policy = m.neighbour_policy;
+    std::vector<double> out(q.size());
+    w2.assign(q.size(), 0.0);
+    Attention(d, m.bandwidth, e).predict_detail(q.data(), q.size(), {}, out.data(), w2.data(), nullptr);
+    return out;
+  };
+  std::vector<double> w_mom, w_key, w_loess;
+  const auto mom = fit(true, true, w_mom), key = fit(true, false, w_key), loess = fit(false, true, w_loess);
+  std::size_t differ = 0;
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    CAPTURE(q[j]);
+    CHECK(mom[j] == doctest::Approx(key[j]).epsilon(1e-11));
+    CHECK(w_mom[j] == doctest::Approx(w_key[j]).epsilon(1e-11));
+    differ += std::abs(loess[j] - key[j]) > 1e-12;
+  }
+  CHECK(differ > 20);
 }
 
 TEST_CASE("span: the count is R's floor(n F + 1e-5)") {

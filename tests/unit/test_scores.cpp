@@ -165,7 +165,7 @@ TEST_CASE("scores: a score that overflows is an error naming the query, never a 
   }
 }
 
-TEST_CASE("scores: a dot score favours large keys; with keys of equal norm it is a Gaussian kernel") {
+TEST_CASE("scores: a dot score favours large keys, with keys of equal norm it is a Gaussian kernel") {
   // On the unit circle |q - k|^2 = 2 - 2 q.k: the dot score's softmax is the Gaussian kernel's
   // at h = 1, the query's norm cancelling and every key's the same.
   Dataset circle;
@@ -190,7 +190,7 @@ TEST_CASE("scores: a dot score favours large keys; with keys of equal norm it is
   CHECK(dot.loo(false).mse == doctest::Approx(gauss.loo(false).mse).epsilon(1e-12));
 }
 
-TEST_CASE("scores: the model file keeps the parameters; the model predicts byte for byte") {
+TEST_CASE("scores: the model file keeps the parameters, the model predicts byte for byte") {
   const Dataset data = testing::bundled("synthetic.csv", "x", "y");
   FitPlan plan;
   plan.score = Score::additive;
@@ -214,7 +214,7 @@ TEST_CASE("scores: the model file keeps the parameters; the model predicts byte 
   CHECK(a == b);
 }
 
-TEST_CASE("scores: the same seed gives the same start and fit; another seed another start") {
+TEST_CASE("scores: the same seed gives the same start and fit, another seed another start") {
   const Dataset data = testing::bundled("synthetic.csv", "x", "y");
   const ScoreParameters a = score_start(Score::additive, data, 4, true, 1), b = score_start(Score::additive, data, 4, true, 1),
                         c = score_start(Score::additive, data, 4, true, 2);

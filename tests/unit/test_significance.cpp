@@ -63,7 +63,7 @@ TEST_CASE("chi-square tails: closed forms and both tails") {
   CHECK(relative(chi_square_lower(0.3, 55.5), 8.9692905526972224e-53) < 1e-10);
 }
 
-TEST_CASE("test: p-values equal R sm.regression's (no effect, linear; NW and local linear)") {
+TEST_CASE("test: p-values equal R sm.regression's (no effect, linear, NW and local linear)") {
   const auto g = testing::read_golden("tests/golden/sm_test.csv");
   REQUIRE(g.at("set").size() >= 24);
   for (std::size_t r = 0; r < g.at("set").size(); ++r) {

@@ -18,7 +18,7 @@ Backends::Backends(const Engine& e, bool fused) : e_(e) {
     fused_.emplace(e.ks_, e.index_, e.options_.tolerance, e.options_.pool, e.pairs_);
   if (e.options_.shortcuts.allow(Shortcut::line_moments) && e.index_.kind() == KeyIndex::Kind::line && e.options_.leave_out == 0 &&
       MomentLine::applies(e.ks_, e.options_.kernel))
-    moments_.emplace(e.ks_, e.options_.kernel, e.estimator_.degree(), LineData::of(e.ks_));
+    moments_.emplace(e.ks_, e.options_.kernel, e.estimator_.degree(), LineData::of(e.ks_), false, e.edge());
 }
 
 void Backends::set_bandwidth(double h) {
@@ -80,7 +80,7 @@ std::unique_ptr<LineSums> Backends::make_line(std::size_t degree, const LineData
   const KeySet& ks = e_.ks_;
   const double h = e_.h_[0];
   const Kernel k = o.kernel;
-  if (moments_) return std::make_unique<MomentLine>(ks, k, degree, data, squared);
+  if (moments_) return std::make_unique<MomentLine>(ks, k, degree, data, squared, e_.edge());
   // K(z)^2 = K(r z): the Gaussian at h / sqrt(2), Laplace at h / 2, read in powers of z.
   const double r = !squared ? 1.0 : k == Kernel::gaussian ? std::sqrt(2.0) : 2.0;
   std::unique_ptr<LineSums> line;
@@ -118,7 +118,7 @@ void Backends::detail_lines(Plan& plan, std::size_t rows, bool squares, const st
     if (!squares_) {
       square_weights(squares_w2_);
       squares_ = std::make_unique<MomentLine>(ks, e_.options_.kernel, P, LineData{squares_w2_.data(), ks.ys.data(), ks.y_mid},
-                                              true);
+                                              true, e_.edge());
     }
     plan.squares = squares_.get();
   } else if (squares) {

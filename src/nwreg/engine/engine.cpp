@@ -84,7 +84,7 @@ Engine::Engine(const Dataset& train, EngineOptions options)
     : options_(checked(std::move(options), train)),
       estimator_(options_.method, options_.degree, train.d, options_.loss, lowess_spread(train, options_)),
       ks_(train, layout_for(options_, Backends::fuses(train, options_, estimator_))),
-      index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out),
+      index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out, edge()),
       policy_(options_.neighbour_policy),
       cat_(ks_.d),
       backends_(*this, Backends::fuses(train, options_, estimator_)) {}

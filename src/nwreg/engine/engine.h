@@ -159,6 +159,11 @@ class Engine {
   // d log e_i / d log h_k at query q whose nearest key is at xb.
   double dlog_weight(const double* q, const double* xb, std::size_t i, std::size_t k) const;
   [[noreturn]] void throw_out_of_reach(const double* q, std::size_t index, bool loo) const;
+  // A compact kernel's window in one column (keys in x order) as a fraction of h: R clowess's
+  // 0.999 under lowess_window (keys beyond weigh 0), else its support (1).
+  double edge() const {
+    return options_.lowess_window && ks_.d == 1 && !ks_.categorical && is_compact(options_.kernel) ? 0.999 : 1.0;
+  }
 
   EngineOptions options_;
   Estimator estimator_;     // what a row reduces to

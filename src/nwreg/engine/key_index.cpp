@@ -7,11 +7,12 @@
 
 namespace nwreg {
 
-KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out)
+KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out, double edge)
     : keys_(keys),
       kernel_(kernel),
       tolerance_(tolerance),
       leave_out_(leave_out),
+      edge_(edge),
       kind_(line ? Kind::line : keys.tree ? Kind::tree : Kind::every),
       search_(kind_ == Kind::line ? Search::window : kind_ == Kind::tree ? Search::leaves : Search::every) {}
 
@@ -271,7 +272,7 @@ void KeyIndex::window_1d(double q, double h, std::size_t b, double wb, std::size
   // Keys with |x - q| <= r; the margins absorb rounding at the edge.
   const double r = visit_kernel(kernel_, [&]<class K>(K) {
     if constexpr (K::compact) {
-      return h * (1 + 1e-12);  // the support: weights outside it are exactly 0
+      return h * edge_ * (1 + 1e-12);  // the support (lowess's cut): weights outside it are exactly 0
     } else {
       // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
       // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight wb: its

@@ -53,7 +53,8 @@ class KeyIndex {
 
   /// `line` asks for windows (one continuous column sorted by x); otherwise the tree where the
   /// keys have one, else every key. `leave_out` keys on each side join a left-out row (line only).
-  KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out);
+  /// `edge`: a compact kernel's window in one column, as a fraction of h (lowess's 0.999, else 1).
+  KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool line, std::size_t leave_out, double edge = 1);
 
   Kind kind() const { return kind_; }
   /// Keys left out on each side of a leave-one-out row (line only).
@@ -181,6 +182,7 @@ class KeyIndex {
   Kernel kernel_;
   double tolerance_;
   std::size_t leave_out_;
+  double edge_;
   Kind kind_;
   Search search_;  // tree: leaves where those within reach hold at most half the keys
 };

@@ -9,8 +9,9 @@ bool MomentLine::applies(const KeySet& keys, Kernel kernel) {
   return keys.d == 1 && !keys.categorical && is_compact(kernel);
 }
 
-MomentLine::MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, const LineData& data, bool squared)
-    : keys_(keys), data_(data), kernel_(kernel), degree_(degree) {
+MomentLine::MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, const LineData& data, bool squared,
+                       double edge)
+    : keys_(keys), data_(data), kernel_(kernel), edge_(edge), degree_(degree) {
   visit_kernel(kernel, [&]<class K>(K) {
     if constexpr (K::compact) poly_.assign(std::begin(K::poly), std::end(K::poly));
   });
@@ -73,7 +74,7 @@ std::pair<std::size_t, std::size_t> MomentLine::support(double q, double inv_h, 
   return visit_kernel(kernel_, [&]<class K>(K) {
     // K(u) > 0 exactly where the key-by-key path gives it weight; u rises with x.
     auto in = [&](double x) {
-      if constexpr (K::compact) return K::value((x - q) * inv_h) > 0;
+      if constexpr (K::compact) return K::value((x - q) * inv_h) > 0 && std::abs(x - q) * inv_h <= edge_;
       else return true;
     };
     const auto first = std::partition_point(begin + static_cast<std::ptrdiff_t>(lo), begin + static_cast<std::ptrdiff_t>(hi),

@@ -37,14 +37,16 @@ class MomentLine : public LineSums {
 
   /// Over `keys` (which must outlive it), for local polynomials up to `degree` (NW: 0), summing
   /// `data` (line_sums.h: the keys' weights and values by default); `squared`: the kernel's
-  /// square K(z)^2 (its polynomial squared), for squared weights.
-  MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, const LineData& data, bool squared = false);
+  /// square K(z)^2 (its polynomial squared), for squared weights; `edge`: the window's half-width
+  /// as a fraction of h (lowess's 0.999: keys beyond weigh 0; else 1, the kernel's support).
+  MomentLine(const KeySet& keys, Kernel kernel, std::size_t degree, const LineData& data, bool squared = false,
+             double edge = 1);
 
   /// Windows shorter than this are summed key by key by the caller.
   static constexpr std::size_t min_window = 128;
 
   /// The exact support of the kernel at q with 1/h = inv_h within [lo, hi) (a window that
-  /// holds it).
+  /// holds it), cut at the edge.
   std::pair<std::size_t, std::size_t> support(double q, double inv_h, std::size_t lo, std::size_t hi) const;
 
   /// M[0..2P] and My[0..P] (above) over keys [lo, hi) less key `exclude` (no_key: none), and
@@ -68,6 +70,7 @@ class MomentLine : public LineSums {
   const KeySet& keys_;
   LineData data_;
   Kernel kernel_;
+  double edge_;
   std::size_t degree_;
   std::vector<std::pair<double, int>> poly_;  // K(a) = sum c a^e on the support
   std::size_t J_ = 0, Jy_ = 0;                // power sums kept: j < J_ (plain), j < Jy_ (times y)

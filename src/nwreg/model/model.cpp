@@ -92,6 +92,7 @@ void write_model_fields(JsonObjectWriter& w, const Model& m) {
     else w.field(to_string(m.neighbour_policy.kind), m.neighbour_policy.K);
   }
   if (m.robust) w.field("robust", m.robust);
+  if (m.lowess_window) w.field("window", "lowess");
   const bool any_time = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_time(k); });
   const bool any_categorical = std::any_of(m.x_kinds.begin(), m.x_kinds.end(), [](ColumnKind k) { return is_categorical(k); });
   if (any_time && distance) {
@@ -396,6 +397,13 @@ Model read_model(std::istream& in, const std::string& source) {
     if (j.contains("robust")) {
       if (!j.at("robust").is_number_unsigned()) throw bad("\"robust\" must be a whole number of iterations");
       m.robust = j.at("robust").get<std::size_t>();
+    }
+    if (j.contains("window")) {
+      const Json& v = j.at("window");
+      if (!v.is_string() || (v.get<std::string>() != "lowess" && v.get<std::string>() != "loess"))
+        throw bad("\"window\" must be \"lowess\" (R lowess's: keys past 0.999 h weigh 0) or \"loess\", got " +
+                  escape_excerpt(v.dump(), 40));
+      m.lowess_window = v.get<std::string>() == "lowess";
     }
     if (j.contains("robustness")) {
       m.robustness = j.at("robustness").get<std::vector<double>>();

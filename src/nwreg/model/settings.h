@@ -134,6 +134,10 @@ struct Smoother {
   /// and whether a local fit's polynomial takes categorical columns' level values too, as
   /// statsmodels KernelReg's local linear does (false: only through the weights, as R np)
   bool categorical_in_fit = false;
+  /// R lowess's window (--like lowess): in one continuous x column a compact kernel's keys past
+  /// 0.999 h weigh 0, as clowess cuts them; loess's (false) weighs them up to h. Elsewhere (several
+  /// columns, the Gaussian or Laplace kernel) it changes nothing.
+  bool lowess_window = false;
 };
 
 /// A learned metric (--metric full): the linear map A of x, r x d, so that the Gaussian score
