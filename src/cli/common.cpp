@@ -172,7 +172,8 @@ void add_like_option(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--like", o.like,
                  "loess: R's loess(y ~ x, surface = \"direct\") (tricube, --method local-polynomial --degree 2, "
                  "-b span:0.75); lowess: lowess(x, y, f = 2/3, iter = 3, delta = 0) (tricube, --method local-linear, "
-                 "-b span:2/3, --robust 3). Options given override them; -b must then be span:F")
+                 "-b span:2/3, --robust 3, and its window: keys past 0.999 h weigh 0). Options given override them; "
+                 "-b must then be span:F")
       ->group("Method");
 }
 
