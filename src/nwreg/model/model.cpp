@@ -355,6 +355,40 @@ void check_model(const Model& m, const std::string& source) {
   }
 }
 
+// The neighbour policy, the robustness iterations and their weights, and lowess's window.
+void read_smoothing(const Json& j, Model& m, const std::string& source) {
+  auto bad = [&](const std::string& what) { return unusable(source, what); };
+  for (const NeighbourDef& n : neighbour_table)
+    if (j.contains(n.name)) {
+      if (m.neighbour_policy) throw bad("\"" + to_string(m.neighbour_policy.kind) + "\" and \"" + n.name + "\" exclude each other");
+      if (n.fraction) {
+        if (!j.at(n.name).is_number()) throw bad("\"" + std::string(n.name) + "\" must be a fraction of the rows > 0");
+        m.neighbour_policy = {n.id, 0, j.at(n.name).get<double>()};
+        check_span(m.neighbour_policy.F, "\"" + std::string(n.name) + "\"");
+        continue;
+      }
+      if (!j.at(n.name).is_number_unsigned() || j.at(n.name).get<std::size_t>() == 0)
+        throw bad("\"" + std::string(n.name) + "\" must be a whole number of neighbours >= 1");
+      m.neighbour_policy = {n.id, j.at(n.name).get<std::size_t>()};
+    }
+  if (j.contains("robust")) {
+    if (!j.at("robust").is_number_unsigned()) throw bad("\"robust\" must be a whole number of iterations");
+    m.robust = j.at("robust").get<std::size_t>();
+  }
+  if (j.contains("window")) {
+    const Json& v = j.at("window");
+    if (!v.is_string() || (v.get<std::string>() != "lowess" && v.get<std::string>() != "loess"))
+      throw bad("\"window\" must be \"lowess\" (R lowess's: keys past 0.999 h weigh 0) or \"loess\", got " +
+                escape_excerpt(v.dump(), 40));
+    m.lowess_window = v.get<std::string>() == "lowess";
+  }
+  if (j.contains("robustness")) {
+    m.robustness = j.at("robustness").get<std::vector<double>>();
+    for (double v : m.robustness)
+      if (!(v >= 0 && v <= 1)) throw bad("\"robustness\" holds weights between 0 and 1, got " + format_double(v));
+  }
+}
+
 }  // namespace
 
 Model read_model(std::istream& in, const std::string& source) {
@@ -381,35 +415,7 @@ Model read_model(std::istream& in, const std::string& source) {
       m.leave_out = j.at("leave_out").get<std::size_t>();
     }
     if (m.score.distance()) m.bandwidth = j.at("bandwidth").get<std::vector<double>>();
-    for (const NeighbourDef& n : neighbour_table)
-      if (j.contains(n.name)) {
-        if (m.neighbour_policy) throw bad("\"" + to_string(m.neighbour_policy.kind) + "\" and \"" + n.name + "\" exclude each other");
-        if (n.fraction) {
-          if (!j.at(n.name).is_number()) throw bad("\"" + std::string(n.name) + "\" must be a fraction of the rows > 0");
-          m.neighbour_policy = {n.id, 0, j.at(n.name).get<double>()};
-          check_span(m.neighbour_policy.F, "\"" + std::string(n.name) + "\"");
-          continue;
-        }
-        if (!j.at(n.name).is_number_unsigned() || j.at(n.name).get<std::size_t>() == 0)
-          throw bad("\"" + std::string(n.name) + "\" must be a whole number of neighbours >= 1");
-        m.neighbour_policy = {n.id, j.at(n.name).get<std::size_t>()};
-      }
-    if (j.contains("robust")) {
-      if (!j.at("robust").is_number_unsigned()) throw bad("\"robust\" must be a whole number of iterations");
-      m.robust = j.at("robust").get<std::size_t>();
-    }
-    if (j.contains("window")) {
-      const Json& v = j.at("window");
-      if (!v.is_string() || (v.get<std::string>() != "lowess" && v.get<std::string>() != "loess"))
-        throw bad("\"window\" must be \"lowess\" (R lowess's: keys past 0.999 h weigh 0) or \"loess\", got " +
-                  escape_excerpt(v.dump(), 40));
-      m.lowess_window = v.get<std::string>() == "lowess";
-    }
-    if (j.contains("robustness")) {
-      m.robustness = j.at("robustness").get<std::vector<double>>();
-      for (double v : m.robustness)
-        if (!(v >= 0 && v <= 1)) throw bad("\"robustness\" holds weights between 0 and 1, got " + format_double(v));
-    }
+    read_smoothing(j, m, source);
     m.x_columns = j.at("x_columns").get<std::vector<std::string>>();
     m.y_column = j.at("y_column").get<std::string>();
     if (!m.score.distance()) read_score(j, m, source);
