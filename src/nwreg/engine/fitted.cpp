@@ -328,7 +328,9 @@ Simultaneous Fitted::simultaneous(const double* q, std::size_t m, double level, 
   std::size_t answered = 0;  // queries not out of reach (OutOfReach::empty)
   if (centre) {
     std::vector<double> f(m), a2(m), zq;
+    const std::uint64_t before = engine_->counters().dropped_rows;  // (the band's own predictions count them)
     engine_->predict_detail(mapped(sorted.data(), m, zq), m, {}, f.data(), nullptr, nullptr, a2.data());
+    uncounted_ += engine_->counters().dropped_rows - before;
     for (double v : a2)
       if (std::isfinite(v)) inverse_nu += std::min(1 / min_band_df, v), ++answered;
   }

@@ -51,7 +51,8 @@ enum class Interval { plain, rbc };
 /// gaps and past the data), with the standard error of that partly corrected estimate.
 inline constexpr double rbc_ratio = 2.5;
 /// The rbc band's noise variance sigma^2(q) rests on at least this many residuals' worth: where
-/// its kernel weights give fewer (nu = 1 / sum w_i^2 < min_band_df), it is topped up with the
+/// its kernel weights give fewer (nu = 1 / sum a_i^2 < min_band_df, a the normalised kernel
+/// weights, NW's whatever the method), it is topped up with the
 /// mean squared leave-one-out residual of every row, and t takes that mixture's degrees of
 /// freedom (Satterthwaite's: min_band_df at nu = min_band_df, more as the rows' mean takes over).
 inline constexpr double min_band_df = 4;
@@ -154,14 +155,14 @@ class Fitted {
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out) const;
   /// The same centred on `centre`'s estimate with its standard error where it is given
   /// (Interval::rbc: the Fitted of bias_corrected(model) on the same data), the multiplier then
-  /// Student's t with 1 / sum w_i^2 degrees of freedom (the noise variance is estimated from
-  /// about that many residuals); `se` stays the standard error of `out`. `critical`, when
+  /// Student's t with 1 / sum a_i^2 degrees of freedom over the normalised kernel weights a (the
+  /// noise variance is their mean of squared residuals); `se` stays the standard error of `out`. `critical`, when
   /// given, is the multiplier (a simultaneous band's).
   Band predict_band(const double* q, std::size_t m, double level, const LooDetail& loo, double* out,
                     const Fitted* centre, std::optional<double> critical) const;
   /// The tube formula's critical value for a band over these m queries (one x column; any order,
   /// ties allowed): of this fit's estimate, or with `centre` (rbc) of centre's, in the t form
-  /// with nu the harmonic mean over the queries of this fit's 1 / sum w_i^2. Throws UsageError
+  /// with nu the harmonic mean over the queries of 1 / sum a_i^2 (as predict_band's). Throws UsageError
   /// for several x columns.
   Simultaneous simultaneous(const double* q, std::size_t m, double level, const Fitted* centre = nullptr) const;
   /// The slopes df/dq_k at m queries (m x d, row-major; Attention::slopes) and, with `loo`,

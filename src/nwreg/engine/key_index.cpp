@@ -272,7 +272,9 @@ void KeyIndex::window_1d(double q, double h, std::size_t b, double wb, std::size
   // Keys with |x - q| <= r; the margins absorb rounding at the edge.
   const double r = visit_kernel(kernel_, [&]<class K>(K) {
     if constexpr (K::compact) {
-      return h * edge_ * (1 + 1e-12);  // the support (lowess's cut): weights outside it are exactly 0
+      // The support, whose margin absorbs rounding at the edge (weights past it are exactly 0);
+      // lowess's cut exactly, as the moment line's.
+      return edge_ < 1 ? h * edge_ : h * (1 + 1e-12);
     } else {
       // The omitted weights E0 move the prediction by at most E0 (max y - min y) / S0, so keys
       // may be left out while E0 <= tolerance S0. Relative to the nearest key (weight wb: its

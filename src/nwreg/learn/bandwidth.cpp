@@ -115,6 +115,9 @@ class Objective {
     if (count_ < engine_.spread_size(std::numeric_limits<std::size_t>::max())) rows_ = engine_.spread_rows(count_);
   }
   std::size_t rows() const { return count_; }
+  /// The rows the kernel weights' effective neighbours are averaged over (corner_floor), and
+  /// sets them; returns the count before.
+  std::size_t use_neighbour_rows(std::size_t count) { return std::exchange(neighbour_rows_, count); }
 
   /// The objective at h; +inf where a row has no other key in reach (compact kernels) or the
   /// criterion is undefined.
@@ -273,9 +276,15 @@ FitResult sgd(const Dataset& data, const FitOptions& opt, std::vector<double> h,
 // to 200% of its range in log steps (8 a column; with two or three columns), then two sweeps
 // over the columns, each trying 8 such values with the others held, move the start to the best
 // point found.
+// `sampled`: the scan's rows are a sample of the data (more rows than scan_rows). The product
+// grid is then ranked on a quarter of them first (the floor's effective neighbours too), and only
+// its grid_finalists best are measured on all of them. On a scan over every row (at most
+// scan_rows) each point is measured whole, so that the learned error is never above the grid's
+// best there.
 void column_grid(const std::vector<ColumnStats>& stats, const Coordinates& coords, Objective& obj,
-                 std::vector<double>& start, double& best) {
+                 std::vector<double>& start, double& best, bool sampled) {
   constexpr int points = 8;
+  constexpr std::size_t grid_finalists = 16;
   std::vector<std::size_t> free;
   for (std::size_t k = 0; k < start.size(); ++k)
     if (coords.top[k] == 0) free.push_back(k);
@@ -287,15 +296,30 @@ void column_grid(const std::vector<ColumnStats>& stats, const Coordinates& coord
   };
   if (free.size() == 2 || free.size() == 3) {
     const std::vector<double> base = start;
+    std::vector<std::vector<double>> grid;
     std::vector<int> at(free.size(), 0);
     for (;;) {
       std::vector<double> h = base;
       for (std::size_t j = 0; j < free.size(); ++j) h[free[j]] = value(free[j], at[j]);
-      consider(std::move(h));
+      if (usable(h)) grid.push_back(std::move(h));
       std::size_t j = 0;
       while (j < free.size() && ++at[j] == points) at[j++] = 0;
       if (j == free.size()) break;
     }
+    const std::size_t rows = obj.rows();
+    if (sampled && grid.size() > grid_finalists) {
+      obj.use_rows(rows / 4);
+      const std::size_t neighbour_rows = obj.use_neighbour_rows(rows / 4);  // (the floor's, on as few)
+      std::vector<std::pair<double, std::size_t>> ranked;
+      for (std::size_t g = 0; g < grid.size(); ++g) ranked.emplace_back(obj.at(grid[g], false).mse, g);
+      obj.use_neighbour_rows(neighbour_rows);
+      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<std::vector<double>> finalists;
+      for (std::size_t g = 0; g < grid_finalists; ++g) finalists.push_back(std::move(grid[ranked[g].second]));
+      grid = std::move(finalists);
+      obj.use_rows(rows);
+    }
+    for (auto& h : grid) consider(std::move(h));
   }
   for (int sweep = 0; sweep < 2; ++sweep)
     for (std::size_t k : free)
@@ -442,7 +466,7 @@ Starts find_starts(const Dataset& data, const FitOptions& options, const Coordin
                       std::to_string(data.n) + " training rows cannot leave; give `criterion` loo or `bandwidth` H");
     if (start.empty())  // cannot happen for LOO: a scan that reaches four times the range reaches every row
       throw DataError("no bandwidth of the scan reaches every training row");
-    if (obj.corner_neighbours > 0) column_grid(stats, coords, obj, start, best);
+    if (obj.corner_neighbours > 0) column_grid(stats, coords, obj, start, best, data.n > options.scan_rows);
     // With several columns the common scale is only a start: the LOO error can have several
     // basins once the columns go their own ways (Boston, local linear). Descend also from a
     // half decade below and above, and keep the best.

@@ -141,7 +141,8 @@ struct Box {
 
 /// With several x columns, a continuous column whose learned bandwidth rises past
 /// smoothed_out_from times its range is smoothed out: its bandwidth goes to smoothed_out_at
-/// times its range, where its kernel weighs every pair of rows alike to about 1e-12, and stays
+/// times its range, where its kernel weighs every pair of rows alike (to about 1e-12; Laplace's,
+/// 1e-6), and stays
 /// there unless the criterion's slope turns back (an irrelevant column's h would otherwise
 /// creep upwards by a factor of about 1.4 an epoch for ever).
 inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;

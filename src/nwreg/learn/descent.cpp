@@ -135,7 +135,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       res.stop_reason = "tolerance";
       break;
     }
-    bool accepted = false;
+    bool accepted = false, snapped = false;
     LooResult trial;
     for (int attempt = 0; attempt < 2 && !accepted; ++attempt) {
       double slope = 0;  // g . dir
@@ -156,9 +156,12 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       double step = std::min(1.0, 1.0 / std::max(max_abs(dir), std::numeric_limits<double>::min()));
       for (int tries = 0; tries < 60 && step * max_abs(dir) > 1e-15; ++tries, step /= 2) {
         double decrease = 0;  // the first-order decrease along the step taken
+        snapped = false;
         for (std::size_t k = 0; k < d; ++k) {
           trial_theta[k] = clamp(k, theta[k] + step * dir[k]);
-          if (tries == 0 && !box.snap.empty() && dir[k] > 0 && trial_theta[k] > box.snap[k]) trial_theta[k] = box.hi[k];
+          // Up past its snap, downhill: on to the top at once (the first try only).
+          if (tries == 0 && !box.snap.empty() && dir[k] > 0 && cur.gradient[k] < 0 && trial_theta[k] > box.snap[k])
+            trial_theta[k] = box.hi[k], snapped = true;
           decrease += cur.gradient[k] * (theta[k] - trial_theta[k]);
         }
         trial = eval(trial_theta);  // +inf where unusable: rejected below
@@ -188,7 +191,8 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       sy += sv[k] * yv[k];
       yy += yv[k] * yv[k];
     }
-    if (sy > 1e-12 * std::sqrt(yy) * std::sqrt(std::inner_product(sv.begin(), sv.end(), sv.begin(), 0.0))) {
+    // (Not across a snap: its jump in one parameter says nothing of the curvature.)
+    if (!snapped && sy > 1e-12 * std::sqrt(yy) * std::sqrt(std::inner_product(sv.begin(), sv.end(), sv.begin(), 0.0))) {
       if (!curvature_known) reset(sy / yy);  // the first estimate: a scaled identity
       curvature_known = true;
       // inv <- (I - rho s y') inv (I - rho y s') + rho s s'
