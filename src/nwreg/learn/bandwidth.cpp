@@ -544,6 +544,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   }
   res.descent_rows = obj.rows();
   res.scan_widest = scan_widest;
+  res.smoothed_out = coords.at_top(res.bandwidth);
   res.stable_floor = obj.stable_h;
   res.corner_neighbours = obj.corner_neighbours;
   res.kernel_neighbours = obj.kernel_neighbours(res.bandwidth);

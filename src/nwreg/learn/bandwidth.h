@@ -73,6 +73,7 @@ struct FitResult {
   std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
   std::size_t start_rows = 0;    //!< rows the start points descended on before the best went on (0: descent_rows)
   bool scan_widest = false;    //!< the scan's best point was its widest bandwidth (4 x the range)
+  std::vector<std::size_t> smoothed_out;  //!< several columns: those whose bandwidth is at its top (smoothed_out_at)
   /// A local polynomial in one column: the smallest bandwidth at which the fit's variance
   /// nowhere in the x range exceeds one observation's (0: none); the search stays above it.
   double stable_floor = 0;

@@ -73,6 +73,13 @@ struct Coordinates {
       if ((t >= 1 && gradient[k] < 0) || (t <= floor && gradient[k] > 0)) gradient[k] = 0;
     }
   }
+  /// The continuous columns whose bandwidth in h is at its top (to rounding: exp then log).
+  std::vector<std::size_t> at_top(const std::vector<double>& h) const {
+    std::vector<std::size_t> out;
+    for (std::size_t k = 0; k < log_top.size(); ++k)
+      if (top[k] == 0 && std::log(h[k]) >= log_top[k] - 1e-12) out.push_back(k);
+    return out;
+  }
   bool categorical() const {
     return std::any_of(top.begin(), top.end(), [](double t) { return t > 0; });
   }

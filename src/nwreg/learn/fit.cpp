@@ -118,6 +118,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   learned.bandwidth = r.bandwidth;
   learned.stop_reason = r.stop_reason;
   learned.scan_widest = r.scan_widest;
+  learned.smoothed_out = r.smoothed_out;
   learned.constant_y = r.constant_y;
   learned.stable_floor = r.stable_floor;
   learned.corner_neighbours = r.corner_neighbours;
@@ -568,9 +569,6 @@ void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const Eng
   FitPlan other = plan;
   other.curve = false;
   other.advise = false;
-  // Several columns: local linear descends from NW's learned bandwidths. Its own scan and grid
-  // of starts cost about 10 times NW's whole learn (3 columns, 2000 rows: 4.2 s against 0.3 s),
-  // and the advice needs only a local-linear fit under half NW's error, not its best one.
   EngineOptions linear = engine;
   linear.method = Method::local_linear;
   linear.progress = nullptr;
@@ -581,6 +579,9 @@ void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const Eng
       return std::nullopt;
     }
   };
+  // Several columns: local linear descends from NW's learned bandwidths. Its own scan and grid
+  // of starts cost about 10 times NW's whole learn (3 columns, 2000 rows: 4.2 s against 0.3 s),
+  // and the advice needs only a local-linear fit under half NW's error, not its best one.
   FitPlan from_nw = other;
   from_nw.fit.init = m.bandwidth;
   from_nw.init_rule.clear();

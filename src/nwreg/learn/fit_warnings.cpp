@@ -1,5 +1,4 @@
 // What a learned bandwidth's report warns of, and the remedies its messages offer (bandwidth.h).
-#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -71,11 +70,7 @@ std::vector<std::string> fit_warnings(const Dataset& data, const FitResult& fit,
     out.push_back("the bandwidth is held at h = " + (is_time(data.kind(0)) ? format_duration : g3)(fit.stable_floor) +
                   ": below it the local fit would swing where the data are sparse (its variance somewhere in the x "
                   "range above one observation's); the criterion alone would go lower");
-  for (std::size_t c = 0; data.d > 1 && c < fit.bandwidth.size(); ++c) {
-    if (is_categorical(data.kind(c))) continue;
-    double lo = INFINITY, hi = -INFINITY;
-    for (std::size_t i = 0; i < data.n; ++i) lo = std::min(lo, data.row(i)[c]), hi = std::max(hi, data.row(i)[c]);
-    if (!(fit.bandwidth[c] >= 0.999 * smoothed_out_at * (hi - lo))) continue;
+  for (std::size_t c : fit.smoothed_out) {
     // NW then ignores the column; a local polynomial keeps its terms in it, the same everywhere.
     const std::size_t degree = method_degree(options.engine.method, options.engine.degree);
     out.push_back("x column " + quote(data.x_names[c]) + " is smoothed out: its bandwidth rose past " +
