@@ -202,10 +202,14 @@ OutputFile::OutputFile(const std::string& path, const std::string& option)
   std::string tmpl = dir + "." + base + ".nwreg-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
-  fd_ = ::mkstemp(name.data());
-  if (fd_ < 0) cannot_write(option, path, errno);
-  temp_ = name.data();
-  register_temp(temp_.c_str());
+  {
+    // A signal between creating the file and registering it would leave the file behind.
+    const SignalBlock quiet;
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) cannot_write(option, path, errno);
+    temp_ = name.data();
+    register_temp(temp_.c_str());
+  }
   // mkstemp creates 0600: keep the mode of the file replaced, else what a plain create gives.
   const mode_t mask = ::umask(0);
   ::umask(mask);
