@@ -14,7 +14,8 @@ knn:auto, adaptive:50, span:0.3 (tricube, local linear: loess) and predict --se 
 Ratios: time(1e6) / time(1e5) (target <= 15), and time at 1e6 over the Gaussian NW case of the
 same kind in the same run (fixed against fixed, learned against learned; target <= 4).
 Then several x columns: fit -b auto (Gaussian NW, LOO) with 1, 2 and 3 columns at 1e5 rows
-(y = sin x1 + cos x2 + x3 / 5 + noise, x uniform on [0, 10]^3), 5 columns at 2e4, 2 columns at
+(y = sin x1 + cos x2 + x3 / 5 + noise, x uniform on [0, 10]^3), 2 and 3 with a learned metric
+(--metric full, no target), 5 columns at 2e4, 2 columns at
 1e6 where the sizes reach it; targets: 2 and 3 columns <= 10x one column on the same rows, 5
 columns <= 30x, 2 columns at 1e6 <= 10x one column there and <= 15x two at 1e5. Then knn, span
 and adaptive bandwidths in 2 and 3 columns with every parameter given against a given h equal to
@@ -88,7 +89,8 @@ def learn(nwreg, path, k, limit, repeat, extra=()):
 
 def columns(nwreg, tmp, n, big, limit, repeat):
     """Several x columns: learning 1-3 columns at n (the one column also on the sample of 50,000
-    rows that several columns' descent uses), 5 columns at 2e4, 2 columns at 1e6 where big
+    rows that several columns' descent uses; 2 and 3 also with a learned metric, --metric
+    full, whose descent uses the same sample), 5 columns at 2e4, 2 columns at 1e6 where big
     reaches it; then the neighbour policies with every parameter given against a given h."""
     path = os.path.join(tmp, f"cols{n}.csv")
     make_columns(path, n, 20261126)
@@ -97,6 +99,9 @@ def columns(nwreg, tmp, n, big, limit, repeat):
         t[k] = learn(nwreg, path, k, limit, repeat)
         print(f"# {k} column(s) at {n}: {fmt(t[k])}", file=sys.stderr, flush=True)
     t["1s"] = learn(nwreg, path, 1, limit, repeat, ["--loo-rows", "50000"])
+    for k in (2, 3):
+        t[f"{k}m"] = learn(nwreg, path, k, limit, repeat, ["--metric", "full"])
+        print(f"# {k} columns, --metric full, at {n}: {fmt(t[f'{k}m'])}", file=sys.stderr, flush=True)
     five = os.path.join(tmp, "cols5.csv")
     make_columns(five, 20000, 20261127, d=5)
     t5 = {k: learn(nwreg, five, k, limit, repeat) for k in (1, 5)}
@@ -107,6 +112,9 @@ def columns(nwreg, tmp, n, big, limit, repeat):
     print(f"| 1 column, {n:g} rows, --loo-rows 50000 | {fmt(t['1s'])} | | |")
     for k in (2, 3):
         print(f"| {k} columns, {n:g} rows | {fmt(t[k])} | 1 column, the same rows (50,000) | {ratio(t[k], t['1s'])} (<= 10) |")
+    for k in (2, 3):
+        print(f"| {k} columns, {n:g} rows, --metric full | {fmt(t[f'{k}m'])} | 1 column, the same rows (50,000) | "
+              f"{ratio(t[f'{k}m'], t['1s'])} |")
     print(f"| 1 column, 2e4 rows | {fmt(t5[1])} | | |")
     print(f"| 5 columns, 2e4 rows | {fmt(t5[5])} | 1 column | {ratio(t5[5], t5[1])} (<= 30) |")
     if big >= 1000000:

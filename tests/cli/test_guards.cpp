@@ -93,7 +93,7 @@ TEST_CASE("guards: SIGTERM and SIGINT remove the temporary output and exit 143 a
                                      (s / "keep.csv").string(), "--weights", (s / "w.csv").string()},
                                     s / "err");
     // Wait until both temporary files exist: nwreg is then blocked reading the queries.
-    for (int i = 0; i < 200 && temp_files(s.dir) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 1000 && temp_files(s.dir) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     CHECK(temp_files(s.dir) == 2);
     kill(b.pid, sig);
     int status = 0;
@@ -118,7 +118,7 @@ TEST_CASE("guards: a hang-up inherited as ignored (nohup) stays ignored") {
                                    (s / "p.csv").string()},
                                   s / "err");
   sigaction(SIGHUP, &old, nullptr);
-  for (int i = 0; i < 200 && temp_files(s.dir) < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 1000 && temp_files(s.dir) < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(temp_files(s.dir) == 1);
   kill(b.pid, SIGHUP);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
