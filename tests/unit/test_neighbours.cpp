@@ -11,6 +11,7 @@
 #include "unit/reference.h"
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
+#include "nwreg/engine/inspect.h"
 #include "nwreg/base/errors.h"
 #include "nwreg/base/thread_pool.h"
 #include "nwreg/learn/fit.h"
@@ -328,6 +329,78 @@ TEST_CASE("adaptive bandwidths in one column: the blocks kept give the sums over
   // Compact kernels: exactly the keys whose own support holds the query (brute force).
   d.weight.clear();
   check_compact_adaptive(d, {1.0}, {{0.3}, {0.97}, {2.5}, {7.77}, {52.0}});
+}
+
+TEST_CASE("adaptive bandwidths in one column: repeated x merged into keys give what every row its own key gives") {
+  // 400 rows on 9 values repeated 1 to 150 times, and 40 distinct ones: K below, between and
+  // above the repeats, so that a key's K nearest other rows lie at its own x, across the next
+  // values, or both. Merged keys count each row (a key of m rows holds m - 1 others at distance
+  // 0); every row its own key is the reference (the merge_keys shortcut left out).
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double values[9] = {0, 0.5, 1, 1.5, 2.5, 4, 4.25, 7, 9};
+  const int repeats[9] = {1, 2, 5, 30, 150, 3, 60, 100, 9};
+  std::vector<double> x, y;
+  for (int v = 0; v < 9; ++v)
+    for (int r = 0; r < repeats[v]; ++r) x.push_back(values[v]);
+  for (int i = 0; i < 40; ++i) x.push_back(10 * u(rng));
+  std::shuffle(x.begin(), x.end(), rng);
+  for (double v : x) y.push_back(std::sin(v) + u(rng) - 0.5);
+  Dataset d = testing::make_dataset(x, y);
+  std::vector<double> q = {-3, 0, 0.2, 1.5, 2.5, 3.3, 4.1, 4.25, 8, 9, 12};
+  for (bool weighted : {false, true}) {
+    d.weight.clear();
+    if (weighted)  // every weight positive: still merged
+      for (std::size_t i = 0; i < d.n; ++i) d.weight.push_back(0.5 + static_cast<double>(i % 5));
+    for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+      for (Method method : {Method::nw, Method::local_linear})
+        for (std::size_t K : {1, 4, 29, 100, 200}) {
+          EngineOptions on;
+          on.kernel = kernel;
+          on.method = method;
+          on.neighbour_policy = {Neighbours::adaptive, K};
+          on.out_of_reach = OutOfReach::nearest;
+          EngineOptions apart = on;
+          apart.shortcuts = apart.shortcuts.without(Shortcut::merge_keys);
+          CAPTURE(weighted);
+          CAPTURE(to_string(kernel));
+          CAPTURE(to_string(method));
+          CAPTURE(K);
+          const Attention a(d, {0.8}, on), b(d, {0.8}, apart);
+          std::vector<double> fa(q.size()), fb(q.size());
+          a.predict(q.data(), q.size(), fa.data());
+          b.predict(q.data(), q.size(), fb.data());
+          for (std::size_t j = 0; j < q.size(); ++j) {
+            CAPTURE(q[j]);
+            CHECK(fa[j] == doctest::Approx(fb[j]).epsilon(1e-11));
+          }
+          const std::uint64_t pa = a.counters().pairs, pb = b.counters().pairs;
+          const LooResult la = a.loo(true), lb = b.loo(true);
+          CHECK(la.mse == doctest::Approx(lb.mse).epsilon(1e-11));
+          CHECK(la.gradient[0] == doctest::Approx(lb.gradient[0]).epsilon(1e-9));
+          CHECK(a.counters().pairs - pa < b.counters().pairs - pb);  // the repeats summed once
+          const InSample ia = a.insample(false), ib = b.insample(false);
+          CHECK(ia.trace == doctest::Approx(ib.trace).epsilon(1e-11));
+          const LooDetail da = a.loo_detail(), db = b.loo_detail();
+          CHECK(da.neighbours == doctest::Approx(db.neighbours).epsilon(1e-11));
+          CHECK(reach(a, 7) == reach(b, 7));  // sampled over the rows: the same rows' scales
+        }
+  }
+  // Compact kernels keep every row its own key: exactly the keys whose own support holds q.
+  d.weight.clear();
+  check_compact_adaptive(d, {0.8}, {{0.2}, {4.1}, {1.5}});
+  // Gaussian NW against the brute force, which counts every other row (K = 29: a key of 30 rows
+  // holds exactly 29 others at its own x).
+  d.weight.clear();
+  EngineOptions o;
+  o.neighbour_policy = {Neighbours::adaptive, 29};
+  const Attention e(d, {1.0}, o);
+  long double sse = 0;
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const double r = d.y[i] - brute_adaptive(d, {1.0}, 29, d.row(i), Kernel::gaussian, i);
+    sse += r * r;
+  }
+  CHECK(e.loo(false).mse == doctest::Approx(static_cast<double>(sse / d.n)).epsilon(1e-10));
 }
 
 TEST_CASE("adaptive bandwidths in several columns: the k-d tree's nodes kept give the sums over every key") {

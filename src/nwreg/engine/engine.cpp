@@ -63,13 +63,25 @@ EngineOptions checked(EngineOptions o, const Dataset& train) {
   return o;
 }
 
+// Adaptive bandwidths with an exponential kernel in one continuous column over rows that all
+// weigh something: the keys may be merged. A key's scale then depends on its x alone (its K
+// nearest other rows, counted with multiplicity by KeyIndex), the same for each of its rows,
+// and a row repeated m times costs a query one key, not m (m^2 a pass). (Not the compact
+// kernels: their weights are not relative to the nearest key's, which a merged key's other
+// rows at distance 0 are counted in.)
+bool adaptive_merges(const Dataset& train, const EngineOptions& o) {
+  return per_key(o) && !is_compact(o.kernel) && train.d == 1 && !is_categorical(train.kind(0)) &&
+         std::all_of(train.weight.begin(), train.weight.end(), [](double w) { return w > 0; });
+}
+
 // The keys laid out for the options: merged unless rows must stay apart (leave-block-out counts
-// rows, neighbour bandwidths count keys, the fused line runs over rows); a k-d tree for several
+// rows, neighbour bandwidths count rows as keys but where adaptive_merges, the fused line runs
+// over rows); a k-d tree for several
 // columns (with adaptive bandwidths its nodes keep their keys' widest scales: KeyIndex).
-KeyLayout layout_for(const EngineOptions& o, bool fused) {
-  const bool neighbours = static_cast<bool>(o.neighbour_policy);
+KeyLayout layout_for(const Dataset& train, const EngineOptions& o, bool fused) {
+  // Neighbours are counted over every row, weighed or not (rows of weight 0 stay keys).
+  const bool neighbours = static_cast<bool>(o.neighbour_policy) && !adaptive_merges(train, o);
   KeyLayout layout;
-  // Neighbours are counted over every row, weighed or not.
   layout.rows = neighbours                                                             ? KeyRows::every_row
                 : o.leave_out > 0 || !o.shortcuts.allow(Shortcut::merge_keys) ? KeyRows::weighed_rows
                 : fused                                                        ? KeyRows::merged_if_most_repeat
@@ -83,7 +95,7 @@ KeyLayout layout_for(const EngineOptions& o, bool fused) {
 Engine::Engine(const Dataset& train, EngineOptions options)
     : options_(checked(std::move(options), train)),
       estimator_(options_.method, options_.degree, train.d, options_.loss, lowess_spread(train, options_)),
-      ks_(train, layout_for(options_, Backends::fuses(train, options_, estimator_))),
+      ks_(train, layout_for(train, options_, Backends::fuses(train, options_, estimator_))),
       index_(ks_, options_.kernel, options_.tolerance, line_index(train, options_), options_.leave_out, edge()),
       policy_(options_.neighbour_policy),
       cat_(ks_.d),
@@ -205,12 +217,14 @@ std::vector<std::size_t> Engine::spread_rows(std::size_t count) const {
 }
 
 std::vector<double> Engine::reach(std::size_t count) const {
-  if (!options_.neighbour_policy || ks_.merged) return {};  // a policy keeps every row its own key
-  count = std::min(count, ks_.n);
+  // Sampled over the rows (slots): merged keys only under adaptive bandwidths, whose scale is
+  // the key's.
+  if (!options_.neighbour_policy) return {};
+  count = std::min(count, ks_.rows);
   std::vector<double> out(count * ks_.d), buf(ks_.d), scratch(ks_.n);
   KthHint hint;
   for (std::size_t r = 0; r < count; ++r) {
-    const std::size_t p = (2 * r + 1) * ks_.n / (2 * count);
+    const std::size_t p = ks_.key_of((2 * r + 1) * ks_.rows / (2 * count));
     double h = h_[0];
     const double* inv_h = policy_.query(index_, ks_.key(p), p, inv_h_.data(), cat_.data(), ks_.d, buf.data(),
                                         scratch.data(), h, &hint);

@@ -173,8 +173,10 @@ double KeyIndex::level_factor(std::size_t i, const double* q, const kernel::Keys
 std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, double h, const double* inv_h,
                             const double* tree_inv_h, const kernel::Keys& keys, std::vector<Range>& ranges,
                             double* buf) const {
-  if (rest == 0 && (!scale_nodes_.empty() || !tree_scales_.empty()))
-    return cover_scaled(q, exclude, inv_h, tree_inv_h, keys, ranges, buf);
+  if (!scale_nodes_.empty() || !tree_scales_.empty()) {
+    const std::size_t b = cover_scaled(q, exclude, inv_h, tree_inv_h, keys, ranges, buf);
+    return rest > 0 ? exclude : b;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
+  }
   ranges.clear();
   double rb = 0, wb = rest;
   const Norm norm = visit_kernel(kernel_, []<class K>(K) { return K::norm; });

@@ -144,6 +144,11 @@ class KeyIndex {
   template <class F>
   double settled(double s, Neighbours policy, const F& next_above) const;
   double kth_distance_1d(double q, Block out, std::size_t K, double inv_h, Neighbours policy) const;
+  // Merged keys (adaptive bandwidths over repeated x): the same, each key counted with its rows,
+  // one row of key `self` (no_key: none) left out.
+  double kth_rows_1d(double q, std::size_t self, std::size_t K, double inv_h, Neighbours policy) const;
+  // The nearest key distance beyond `after` on either side of q, the block `out` skipped.
+  double next_above_1d(double q, Block out, double inv_h, double after) const;
   // Searches within `upper` (at least the K-th distance); with `found`, the K-th distance
   // itself (not settled) into it.
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,

@@ -43,6 +43,7 @@ double KeyIndex::settled(double s, Neighbours policy, const F& next_above) const
 double KeyIndex::kth_distance(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,
                               double* scratch, Neighbours policy, KthHint* hint, double* in_sample) const {
   if (in_sample) *in_sample = std::numeric_limits<double>::quiet_NaN();
+  if (keys_.d == 1 && !keys_.categorical && keys_.merged) return kth_rows_1d(q[0], exclude, K, inv_h[0], policy);
   if (keys_.d == 1 && !keys_.categorical) {  // sorted by x
     const Block out = policy == Neighbours::adaptive || exclude == no_key
                           ? Block{exclude, exclude == no_key ? exclude : exclude + 1}
@@ -263,22 +264,66 @@ double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_
     }
   }
   const double s = std::max(dist(at(lo)), dist(at(lo + k - 1)));
-  return settled(s, policy, [&](double after) {
-    // The nearest key on each side of q farther than `after` (distances rise away from q).
-    const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
-    double best = std::numeric_limits<double>::infinity();
-    std::size_t r = static_cast<std::size_t>(
-        std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(), [&](double x) { return !(dist(x) > after); }) -
-        xs.begin());
-    if (out.contains(r)) r = out.hi;
-    if (r < n) best = std::min(best, dist(xs[r]));
-    std::size_t l = static_cast<std::size_t>(
-        std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p), [&](double x) { return dist(x) > after; }) -
-        xs.begin());
-    if (l > 0 && out.contains(l - 1)) l = out.lo;
-    if (l > 0) best = std::min(best, dist(xs[l - 1]));
-    return best;
-  });
+  return settled(s, policy, [&](double after) { return next_above_1d(q, out, inv_h, after); });
+}
+
+double KeyIndex::next_above_1d(double q, Block out, double inv_h, double after) const {
+  // The nearest key on each side of q farther than `after` (distances rise away from q).
+  const std::vector<double>& xs = keys_.xs;
+  const std::size_t n = keys_.n;
+  auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
+  const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+  double best = std::numeric_limits<double>::infinity();
+  std::size_t r = static_cast<std::size_t>(
+      std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(), [&](double x) { return !(dist(x) > after); }) -
+      xs.begin());
+  if (out.contains(r)) r = out.hi;
+  if (r < n) best = std::min(best, dist(xs[r]));
+  std::size_t l = static_cast<std::size_t>(
+      std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p), [&](double x) { return dist(x) > after; }) -
+      xs.begin());
+  if (l > 0 && out.contains(l - 1)) l = out.lo;
+  if (l > 0) best = std::min(best, dist(xs[l - 1]));
+  return best;
+}
+
+double KeyIndex::kth_rows_1d(double q, std::size_t self, std::size_t K, double inv_h, Neighbours policy) const {
+  // Merged keys sorted by x, each counted with its rows: the K-th distance is the least key
+  // distance r within which K other rows lie (one row of key `self` left out). The rows within r
+  // rise with r, so on each side of q a binary search over the keys finds the least such r
+  // (each step counting the rows within by two more); the nearer side's is the K-th distance,
+  // as the K-th smallest of every other row's distance.
+  const std::vector<double>& xs = keys_.xs;
+  const std::size_t n = keys_.n, others = keys_.rows - (self == no_key ? 0 : 1);
+  if (others == 0) return 1;
+  const std::size_t k = std::min(K, others);
+  auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
+  const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+  auto enough = [&](double r) {  // at least k other rows within r
+    const auto hi = std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(),
+                                         [&](double x) { return !(dist(x) > r); });
+    const auto lo = std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p),
+                                         [&](double x) { return dist(x) > r; });
+    const std::size_t within = keys_.first(static_cast<std::size_t>(hi - xs.begin())) -
+                               keys_.first(static_cast<std::size_t>(lo - xs.begin()));
+    return within - (self == no_key ? 0 : 1) >= k;
+  };
+  double s = std::numeric_limits<double>::infinity();
+  std::size_t lo = p, hi = n;  // right of q: the first key far enough
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (enough(dist(xs[mid]))) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo < n) s = dist(xs[lo]);
+  lo = 0, hi = p;  // left of q: the last key far enough (the first not, less one)
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (enough(dist(xs[mid]))) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0) s = std::min(s, dist(xs[lo - 1]));
+  return settled(s, policy, [&](double after) { return next_above_1d(q, Block{}, inv_h, after); });
 }
 
 }  // namespace nwreg

@@ -60,7 +60,9 @@ inline constexpr double default_tolerance = 1e-16;
 /// the kernel's norm: Gaussian L2, Laplace L1, compact kernels the largest coordinate; a
 /// leave-one-out row's K-th nearest other key); adaptive = K gives key i the bandwidths h_k s_i,
 /// s_i its distance (as for knn) to its K-th nearest other key, and divides its weight by s_i^d
-/// (d its continuous columns), as R np's adaptive_nn. Keys are then not merged.
+/// (d its continuous columns), as R np's adaptive_nn. Keys are then not merged, except adaptive's
+/// with an exponential kernel in one continuous column whose rows all weigh something (a key's
+/// scale then depends on its x alone: its rows count with multiplicity).
 struct EngineOptions : Smoother {
   // Constructors, not aggregate braces, so that Attention(data, {h}) means a bandwidth.
   EngineOptions() = default;
