@@ -76,8 +76,8 @@ bool adaptive_merges(const Dataset& train, const EngineOptions& o) {
 
 // The keys laid out for the options: merged unless rows must stay apart (leave-block-out counts
 // rows, neighbour bandwidths count rows as keys but where adaptive_merges, the fused line runs
-// over rows); a k-d tree for several
-// columns (with adaptive bandwidths its nodes keep their keys' widest scales: KeyIndex).
+// over rows); a k-d tree for several columns (with adaptive bandwidths its nodes keep their
+// keys' widest scales: KeyIndex).
 KeyLayout layout_for(const Dataset& train, const EngineOptions& o, bool fused) {
   // Neighbours are counted over every row, weighed or not (rows of weight 0 stay keys).
   const bool neighbours = static_cast<bool>(o.neighbour_policy) && !adaptive_merges(train, o);

@@ -149,6 +149,8 @@ class KeyIndex {
   double kth_rows_1d(double q, std::size_t self, std::size_t K, double inv_h, Neighbours policy) const;
   // The nearest key distance beyond `after` on either side of q, the block `out` skipped.
   double next_above_1d(double q, Block out, double inv_h, double after) const;
+  // The keys [lo, hi) within distance r of q (in bandwidths), p the first key at or past q.
+  std::pair<std::size_t, std::size_t> within_1d(double q, std::size_t p, double inv_h, double r) const;
   // Searches within `upper` (at least the K-th distance); with `found`, the K-th distance
   // itself (not settled) into it.
   double kth_distance_tree(const double* q, std::size_t exclude, std::size_t K, const double* inv_h,

@@ -267,23 +267,27 @@ double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_
   return settled(s, policy, [&](double after) { return next_above_1d(q, out, inv_h, after); });
 }
 
+std::pair<std::size_t, std::size_t> KeyIndex::within_1d(double q, std::size_t p, double inv_h, double r) const {
+  // Distances rise away from q on each side of p.
+  const std::vector<double>& xs = keys_.xs;
+  auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
+  const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(p);
+  const auto lo = std::partition_point(xs.begin(), mid, [&](double x) { return dist(x) > r; });
+  const auto hi = std::partition_point(mid, xs.end(), [&](double x) { return !(dist(x) > r); });
+  return {static_cast<std::size_t>(lo - xs.begin()), static_cast<std::size_t>(hi - xs.begin())};
+}
+
 double KeyIndex::next_above_1d(double q, Block out, double inv_h, double after) const {
-  // The nearest key on each side of q farther than `after` (distances rise away from q).
+  // The nearest key on each side of q farther than `after`: those just outside the keys within it.
   const std::vector<double>& xs = keys_.xs;
   const std::size_t n = keys_.n;
-  auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
   const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+  auto [l, r] = within_1d(q, p, inv_h, after);
   double best = std::numeric_limits<double>::infinity();
-  std::size_t r = static_cast<std::size_t>(
-      std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(), [&](double x) { return !(dist(x) > after); }) -
-      xs.begin());
   if (out.contains(r)) r = out.hi;
-  if (r < n) best = std::min(best, dist(xs[r]));
-  std::size_t l = static_cast<std::size_t>(
-      std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p), [&](double x) { return dist(x) > after; }) -
-      xs.begin());
+  if (r < n) best = std::min(best, std::abs(xs[r] - q) * inv_h);
   if (l > 0 && out.contains(l - 1)) l = out.lo;
-  if (l > 0) best = std::min(best, dist(xs[l - 1]));
+  if (l > 0) best = std::min(best, std::abs(xs[l - 1] - q) * inv_h);
   return best;
 }
 
@@ -300,13 +304,8 @@ double KeyIndex::kth_rows_1d(double q, std::size_t self, std::size_t K, double i
   auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
   const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
   auto enough = [&](double r) {  // at least k other rows within r
-    const auto hi = std::partition_point(xs.begin() + static_cast<std::ptrdiff_t>(p), xs.end(),
-                                         [&](double x) { return !(dist(x) > r); });
-    const auto lo = std::partition_point(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(p),
-                                         [&](double x) { return dist(x) > r; });
-    const std::size_t within = keys_.first(static_cast<std::size_t>(hi - xs.begin())) -
-                               keys_.first(static_cast<std::size_t>(lo - xs.begin()));
-    return within - (self == no_key ? 0 : 1) >= k;
+    const auto [lo, hi] = within_1d(q, p, inv_h, r);
+    return keys_.first(hi) - keys_.first(lo) - (self == no_key ? 0 : 1) >= k;
   };
   double s = std::numeric_limits<double>::infinity();
   std::size_t lo = p, hi = n;  // right of q: the first key far enough
