@@ -273,6 +273,48 @@ TEST_CASE("the line search takes a step onto the minimum that the loss's noise h
   CHECK(kept.theta[0] == doctest::Approx(0.3 + 1e-7).epsilon(1e-15));
 }
 
+TEST_CASE("the line search with looser trial measures: every accepted step decreases the exact loss as Armijo asks") {
+  // L(a, b) = 1 + (a - 0.3)^2 + 10 (b + 0.2)^2 + (a - 0.3)^4, measured with the error the
+  // search allows at its worst for it: each loosely measured point reads as low as its bound
+  // lets (a bad trial passes the test, the current point looks better than it is). Every
+  // accepted step must lower the exact loss by the Armijo test's 1e-4 of the first-order
+  // decrease, the stop and the loss returned must be exact, and the minimum the same as with
+  // exact measures.
+  auto exact = [](const std::vector<double>& t) {
+    const double u = t[0] - 0.3, v = t[1] + 0.2;
+    LooResult r;
+    r.mse = 1 + u * u + 10 * v * v + u * u * u * u;
+    r.gradient = {2 * u + 4 * u * u * u, 20 * v};
+    return r;
+  };
+  double allowed = 0;
+  int loose = 0;
+  Accuracy accuracy = [&](double error, double) {
+    allowed = error;
+    return error;
+  };
+  std::vector<double> exact_losses;
+  auto eval = [&](const std::vector<double>& t) {
+    LooResult r = exact(t);
+    if (allowed > 0) ++loose, r.mse -= allowed;  // the worst the bound allows
+    return r;
+  };
+  auto record = [&](int, const std::vector<double>& t, double) { exact_losses.push_back(exact(t).mse); };
+  FitOptions o;
+  o.tol = 1e-9;
+  const Descent res = line_search({2.0, 1.5}, o, eval, record, {}, {}, accuracy);
+  CHECK(loose > 0);
+  CHECK(allowed == 0);  // the last measure, and the one left in force, exact
+  CHECK(res.stop_reason == "tolerance");
+  CHECK(res.loss == exact(res.theta).mse);
+  for (std::size_t i = 1; i < exact_losses.size(); ++i) CHECK(exact_losses[i] < exact_losses[i - 1]);
+  auto quiet = [](int, const std::vector<double>&, double) {};
+  const Descent plain = line_search({2.0, 1.5}, o, exact, quiet);
+  CHECK(res.theta[0] == doctest::Approx(plain.theta[0]).epsilon(1e-6));
+  CHECK(res.theta[1] == doctest::Approx(plain.theta[1]).epsilon(1e-6));
+  CHECK(res.theta[0] == doctest::Approx(0.3).epsilon(1e-4));
+}
+
 TEST_CASE("several columns: a column that carries nothing is smoothed out, not crept towards infinity") {
   // y = sin 3x + N(0, 0.2^2), x ~ Exp(1), w ~ U(0.1, 3) carrying nothing, 300 rows. Where the
   // LOO error keeps falling as h_w grows (some seeds; others find a shallow minimum near the

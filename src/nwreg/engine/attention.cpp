@@ -20,6 +20,8 @@ void Attention::set_bandwidth(std::vector<double> bandwidth) { e_->set_bandwidth
 
 void Attention::set_neighbours(NeighbourBandwidth neighbours) { e_->set_neighbours(neighbours); }
 
+void Attention::set_tolerance(double tolerance) { e_->set_tolerance(tolerance); }
+
 void Attention::predict(const double* queries, std::size_t m, double* out) const { e_->predict(queries, m, out); }
 
 void Attention::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,

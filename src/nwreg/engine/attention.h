@@ -109,6 +109,9 @@ class Attention : public Pooling {
   /// Another K (or F) of the same nearest-neighbour policy, the keys' layout kept (a grid of K
   /// without sorting the keys again). Throws ParameterError for another policy.
   void set_neighbours(NeighbourBandwidth neighbours);
+  /// Another pruning tolerance (EngineOptions::tolerance) for the passes from here on, the keys
+  /// and the bandwidth kept. Throws ParameterError unless 0 <= tolerance < 1.
+  void set_tolerance(double tolerance);
 
   /// Predicts at m query points (m x d, row-major) into out[0..m). Throws QueryError naming the
   /// first query out of reach (OutOfReach::error).

@@ -25,6 +25,10 @@ void Backends::set_bandwidth(double h) {
   if (fused_) fused_->set_bandwidth(h);
 }
 
+void Backends::set_tolerance(double tolerance) {
+  if (fused_) fused_->set_tolerance(tolerance);
+}
+
 Plan Backends::plan(const Needs& needs) const {
   Plan plan;
   if (fused_ && !needs.slopes) {

@@ -69,6 +69,8 @@ class Backends {
   /// The backends kept for every bandwidth; `fused` as fuses() said.
   Backends(const Engine& engine, bool fused);
   void set_bandwidth(double h);
+  /// Another pruning tolerance (the engine's options hold it for the backends made per pass).
+  void set_tolerance(double tolerance);
   /// The backends for a pass with these needs.
   Plan plan(const Needs& needs) const;
   /// Whether passes take the fused line (one continuous column, Gaussian NW, no merged keys).

@@ -154,6 +154,14 @@ void Engine::set_neighbours(NeighbourBandwidth neighbours) {
   }
 }
 
+void Engine::set_tolerance(double tolerance) {
+  check_tolerance(tolerance);
+  options_.tolerance = tolerance;
+  index_.set_tolerance(tolerance);
+  backends_.set_tolerance(tolerance);
+  if (!h_.empty()) set_bandwidth(h_);
+}
+
 void Engine::check_loo_rows() const {
   if (ks_.rows < 2) throw DataError("leave-one-out needs at least 2 training rows, got " + std::to_string(ks_.rows));
   check_leave_out(ks_.rows, options_.leave_out);

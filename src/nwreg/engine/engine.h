@@ -42,6 +42,7 @@ class Engine {
 
   void set_bandwidth(std::vector<double> bandwidth);
   void set_neighbours(NeighbourBandwidth neighbours);
+  void set_tolerance(double tolerance);
 
   // The passes, as Attention's (attention.h).
   void predict(const double* queries, std::size_t m, double* out) const;

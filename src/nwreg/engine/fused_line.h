@@ -29,6 +29,8 @@ class FusedLine {
   FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, ThreadPool* pool,
             std::atomic<std::uint64_t>& pairs);
   void set_bandwidth(double h);
+  /// Another pruning tolerance, for the passes from here on.
+  void set_tolerance(double tolerance) { tolerance_ = tolerance; }
 
   /// A pass's fast Gauss transforms, where they pay: the weights' (fgt) and, for standard
   /// errors, the squared weights' (fgt2, at h / sqrt 2: E^2 = exp(-(x - q)^2 / h^2)) and a

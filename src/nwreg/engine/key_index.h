@@ -78,6 +78,9 @@ class KeyIndex {
   /// over blocks of keys in x order (one continuous column, the every kind) or over the k-d
   /// tree's nodes (the tree kind), so that cover prunes (nullptr: none). Set at each bandwidth.
   void set_scales(const double* inv_s, const double* lognorm);
+  /// Another pruning tolerance (EngineOptions::tolerance), for the reach from here on; the
+  /// caller sets the bandwidth again (choose measures the reach at it).
+  void set_tolerance(double tolerance) { tolerance_ = tolerance; }
 
   /// The keys a query covers, into `ranges`, and its nearest key b (by the whole distance,
   /// categorical costs included), other than `exclude`. With rest > 0, q is key `exclude`

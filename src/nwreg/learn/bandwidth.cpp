@@ -91,7 +91,8 @@ class Objective {
   /// `stats`: x_column_stats(data), made before the engine's keys (each sorts a copy of a column).
   Objective(const Dataset& data, const FitOptions& options, const std::vector<ColumnStats>& stats)
       : engine_(data, options.engine), loss_(options.loss), criterion_(options.criterion),
-        min_neighbours_(options.min_neighbours), neighbour_rows_(options.neighbour_rows) {
+        min_neighbours_(options.min_neighbours), neighbour_rows_(options.neighbour_rows),
+        tolerance_(options.engine.tolerance), in_force_(tolerance_) {
     for (std::size_t i = 0; i < data.n; ++i) keys_ += data.weight.empty() || data.weight[i] > 0;
     // Leave-block-out below the spacing of x: each row's estimate is the nearest key beyond its
     // block, which says nothing about the fit at that bandwidth (it interpolates).
@@ -103,6 +104,12 @@ class Objective {
     corner_neighbours = corner_floor(data, options.engine);
     if (corner_neighbours > 0) kernel_weights_.emplace(data, kernel_weights_of(options.engine));
     use_rows(0);
+    const EngineOptions& e = options.engine;
+    if (data.d > 1 && method_degree(e.method, e.degree) == 0 && !is_compact(e.kernel) && e.tolerance > 0 &&
+        !e.neighbour_policy && !uses_in_sample(criterion_) && min_neighbours_ == 0) {
+      const auto [lo, hi] = std::minmax_element(data.y.begin(), data.y.end());
+      y_range_ = *hi - *lo;
+    }
   }
   double stable_h = 0;  //!< the local fit's floor (stable_floor), 0 where none applies
   double corner_neighbours = 0;  //!< the local fit's floor in effective neighbours (corner_floor), 0: none
@@ -118,6 +125,31 @@ class Objective {
   /// The rows the kernel weights' effective neighbours are averaged over (corner_floor), and
   /// sets them; returns the count before.
   std::size_t use_neighbour_rows(std::size_t count) { return std::exchange(neighbour_rows_, count); }
+
+  /// Lets the evaluations from here on err by up to `error` (in the objective's units; 0: none)
+  /// against the loss `loss`, and returns the bound in force (line_search's Accuracy). Several
+  /// columns, Gaussian or Laplace NW, leave-one-out: the passes then prune at a looser
+  /// tolerance t. Each row's prediction is within t R of the sum over every key (R = max y -
+  /// min y; attention.h), so the mean squared error moves by at most 2 t R sqrt(mse) + (t R)^2,
+  /// within `error` at t = error / (3 R sqrt(mse)) (mse the loss per row, the rows' weighted
+  /// mean). t is at most loose_tolerance, and the options' tolerance (exact: 0 returned) where
+  /// the error allows no more. Elsewhere every pass is at the options' tolerance.
+  double allow(double error, double loss) {
+    const double m = mean(loss);
+    double t = y_range_ > 0 && error > 0 && m > 0 && std::isfinite(m)
+                   ? std::min(mean(error) / (3 * y_range_ * std::sqrt(m)), loose_tolerance)
+                   : 0.0;
+    if (!(t >= min_loosening * tolerance_)) t = tolerance_;
+    if (t != in_force_) engine_.set_tolerance(in_force_ = t);
+    if (t == tolerance_) return 0;
+    const double bound = 2 * t * y_range_ * std::sqrt(m) + (t * y_range_) * (t * y_range_);
+    return loss_ == Loss::sum ? bound * static_cast<double>(count_) : bound;
+  }
+  /// The loosest tolerance allow sets (each prediction within 1e-6 R of every key's sum), and
+  /// the least loosening it takes: below 1e4 times the options' tolerance the reach shrinks by
+  /// little (T by the log of the ratio), and the point measured is more likely to be measured
+  /// again exactly (line_search).
+  static constexpr double loose_tolerance = 1e-6, min_loosening = 1e4;
 
   /// The objective at h; +inf where a row has no other key in reach (compact kernels) or the
   /// criterion is undefined.
@@ -165,6 +197,9 @@ class Objective {
   std::size_t neighbour_rows_;
   double keys_ = 0;
   double min_h_ = 0;
+  double tolerance_ = 0;  //!< the options' pruning tolerance,
+  double in_force_ = 0;   //!< and the one the passes use now (allow)
+  double y_range_ = 0;    //!< max y - min y where allow may loosen the passes, else 0
 
   // Out of bounds (+inf) below min_h_, where the kernel weights average fewer than
   // corner_neighbours neighbours, or where the fit averages fewer than min_neighbours_.
@@ -200,10 +235,14 @@ namespace {
 // A line search from h; `curvature`, when given, starts from that inverse Hessian estimate
 // (empty: plain gradient steps) and receives the last one. Going on from an earlier descent
 // that ended at epoch `resume_at` (>= 0), its epochs are numbered on from there and its start
-// point, that descent's last, is not recorded again.
+// point, that descent's last, is not recorded again. `loose`: trial points may be measured
+// at a looser tolerance (Objective::allow), for the start points' descents, the best of which
+// goes on at the options' tolerance. (That last descent gains nothing, measured: it starts
+// near the minimum, where the trials need the exact loss, and the first of them measures its
+// current point again.)
 FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::vector<double>& h, Objective& obj,
                   const std::function<void(const Epoch&)>& on_epoch, std::vector<double>* curvature = nullptr,
-                  int resume_at = -1) {
+                  int resume_at = -1, bool loose = false) {
   FitResult res;
   auto eval = [&](const std::vector<double>& t) {
     const auto trial_h = coords.h(t);
@@ -222,7 +261,10 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
   };
-  Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box(), curvature ? *curvature : std::vector<double>{});
+  Accuracy accuracy;
+  if (loose) accuracy = [&](double error, double loss) { return obj.allow(error, loss); };
+  Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box(), curvature ? *curvature : std::vector<double>{},
+                            accuracy);
   if (curvature) *curvature = std::move(dsc.curvature);
   res.bandwidth = coords.h(dsc.theta);
   res.criterion = obj.mean(dsc.loss);
@@ -513,11 +555,11 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   if (polish) first.tol = start_tol;
   std::vector<double> curvature;
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
-                          : descend(first, coords, start, obj, on_epoch, &curvature);
+                          : descend(first, coords, start, obj, on_epoch, &curvature, -1, polish);
   for (const auto& h : more) {
     if (!usable(h) || !std::isfinite(obj.at(h, false).mse)) continue;
     std::vector<double> c;
-    FitResult other = descend(first, coords, h, obj, on_epoch, &c);
+    FitResult other = descend(first, coords, h, obj, on_epoch, &c, -1, polish);
     if (other.criterion < res.criterion) res = std::move(other), curvature = std::move(c);
   }
   if (sampled_starts) {

@@ -157,10 +157,21 @@ inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 /// theta, loss) after each accepted step, epoch 0 first. Stops per FitOptions::tol and epochs.
 /// `curvature` (an earlier Descent's) goes on from that inverse Hessian estimate instead of
 /// plain gradient steps. Throws DataError when the start point is unusable.
+///
+/// `accuracy`, when given, lets trial points be measured more cheaply: before each evaluation
+/// the search calls it with the error the loss may have there (absolute; 0: none) and the loss
+/// it is measured against, and it returns a bound on the error of the evaluations that follow
+/// (0: exact, as without it). A trial may err by 1% of its step's first-order decrease. The
+/// Armijo test is read from such measures only where it comes out clear of the errors of both
+/// points (a pass by more than their sum: the exact loss then decreases as the test asks, or a
+/// failure by more); within them, and after a refusal, the points are measured again exactly.
+/// Every stopping test, and the loss returned, are on exact measures; the losses `record` sees
+/// may be loose ones, within their bounds.
+using Accuracy = std::function<double(double error, double loss)>;
 Descent line_search(std::vector<double> theta, const FitOptions& options,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record,
-                    const Box& box = {}, const std::vector<double>& curvature = {});
+                    const Box& box = {}, const std::vector<double>& curvature = {}, const Accuracy& accuracy = {});
 
 /// `epochs` fixed-rate steps from theta: Adam's (Kingma and Ba 2015: beta1 0.9, beta2 0.999,
 /// eps 1e-8, rate options.lr) or, with `adam` false, plain gradient steps theta -= lr g. The

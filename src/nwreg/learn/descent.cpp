@@ -93,12 +93,15 @@ Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record,
-                    const Box& box, const std::vector<double>& curvature) {
+                    const Box& box, const std::vector<double>& curvature, const Accuracy& accuracy) {
   Descent res;
   const std::size_t d = theta.size();
   auto clamp = [&](std::size_t k, double t) { return box.empty() ? t : std::clamp(t, box.lo[k], box.hi[k]); };
   for (std::size_t k = 0; k < d; ++k) theta[k] = clamp(k, theta[k]);
+  auto allow = [&](double error, double loss) { return accuracy ? accuracy(error, loss) : 0.0; };
+  allow(0, 0);
   LooResult cur = eval(theta);
+  double cur_err = 0;  // the bound on cur.mse's error (accuracy); 0: exact
   if (!std::isfinite(cur.mse) && cur.out_of_reach)
     throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
                     " training rows with no other key in reach (first: row " +
@@ -126,17 +129,30 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   auto held = [&](std::size_t k) {
     return !box.empty() && cur.gradient[k] == 0 && (theta[k] <= box.lo[k] || theta[k] >= box.hi[k]);
   };
+  // The current point measured again exactly, where it was not.
+  auto exact_cur = [&] {
+    if (cur_err == 0) return;
+    allow(0, cur.mse);
+    cur = eval(theta);
+    cur_err = 0;
+  };
+  auto at_minimum = [&] {
+    return within_tolerance(cur, opt.tol) || max_abs(cur.gradient) == 0 ||
+           (curvature_known && below_resolution(cur, inv, held));
+  };
   res.stop_reason = "epoch cap";
   std::vector<double> dir(d), trial_theta(d);
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    if (cur_err > 0 && at_minimum()) exact_cur();  // a looser measure's word is not final
     const double gmax = max_abs(cur.gradient);
-    if (within_tolerance(cur, opt.tol) || gmax == 0 || (curvature_known && below_resolution(cur, inv, held))) {
+    if (at_minimum()) {
       res.converged = true;
       res.stop_reason = "tolerance";
       break;
     }
     bool accepted = false, snapped = false;
     LooResult trial;
+    double trial_err = 0;
     for (int attempt = 0; attempt < 2 && !accepted; ++attempt) {
       double slope = 0;  // g . dir
       for (std::size_t k = 0; k < d; ++k) {
@@ -164,11 +180,25 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
             trial_theta[k] = box.hi[k], snapped = true;
           decrease += cur.gradient[k] * (theta[k] - trial_theta[k]);
         }
+        const double armijo = 1e-4 * decrease;  // the decrease the test asks for
+        trial_err = allow(decrease > 0 ? 0.01 * decrease : 0.0, cur.mse);
         trial = eval(trial_theta);  // +inf where unusable: rejected below
-        if (trial.mse <= cur.mse - 1e-4 * decrease || settled(trial, cur, opt.tol)) {
+        auto passes = [&] { return trial.mse <= cur.mse - armijo || settled(trial, cur, opt.tol); };
+        const double margin = trial_err + cur_err;
+        if (margin > 0 && (std::abs(trial.mse - (cur.mse - armijo)) <= margin || passes() != (trial.mse <= cur.mse - armijo))) {
+          // Within the measures' errors of the test (or of settled's): both points again, exactly.
+          exact_cur();
+          if (trial_err > 0) {
+            trial_err = allow(0, cur.mse);
+            trial = eval(trial_theta);
+          }
+        }
+        if (passes()) {
           accepted = true;
           break;
         }
+        // A refusal may be the current point's error: the shorter steps are tested against it exactly.
+        if (std::isfinite(trial.mse)) exact_cur();
       }
       if (!accepted && curvature_known) {  // a stale estimate: once more from plain gradient steps
         reset(opt.lr / gmax);
@@ -207,6 +237,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
     }
     theta = trial_theta;
     cur = trial;
+    cur_err = trial_err;
     res.epochs = epoch;
     record(epoch, theta, cur.mse);
     // A step that changed every parameter by tol or less: known to that precision.
@@ -216,6 +247,8 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       break;
     }
   }
+  exact_cur();
+  allow(0, cur.mse);
   res.theta = theta;
   res.loss = cur.mse;
   if (curvature_known) res.curvature = std::move(inv);
