@@ -52,6 +52,21 @@ bool settled(const LooResult& trial, const LooResult& cur, double tol) {
   return std::isfinite(trial.mse) && within_tolerance(trial, tol) && trial.mse <= cur.mse + loss_noise * std::abs(cur.mse);
 }
 
+// BFGS's update of the inverse Hessian estimate (d x d, row-major) from a step s and the change
+// y in the gradient along it, sy = s'y > 0: inv <- (I - rho s y') inv (I - rho y s') + rho s s',
+// rho = 1 / sy.
+void bfgs_update(std::vector<double>& inv, const std::vector<double>& s, const std::vector<double>& y, double sy) {
+  const std::size_t d = s.size();
+  const double rho = 1 / sy;
+  std::vector<double> hy(d, 0.0);  // inv y
+  for (std::size_t k = 0; k < d; ++k)
+    for (std::size_t j = 0; j < d; ++j) hy[k] += inv[k * d + j] * y[j];
+  const double yhy = std::inner_product(y.begin(), y.end(), hy.begin(), 0.0);
+  for (std::size_t k = 0; k < d; ++k)
+    for (std::size_t j = 0; j < d; ++j)
+      inv[k * d + j] += -rho * (hy[k] * s[j] + s[k] * hy[j]) + (rho * rho * yhy + rho) * s[k] * s[j];
+}
+
 }  // namespace
 
 Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
@@ -225,15 +240,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
     if (!snapped && sy > 1e-12 * std::sqrt(yy) * std::sqrt(std::inner_product(sv.begin(), sv.end(), sv.begin(), 0.0))) {
       if (!curvature_known) reset(sy / yy);  // the first estimate: a scaled identity
       curvature_known = true;
-      // inv <- (I - rho s y') inv (I - rho y s') + rho s s'
-      const double rho = 1 / sy;
-      std::vector<double> hy(d, 0.0);  // inv y
-      for (std::size_t k = 0; k < d; ++k)
-        for (std::size_t j = 0; j < d; ++j) hy[k] += inv[k * d + j] * yv[j];
-      const double yhy = std::inner_product(yv.begin(), yv.end(), hy.begin(), 0.0);
-      for (std::size_t k = 0; k < d; ++k)
-        for (std::size_t j = 0; j < d; ++j)
-          inv[k * d + j] += -rho * (hy[k] * sv[j] + sv[k] * hy[j]) + (rho * rho * yhy + rho) * sv[k] * sv[j];
+      bfgs_update(inv, sv, yv, sy);
     }
     theta = trial_theta;
     cur = trial;
