@@ -143,6 +143,53 @@ TEST_CASE("several x columns: start points descended at a looser tolerance learn
   }
 }
 
+TEST_CASE("several x columns: the leave-one-out pass over every row makes NW's tr(H) as the in-sample pass does") {
+  // l_pp = w_p / (w_p + S0 K_b / K_p) from each row's leave-one-out sums, against the in-sample
+  // pass's own weights: Gaussian and Laplace, with and without sample weights (one row of
+  // weight 0), 2 and 3 columns.
+  for (std::size_t d : {std::size_t{2}, std::size_t{3}})
+    for (Kernel k : {Kernel::gaussian, Kernel::laplace})
+      for (bool weighted : {false, true}) {
+        CAPTURE(d);
+        CAPTURE(to_string(k));
+        CAPTURE(weighted);
+        Dataset data = uniform_columns(3000, d);
+        if (weighted) {
+          for (std::size_t i = 0; i < data.n; ++i) data.weight.push_back(0.5 + static_cast<double>(i % 7) / 4);
+          data.weight[17] = 0;
+        }
+        EngineOptions o;
+        o.kernel = k;
+        const Attention a(data, std::vector<double>(d, 0.3), o);
+        const LooResult loo = a.loo(false);
+        REQUIRE(std::isfinite(loo.trace));
+        CHECK(loo.trace == doctest::Approx(a.insample(false).trace).epsilon(1e-12));
+        CHECK(loo.trace > 1);
+        const std::vector<std::size_t> some = {0, 5, 9};
+        CHECK(std::isnan(a.loo(false, &some).trace));  // not every row
+      }
+  // The learner's last pass over every row (its descent on a sample) hands its trace on.
+  const Dataset data = uniform_columns(3000, 2);
+  FitOptions sampled;
+  sampled.descent_rows = 1000;
+  const FitResult r = fit_bandwidth(data, sampled);
+  REQUIRE(std::isfinite(r.trace));
+  CHECK(r.trace == doctest::Approx(Attention(data, r.bandwidth).insample(false).trace).epsilon(1e-12));
+  CHECK(std::isnan(fit_bandwidth(data, FitOptions{}).trace));  // (its descent on every row: the report's pass makes it)
+  // Not made where a row's key holds other rows (a repeated x), nor for local linear, nor in one
+  // column: those keep the in-sample pass.
+  Dataset twice = uniform_columns(500, 2);
+  twice.x.insert(twice.x.end(), twice.x.begin(), twice.x.begin() + 2);
+  twice.y.push_back(twice.y[0] + 1);
+  twice.n += 1;
+  CHECK(std::isnan(Attention(twice, {0.3, 0.3}).loo(false).trace));
+  EngineOptions ll;
+  ll.method = Method::local_linear;
+  CHECK(std::isnan(Attention(uniform_columns(500, 2), {0.3, 0.3}, ll).loo(false).trace));
+  const Dataset one = testing::make_dataset({0, 1, 2, 3, 5}, {1, 0, 2, 1, 3});
+  CHECK(std::isnan(Attention(one, {1.0}).loo(false).trace));
+}
+
 TEST_CASE("several x columns: set_tolerance gives the passes of an engine made at that tolerance") {
   // 4000 rows over [0, 10]^2 at h = 0.2: the k-d tree's leaves prune, so the tolerance moves
   // the predictions (in their last digits).

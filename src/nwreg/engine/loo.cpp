@@ -73,7 +73,16 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   const Plan plan = backends_.plan({.rows = cnt, .gradient = with_gradient});
   LooResult out;
   if (with_gradient) out.gradient.assign(d, 0.0);
-  double sse = 0, total = 0;
+  // NW in several continuous columns at a fixed bandwidth, every row: each row's own weight in
+  // the in-sample fit, l_pp = w_p / (w_p + A) with A = sum_(i != p) w_i K_i / K_p, read off its
+  // leave-one-out sums: S0 = sum_(i != p) w_i K_i / K_b, so A = S0 K_b / K_p. tr(H) then needs
+  // no pass of its own. NaN (no trace) where a row's key holds other rows too, or a row fell
+  // back to its nearest keys. The leave-one-out window reaches at least as far as the in-sample
+  // one (its nearest key is no nearer than p), so l_pp is within the tolerance's bound.
+  const bool traced = !rows && !estimator_.local() && options_.loss == LossFunction::squared && d > 1 &&
+                      ks_.cont.size() == d && !options_.neighbour_policy && !is_compact(options_.kernel);
+  std::vector<double> own(traced ? m : 0);
+  double sse = 0, total = 0, trace = 0;
   for (std::span<const Slot> at; !(at = chunks.next()).empty();) {
     const std::size_t len = at.size();
     parallel_for(options_.pool, len, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
@@ -85,6 +94,17 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
         const Slot at_k = at[k];
         const Row row = loo_row(plan, at_k, w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
         reached[k] = row.reached;
+        if (traced) {
+          const std::size_t p = at_k.key;
+          own[k] = std::numeric_limits<double>::quiet_NaN();
+          if (row.reached && !s.fallback && s.b != p && (!ks_.merged || ks_.rest_w[at_k.slot] == 0)) {
+            const double* q = ks_.key(p);
+            const double log2_b = kernel::log2_weight(options_.kernel, keys(), s.b, q, s.inv_h) -
+                                  kernel::log2_weight(options_.kernel, keys(), p, q, s.inv_h);
+            const double wp = ks_.weight(p);
+            own[k] = wp / (wp + s.s0 * std::exp2(log2_b));
+          }
+        }
         const double resid = row.reached ? ks_.y_of(at_k.slot) - row.f : 0.0, sw = ks_.w_of(at_k.slot);
         sq[k] = sw * resid * resid;
         if (with_gradient)
@@ -95,6 +115,7 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
       sse += sq[k];
       total += ks_.w_of(at[k].slot);
       if (!reached[k]) count_out_of_reach(ks_.row_of(at[k].slot), out.out_of_reach, out.first_out_of_reach);
+      if (traced) trace += own[k];
     }
     if (with_gradient)
       for (std::size_t k = 0; k < len; ++k)
@@ -104,6 +125,7 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
   if (!rows && !out.out_of_reach) every_row_reached_ = true;
   for (double& g : out.gradient) g = g / total * unit;
+  if (traced && std::isfinite(trace)) out.trace = trace;
   return out;
 }
 

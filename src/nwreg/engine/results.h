@@ -4,6 +4,7 @@
 /// learners and the command line include only these.
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace nwreg {
@@ -14,6 +15,9 @@ struct LooResult {
   std::vector<double> gradient;   //!< d mse / d log h_k (empty unless asked for)
   std::size_t out_of_reach = 0;   //!< rows no other key reaches (OutOfReach::error): mse is +inf
   std::size_t first_out_of_reach = 0;  //!< the first such row in input order (input index)
+  /// tr(H) of the in-sample fit (InSample::trace), where a pass over every row made it on the
+  /// way (Engine::loo: NW in several continuous columns at a fixed bandwidth); else NaN.
+  double trace = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// The in-sample fit at the training points (each row's own key included), for the selection

@@ -64,6 +64,9 @@ struct FitOptions {
 struct FitResult {
   std::vector<double> bandwidth;
   double loo_mse = 0;          //!< mean LOO squared error at `bandwidth`
+  /// tr(H) at `bandwidth`, where the pass over every row that made loo_mse made it too
+  /// (LooResult::trace); else NaN.
+  double trace = std::numeric_limits<double>::quiet_NaN();
   double criterion = 0;        //!< the criterion's value at `bandwidth` over every row (LOO: loo_mse)
   std::vector<Epoch> history;  //!< epoch 0 first; thinned past max_history (record_epoch)
   bool converged = false;      //!< line search: tolerance met or no further decrease possible

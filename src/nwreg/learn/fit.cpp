@@ -26,9 +26,19 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
   // Another criterion chose h where a row has no other key in reach: no LOO statistics.
   const bool loo_undefined = m.score.distance() && m.criterion && !m.loo_mse;
   const Fitted fitted(data, m, engine);
+  // tr(H): the learner's pass over every row made it with the LOO error (m.df beside m.loo_mse),
+  // or the LOO pass below does (NW in several columns: LooResult::trace); else the in-sample pass.
+  std::optional<double> trace = m.loo_mse ? m.df : std::nullopt;
   if (!loo_undefined) {
     // Every row's error first: where each is in reach, the detail pass need not look again.
-    const double every = m.loo_mse ? *m.loo_mse : fitted.loo().mse;
+    double every;
+    if (m.loo_mse) {
+      every = *m.loo_mse;
+    } else {
+      const LooResult all = fitted.loo();
+      every = all.mse;
+      if (std::isfinite(all.trace)) trace = all.trace;
+    }
     const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
     m.loo_mse = every;
     if (!std::isfinite(*m.loo_mse))
@@ -51,13 +61,19 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
       m.reach.max.push_back(none ? NAN : col.back());
     }
   }
-  const InSample fit = fitted.insample();
-  if (std::isfinite(fit.trace)) m.df = fit.trace;
   if (!m.criterion) m.criterion = asked;
-  if (uses_in_sample(*m.criterion))
-    m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
-  else
+  if (uses_in_sample(*m.criterion) || !trace) {
+    const InSample fit = fitted.insample();
+    m.df.reset();
+    if (std::isfinite(fit.trace)) m.df = fit.trace;
+    if (uses_in_sample(*m.criterion))
+      m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
+    else
+      m.criterion_value = m.loo_mse;
+  } else {
+    m.df = trace;
     m.criterion_value = m.loo_mse;
+  }
   if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();  // undefined there: "none"
 }
 
@@ -126,6 +142,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   m.bandwidth = r.bandwidth;
   m.bandwidth_source = "learned";
   if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
+  if (std::isfinite(r.trace)) m.df = r.trace;           // made by the same pass: add_loo_statistics keeps it
   m.criterion = f.criterion;
   m.criterion_value = r.criterion;
   m.history = std::move(r.history);
@@ -141,6 +158,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   m.metric = mf.metric;
   learned.stop_reason = mf.stop_reason;
   m.loo_mse = mf.loo_mse;
+  m.df.reset();
   m.criterion_value = mf.loo_mse;
   m.stop_reason = mf.stop_reason;
 }
@@ -248,6 +266,7 @@ void choose_knn(Model& m, const Dataset& data, const FitPlan& plan, EngineOption
   }
   m.history.clear();
   m.loo_mse.reset();
+  m.df.reset();
   m.criterion.reset();
   m.criterion_value.reset();
   m.bandwidth_source = what;
@@ -378,6 +397,7 @@ void robust_fit(Model& m, std::optional<FitResult>& learned, const Dataset& data
   // made afresh (add_loo_statistics), as for a fixed h.
   if (!relearn && !m.robustness.empty()) {
     m.loo_mse.reset();
+    m.df.reset();
     m.criterion_value.reset();
     m.criterion.reset();
   }
