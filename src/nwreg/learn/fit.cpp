@@ -142,7 +142,9 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   m.bandwidth = r.bandwidth;
   m.bandwidth_source = "learned";
   if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
-  if (std::isfinite(r.trace)) m.df = r.trace;           // made by the same pass: add_loo_statistics keeps it
+  // tr(H) where the same pass made it (add_loo_statistics keeps it), else none: never an earlier
+  // fit's (a robustness iteration learns again on a copy of the model).
+  m.df = std::isfinite(r.trace) ? std::optional<double>(r.trace) : std::nullopt;
   m.criterion = f.criterion;
   m.criterion_value = r.criterion;
   m.history = std::move(r.history);
