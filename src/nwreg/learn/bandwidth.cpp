@@ -267,6 +267,8 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
                             accuracy);
   if (curvature) *curvature = std::move(dsc.curvature);
   res.bandwidth = coords.h(dsc.theta);
+  // The last epoch's loss as measured again exactly (its trial may have been measured loosely).
+  if (loose && !res.history.empty() && res.history.back().bandwidth == res.bandwidth) res.history.back().loss = dsc.loss;
   res.criterion = obj.mean(dsc.loss);
   res.converged = dsc.converged;
   res.stop_reason = dsc.stop_reason;

@@ -152,7 +152,8 @@ struct Box {
 inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 
 /// Quasi-Newton descent from theta (BFGS directions) with Armijo backtracking, no step
-/// moving a parameter by more than 1: the loss never rises. With a `box`, each trial point is
+/// moving a parameter by more than 1: the loss never rises (the exact loss, with `accuracy`
+/// below). With a `box`, each trial point is
 /// projected onto it and the Armijo test measures the step actually taken (projected gradient
 /// descent), so a parameter whose best value is a bound lands there in a step or two; `eval`
 /// should report 0 for a gradient component that points out of the box at a bound. `eval` gives
@@ -169,7 +170,7 @@ inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 /// points (a pass by more than their sum: the exact loss then decreases as the test asks, or a
 /// failure by more); within them, and after a refusal, the points are measured again exactly.
 /// Every stopping test, and the loss returned, are on exact measures; the losses `record` sees
-/// may be loose ones, within their bounds.
+/// may be loose ones, within their bounds (the last one too: `descend` mends it in the history).
 using Accuracy = std::function<double(double error, double loss)>;
 Descent line_search(std::vector<double> theta, const FitOptions& options,
                     const std::function<LooResult(const std::vector<double>&)>& eval,

@@ -169,6 +169,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
     LooResult trial;
     double trial_err = 0;
     for (int attempt = 0; attempt < 2 && !accepted; ++attempt) {
+      bool redirect = false;  // the current point measured again exactly disowns the direction
       double slope = 0;  // g . dir
       for (std::size_t k = 0; k < d; ++k) {
         dir[k] = 0;
@@ -212,9 +213,19 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
           accepted = true;
           break;
         }
-        // A refusal may be the current point's error: the shorter steps are tested against it exactly.
-        if (std::isfinite(trial.mse)) exact_cur();
+        // A refusal may be the current point's error: the shorter steps are tested against it
+        // exactly, along the direction only while its exact gradient still descends there.
+        if (std::isfinite(trial.mse) && cur_err > 0) {
+          exact_cur();
+          double along = 0;
+          for (std::size_t k = 0; k < d; ++k) along += cur.gradient[k] * dir[k];
+          if (!(along < 0)) {
+            redirect = true;
+            break;
+          }
+        }
       }
+      if (!accepted && redirect) continue;  // once more, from the exact gradient
       if (!accepted && curvature_known) {  // a stale estimate: once more from plain gradient steps
         reset(opt.lr / gmax);
         curvature_known = false;

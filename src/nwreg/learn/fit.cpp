@@ -141,7 +141,8 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   learned.kernel_neighbours = r.kernel_neighbours;
   m.bandwidth = r.bandwidth;
   m.bandwidth_source = "learned";
-  if (std::isfinite(r.loo_mse)) m.loo_mse = r.loo_mse;  // else a row no other key reaches
+  // None where a row has no other key in reach (never an earlier fit's: see df below).
+  m.loo_mse = std::isfinite(r.loo_mse) ? std::optional<double>(r.loo_mse) : std::nullopt;
   // tr(H) where the same pass made it (add_loo_statistics keeps it), else none: never an earlier
   // fit's (a robustness iteration learns again on a copy of the model).
   m.df = std::isfinite(r.trace) ? std::optional<double>(r.trace) : std::nullopt;
