@@ -599,7 +599,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
       throw DataError("the bandwidth learned on " + std::to_string(res.descent_rows) + " rows leaves training row " +
                       std::to_string(full.first_out_of_reach + 1) + " with no other key in reach; give `loo_rows` 0");
     res.criterion = obj.mean(full.mse);
-    if (!uses_in_sample(options.criterion)) res.trace = full.trace;
+    res.trace = full.trace;  // (NaN for an in-sample criterion: its passes make none)
   }
   // The LOO error is reported whatever the criterion: +inf when a row has no other key in
   // reach of a compact kernel (another criterion can choose such a bandwidth).

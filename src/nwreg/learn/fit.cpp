@@ -16,6 +16,8 @@
 namespace nwreg {
 namespace {
 
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
 // The statistics of a chosen model: the leave-one-out error (unless the fit left it), R^2 and
 // the effective number of neighbours (over at most FitOptions::neighbour_rows rows spread over
 // x: at 1e5 rows every row would cost several times the learning); the degrees of freedom
@@ -37,7 +39,7 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     } else {
       const LooResult all = fitted.loo();
       every = all.mse;
-      if (std::isfinite(all.trace)) trace = all.trace;
+      trace = finite(all.trace);
     }
     const LooDetail detail = fitted.loo_detail(neighbour_rows, false);  // names a row out of reach
     m.loo_mse = every;
@@ -62,18 +64,14 @@ void add_loo_statistics(Model& m, const Dataset& data, const EngineOptions& engi
     }
   }
   if (!m.criterion) m.criterion = asked;
-  if (uses_in_sample(*m.criterion) || !trace) {
+  const bool in_sample = uses_in_sample(*m.criterion);
+  m.criterion_value = m.loo_mse;
+  if (in_sample || !trace) {
     const InSample fit = fitted.insample();
-    m.df.reset();
-    if (std::isfinite(fit.trace)) m.df = fit.trace;
-    if (uses_in_sample(*m.criterion))
-      m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
-    else
-      m.criterion_value = m.loo_mse;
-  } else {
-    m.df = trace;
-    m.criterion_value = m.loo_mse;
+    trace = finite(fit.trace);
+    if (in_sample) m.criterion_value = criterion_value(*m.criterion, fit, static_cast<double>(data.n), false).mse;
   }
+  m.df = trace;
   if (m.criterion_value && !std::isfinite(*m.criterion_value)) m.criterion_value.reset();  // undefined there: "none"
 }
 
@@ -141,11 +139,11 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   learned.kernel_neighbours = r.kernel_neighbours;
   m.bandwidth = r.bandwidth;
   m.bandwidth_source = "learned";
-  // None where a row has no other key in reach (never an earlier fit's: see df below).
-  m.loo_mse = std::isfinite(r.loo_mse) ? std::optional<double>(r.loo_mse) : std::nullopt;
-  // tr(H) where the same pass made it (add_loo_statistics keeps it), else none: never an earlier
-  // fit's (a robustness iteration learns again on a copy of the model).
-  m.df = std::isfinite(r.trace) ? std::optional<double>(r.trace) : std::nullopt;
+  // The LOO error (none where a row has no other key in reach) and tr(H) where the same pass
+  // made it (add_loo_statistics keeps it), else none: never an earlier fit's (a robustness
+  // iteration learns again on a copy of the model).
+  m.loo_mse = finite(r.loo_mse);
+  m.df = finite(r.trace);
   m.criterion = f.criterion;
   m.criterion_value = r.criterion;
   m.history = std::move(r.history);
