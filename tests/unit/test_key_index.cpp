@@ -161,3 +161,72 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
     }
   }
 }
+
+TEST_CASE("key index: copies of one key in several columns, one leaf of the k-d tree, give what the scan of every key gives") {
+  // Three points repeated 300, 150 and 70 times (each more than a leaf: the tree cannot split
+  // them, so each is one leaf of every copy) and 40 scattered keys; rows left out inside a
+  // leaf of copies, its first copy included; K below, at and past a point's copies.
+  std::mt19937_64 rng(23);
+  const double points[3][2] = {{1, 1}, {2, 1.5}, {1, 3}};
+  const int copies[3] = {300, 150, 70};
+  Dataset data;
+  data.d = 2;
+  for (int p = 0; p < 3; ++p)
+    for (int c = 0; c < copies[p]; ++c) data.x.insert(data.x.end(), points[p], points[p] + 2);
+  for (int i = 0; i < 40; ++i)
+    for (int k = 0; k < 2; ++k) data.x.push_back(std::uniform_real_distribution<double>(0, 4)(rng));
+  data.n = data.x.size() / 2;
+  std::vector<std::size_t> shuffled(data.n);  // the copies spread over the input rows
+  for (std::size_t i = 0; i < data.n; ++i) shuffled[i] = i;
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  std::vector<double> x(data.x.size());
+  for (std::size_t i = 0; i < data.n; ++i) std::copy_n(data.x.begin() + static_cast<std::ptrdiff_t>(2 * shuffled[i]), 2, x.begin() + static_cast<std::ptrdiff_t>(2 * i));
+  data.x = x;
+  data.y.assign(data.n, 0.0);
+  data.x_names = {"a", "b"};
+  data.y_name = "y";
+  KeyLayout tree_layout, flat_layout;
+  tree_layout.rows = flat_layout.rows = KeyRows::every_row;
+  tree_layout.tree_leaf = 64;
+  const KeySet tree_keys(data, tree_layout), flat_keys(data, flat_layout);
+  REQUIRE(tree_keys.tree);
+  const std::vector<std::uint32_t> tree_key = tree_keys.slot_of_rows(), flat_key = flat_keys.slot_of_rows();
+  const std::size_t n = data.n;
+  std::vector<double> scratch(n);
+  for (const Kernel kernel : {Kernel::gaussian, Kernel::epanechnikov}) {
+    const KeyIndex tree(tree_keys, kernel, 1e-16, false, 0), flat(flat_keys, kernel, 1e-16, false, 0);
+    REQUIRE(tree.kind() == KeyIndex::Kind::tree);
+    for (double ih : {0.6, 3.0}) {
+      const std::vector<double> inv_h(2, ih);
+      for (std::size_t row = 0; row < n; row += 7) {
+        for (const std::size_t K : {std::size_t{1}, std::size_t{20}, std::size_t{70}, std::size_t{160}, std::size_t{400}}) {
+          CAPTURE(row);
+          CAPTURE(K);
+          for (const bool out : {true, false})
+            for (const Neighbours how : {Neighbours::knn, Neighbours::adaptive, Neighbours::span})
+              CHECK(tree.kth_distance(data.row(row), out ? tree_key[row] : no_key, K, inv_h.data(), scratch.data(), how) ==
+                    flat.kth_distance(data.row(row), out ? flat_key[row] : no_key, K, inv_h.data(), scratch.data(), how));
+        }
+      }
+    }
+  }
+  // The nearest key other than a skipped one: of equal distances, the first as given (the
+  // keys' engine order), every copy's row skipped in turn.
+  const std::vector<double> inv_h{1.0, 1.0};
+  for (std::size_t p = 0; p < n; ++p) {
+    const double* q = tree_keys.key(p);
+    double r = 0;
+    const std::size_t got = tree_keys.tree->nearest(q, inv_h.data(), Norm::l2, p, r);
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t want = no_key;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == p) continue;
+      double s = 0;
+      for (int k = 0; k < 2; ++k) s += (tree_keys.key(i)[k] - q[k]) * (tree_keys.key(i)[k] - q[k]);
+      if (s < best || (s == best && tree_keys.tree->order()[i] < tree_keys.tree->order()[want])) best = s, want = i;
+    }
+    CAPTURE(p);
+    CHECK(got == want);
+    CHECK(r == best);
+  }
+}

@@ -32,7 +32,13 @@ std::uint32_t KdTree::build(std::vector<std::uint32_t>& idx, const double* x, st
     }
     if (mx[k] - mn[k] > mx[widest] - mn[widest]) widest = k;
   }
-  if (hi - lo <= leaf_ || !(mx[widest] > mn[widest])) return id;  // a leaf, or keys all equal
+  if (hi - lo <= leaf_ || !(mx[widest] > mn[widest])) {  // a leaf, or keys all equal
+    const auto first = std::min_element(idx.begin() + static_cast<std::ptrdiff_t>(lo), idx.begin() + static_cast<std::ptrdiff_t>(hi));
+    nodes_[id].first = *first;
+    nodes_[id].first_at = static_cast<std::size_t>(first - idx.begin());
+    nodes_[id].point = !(mx[widest] > mn[widest]);
+    return id;
+  }
   const std::size_t mid = lo + (hi - lo) / 2;
   const double* col = x + widest * n_;
   std::nth_element(idx.begin() + static_cast<std::ptrdiff_t>(lo), idx.begin() + static_cast<std::ptrdiff_t>(mid),
@@ -43,6 +49,7 @@ std::uint32_t KdTree::build(std::vector<std::uint32_t>& idx, const double* x, st
   const std::uint32_t right = build(idx, x, mid, hi);
   nodes_[id].left = left;
   nodes_[id].right = right;
+  nodes_[id].first = std::min(nodes_[left].first, nodes_[right].first);
   return id;
 }
 
@@ -67,27 +74,31 @@ double KdTree::key_distance(std::size_t i, const double* q, const double* inv_h,
 }
 
 std::size_t KdTree::nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const {
-  struct Nearest {
-    const KdTree& tree;
-    const double *q, *inv_h;
-    Norm norm;
-    std::size_t skip, best;
-    double dmin = std::numeric_limits<double>::infinity();
-    double bound() const { return dmin; }
-    void leaf(std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        if (i == skip) continue;
-        const double r = tree.key_distance(i, q, inv_h, norm);
-        if (r < dmin || (r == dmin && tree.order_[i] < tree.order_[best])) {  // ties: the first key as given
-          dmin = r;
-          best = i;
-        }
-      }
-    }
-  } near{*this, q, inv_h, norm, skip, skip == 0 ? std::size_t{1} : std::size_t{0}};
-  search(q, inv_h, norm, near);
-  dmin = near.dmin;
-  return near.best;
+  // Ties: the first key as given. A node none of whose keys can be nearer than the best so far
+  // nor tie with it from before it in that order is skipped (copies of one key sit in one leaf:
+  // without that, every copy would be read, m copies costing m^2 over their queries).
+  std::size_t best = skip == 0 ? 1 : 0;
+  dmin = std::numeric_limits<double>::infinity();
+  auto first_of = [&](std::size_t i) { return order_[i]; };
+  walk(q, inv_h, norm, true,
+       [&](std::uint32_t id, double r) { return !(r > dmin) && !(r == dmin && nodes_[id].first > first_of(best)); },
+       [&](std::uint32_t id, std::size_t lo, std::size_t hi) {
+         if (nodes_[id].point && nodes_[id].first_at != skip) {  // one distance: its first key as given
+           const std::size_t i = nodes_[id].first_at;
+           const double r = key_distance(i, q, inv_h, norm);
+           if (r < dmin || (r == dmin && order_[i] < order_[best])) dmin = r, best = i;
+           return;
+         }
+         for (std::size_t i = lo; i < hi; ++i) {
+           if (i == skip) continue;
+           const double r = key_distance(i, q, inv_h, norm);
+           if (r < dmin || (r == dmin && order_[i] < order_[best])) {
+             dmin = r;
+             best = i;
+           }
+         }
+       });
+  return best;
 }
 
 }  // namespace nwreg

@@ -39,7 +39,7 @@ class KdTree {
   void ranges_where(const double* q, const double* inv_h, Norm norm, const Keep& keep,
                     std::vector<std::pair<std::size_t, std::size_t>>& out) const {
     // Leaves in increasing order: sums run over them in that order.
-    walk(q, inv_h, norm, false, keep, [&](std::size_t lo, std::size_t hi) {
+    walk(q, inv_h, norm, false, keep, [&](std::uint32_t, std::size_t lo, std::size_t hi) {
       if (!out.empty() && out.back().second == lo)
         out.back().second = hi;  // adjacent leaves: one range
       else
@@ -61,10 +61,15 @@ class KdTree {
   /// skipping every node whose box lies farther than result.bound() (in box_distance's units:
   /// the sum of squares for L2), and calls result.leaf(lo, hi) for each leaf visited. The bound
   /// may shrink as the result finds keys (K nearest: the K-th distance so far).
+  /// A result with leaf(lo, hi, point) is told too whether the leaf's keys are one point (all
+  /// equal: the tree cannot split them, and such a leaf holds every copy of a repeated key).
   template <class Result>
   void search(const double* q, const double* inv_h, Norm norm, Result& result) const {
     walk(q, inv_h, norm, true, [&](std::uint32_t, double r) { return !(r > result.bound()); },
-         [&](std::size_t lo, std::size_t hi) { result.leaf(lo, hi); });
+         [&](std::uint32_t id, std::size_t lo, std::size_t hi) {
+           if constexpr (requires { result.leaf(lo, hi, true); }) result.leaf(lo, hi, nodes_[id].point);
+           else result.leaf(lo, hi);
+         });
   }
   /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
   /// Of keys at the same distance, the first in the order the keys were given.
@@ -86,7 +91,7 @@ class KdTree {
       if (!keep(id, box_distance(id, q, inv_h, norm))) continue;
       const Node& nd = nodes_[id];
       if (nd.left == 0) {
-        leaf(nd.lo, nd.hi);
+        leaf(id, nd.lo, nd.hi);
         continue;
       }
       const bool left_first =
@@ -98,6 +103,9 @@ class KdTree {
   struct Node {
     std::size_t lo = 0, hi = 0;
     std::uint32_t left = 0, right = 0;  // children; 0 for a leaf (the root is never a child)
+    std::uint32_t first = 0;            // the least of its keys' indices as given (order_)
+    std::size_t first_at = 0;           // a leaf: that key's leaf position
+    bool point = false;                 // a leaf whose keys are all equal
   };
   std::uint32_t build(std::vector<std::uint32_t>& idx, const double* x, std::size_t lo, std::size_t hi);
   double box_distance(std::uint32_t node, const double* q, const double* inv_h, Norm norm) const;

@@ -192,7 +192,16 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
       kth = kept.back();
       return true;
     }
-    void leaf(std::size_t lo, std::size_t hi) {
+    void leaf(std::size_t lo, std::size_t hi, bool point) {
+      if (point) {  // copies of one key: one distance, at most K of its copies kept
+        const std::size_t i = lo != exclude ? lo : lo + 1;
+        if (i >= hi) return;
+        const double r = index.neighbour_distance(i, q, inv_h, norm);
+        const std::size_t copies = hi - lo - (exclude >= lo && exclude < hi ? 1 : 0);
+        if (r < kth) kept.insert(kept.end(), std::min(copies, K), r);
+        if (kept.size() >= 2 * K) cut();
+        return;
+      }
       double r[distance_block];
       for (std::size_t a = lo; a < hi; a += distance_block) {
         const std::size_t z = std::min(hi, a + distance_block);
@@ -228,11 +237,14 @@ double KeyIndex::kth_distance_tree(const double* q, std::size_t exclude, std::si
     const decltype(box_units)& units;
     double after, best = std::numeric_limits<double>::infinity();
     double bound() const { return std::isfinite(best) ? units(best) : best; }
-    void leaf(std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        if (i == exclude) continue;
-        const double r = index.neighbour_distance(i, q, inv_h, norm);
-        if (r > after) best = std::min(best, r);
+    void leaf(std::size_t lo, std::size_t hi, bool point) {
+      if (point) hi = std::min(hi, lo + 2);  // copies of one key: one distance (one other than exclude)
+      double r[distance_block];
+      for (std::size_t a = lo; a < hi; a += distance_block) {
+        const std::size_t z = std::min(hi, a + distance_block);
+        index.neighbour_distances(a, z, q, inv_h, norm, r);
+        for (std::size_t i = a; i < z; ++i)
+          if (i != exclude && r[i - a] > after) best = std::min(best, r[i - a]);
       }
     }
   };
