@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -74,6 +75,22 @@ class KdTree {
   /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
   /// Of keys at the same distance, the first in the order the keys were given.
   std::size_t nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const;
+  /// The same among the keys (leaf positions) `accept` takes; the size of the keys (none) and an
+  /// infinite dmin where it takes none.
+  template <class Accept>
+  std::size_t nearest_where(const double* q, const double* inv_h, Norm norm, const Accept& accept, double& dmin) const {
+    std::size_t best = n_;
+    dmin = std::numeric_limits<double>::infinity();
+    walk(q, inv_h, norm, true, [&](std::uint32_t, double r) { return !(r > dmin); },
+         [&](std::uint32_t, std::size_t lo, std::size_t hi) {
+           for (std::size_t i = lo; i < hi; ++i) {
+             if (!accept(i)) continue;
+             const double r = key_distance(i, q, inv_h, norm);
+             if (best == n_ || r < dmin || (r == dmin && order_[i] < order_[best])) dmin = r, best = i;
+           }
+         });
+    return best;
+  }
 
  private:
   // From the root down: a node that keep(node, its box's distance) refuses is skipped with its

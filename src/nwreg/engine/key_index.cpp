@@ -14,7 +14,46 @@ KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool lin
       leave_out_(leave_out),
       edge_(edge),
       kind_(line ? Kind::line : keys.tree ? Kind::tree : Kind::every),
-      search_(kind_ == Kind::line ? Search::window : kind_ == Kind::tree ? Search::leaves : Search::every) {}
+      search_(kind_ == Kind::line ? Search::window : kind_ == Kind::tree ? Search::leaves : Search::every) {
+  const std::size_t n = keys.n;
+  const bool sorted = keys.d == 1 && !keys.categorical;  // (one continuous column: keys in x order)
+  if (!sorted || std::all_of(keys.ws.begin(), keys.ws.end(), [](double w) { return w > 0; })) return;
+  weighed_left_.resize(n);
+  weighed_right_.resize(n);
+  auto none = static_cast<std::uint32_t>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (keys.weight(i) > 0) none = static_cast<std::uint32_t>(i);
+    weighed_left_[i] = none;
+  }
+  none = static_cast<std::uint32_t>(n);
+  for (std::size_t i = n; i-- > 0;) {
+    if (keys.weight(i) > 0) none = static_cast<std::uint32_t>(i);
+    weighed_right_[i] = none;
+  }
+}
+
+std::size_t KeyIndex::weighed_anchor(const double* qt, std::size_t exclude, const double* tree_inv_h, double& r) const {
+  const std::size_t n = keys_.n;
+  const Block ex = block(exclude);
+  r = std::numeric_limits<double>::infinity();
+  if (kind_ == Kind::tree) {
+    const std::size_t c = keys_.tree->nearest_where(
+        qt, tree_inv_h, nearest_norm(), [&](std::size_t i) { return !ex.contains(i) && keys_.weight(i) > 0; }, r);
+    return c < n ? c : no_key;
+  }
+  if (weighed_left_.empty()) return no_key;
+  // The nearest weighed key on each side of q, stepping over the left-out block.
+  const double q = qt[0];
+  const std::vector<double>& xs = keys_.xs;
+  const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
+  std::size_t left = p == 0 ? n : weighed_left_[p - 1];
+  if (left < n && ex.contains(left)) left = ex.lo == 0 ? n : weighed_left_[ex.lo - 1];
+  std::size_t right = p < n ? weighed_right_[p] : n;
+  if (right < n && ex.contains(right)) right = ex.hi < n ? weighed_right_[ex.hi] : n;
+  if (left == n) return right < n ? right : no_key;
+  if (right == n) return left;
+  return xs[right] - q < q - xs[left] ? right : left;
+}
 
 Norm KeyIndex::nearest_norm() const {
   return visit_kernel(kernel_, []<class K>(K) { return K::l1 ? Norm::l1 : Norm::l2; });
@@ -36,7 +75,11 @@ void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys, bool p
     const double* q = keys_.key((2 * k + 1) * n / (2 * m));
     const double* qt = keys_.continuous(q, qc.data());
     double rb = 0;
-    const std::size_t b = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), no_key, rb);
+    std::size_t b = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), no_key, rb);
+    if (!(keys_.weight(b) > 0)) {  // the reach from a key that weighs something
+      double ra;
+      if (const std::size_t a = weighed_anchor(qt, no_key, tree_inv_h, ra); a != no_key) b = a, rb = ra;
+    }
     ranges.clear();
     keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(keys_.weight(b) * level_factor(b, q, keys), rb), ranges);
     for (const auto& [lo, hi] : ranges) reached += hi - lo;
@@ -100,6 +143,10 @@ std::size_t KeyIndex::cover_scaled(const double* q, std::size_t exclude, const d
     c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rc);
   } else {
     c = nearest_1d(q[0], exclude);
+  }
+  if (c != no_key && c < n && !(keys_.weight(c) > 0)) {  // the floor from a key that weighs something
+    double ra;
+    if (const std::size_t a = weighed_anchor(qt, exclude, tree_inv_h, ra); a != no_key) c = a;
   }
   double floor = -std::numeric_limits<double>::infinity();  // log2 of the weight a node must reach
   const bool compact = is_compact(kernel_);
@@ -186,7 +233,11 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     // among them.
     const double* qt = keys_.continuous(q, buf);
     if (rest == 0) {
-      const std::size_t c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rb);
+      std::size_t c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rb);
+      if (!(keys_.weight(c) > 0)) {  // the reach from a key that weighs something
+        double ra;
+        if (const std::size_t a = weighed_anchor(qt, exclude, tree_inv_h, ra); a != no_key) c = a, rb = ra;
+      }
       wb = keys_.weight(c) * level_factor(c, q, keys);
     }
     keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(wb, rb), ranges);
@@ -206,9 +257,15 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     b = nearest(q, exclude, inv_h, keys, rb);
     wb = keys_.weight(b);
   }
+  // The reach from a key that weighs something (S0 >= its weight times its kernel weight).
+  std::size_t a = b;
+  if (!(wb > 0) && search_ != Search::every) {
+    double ra;
+    if (const std::size_t c = weighed_anchor(q, exclude, tree_inv_h, ra); c != no_key) a = c, wb = keys_.weight(c), rb = ra;
+  }
   if (kind_ == Kind::line) {
     std::size_t lo, hi;
-    window_1d(q[0], h, b, wb, lo, hi);
+    window_1d(q[0], h, a, wb, lo, hi);
     ranges.emplace_back(lo, hi);
   } else if (search_ == Search::leaves) {
     keys_.tree->ranges(q, tree_inv_h, norm, reach_bound(wb, rb), ranges);
