@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -26,6 +27,14 @@ double brute_kth(const std::vector<double>& xs, double q, std::size_t exclude, s
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (i != exclude) d.push_back(std::abs(xs[i] - q) * inv_h);
   return testing::kth_distance(d, K, {.widen = compact});
+}
+
+// The keys laid out by `rows` in a k-d tree's leaf order (64 keys a leaf), and in input order.
+std::pair<KeySet, KeySet> tree_and_flat(const Dataset& data, KeyRows rows) {
+  KeyLayout tree_layout, flat_layout;
+  tree_layout.rows = flat_layout.rows = rows;
+  tree_layout.tree_leaf = 64;
+  return {KeySet(data, tree_layout), KeySet(data, flat_layout)};
 }
 
 }  // namespace
@@ -108,10 +117,7 @@ TEST_CASE("key index: the K-th nearest distance from the k-d tree equals the sca
     data.y.assign(n, 0.0);
     for (std::size_t k = 0; k < d; ++k) data.x_names.push_back("x" + std::to_string(k));
     data.y_name = "y";
-    KeyLayout tree_layout, flat_layout;
-    tree_layout.rows = flat_layout.rows = KeyRows::weighed_rows;
-    tree_layout.tree_leaf = 64;
-    const KeySet tree_keys(data, tree_layout), flat_keys(data, flat_layout);
+    const auto [tree_keys, flat_keys] = tree_and_flat(data, KeyRows::weighed_rows);
     REQUIRE(tree_keys.tree);
     REQUIRE(!tree_keys.merged);  // (a row's slot is its key)
     const std::vector<std::uint32_t> tree_key = tree_keys.slot_of_rows(), flat_key = flat_keys.slot_of_rows();
@@ -169,26 +175,19 @@ TEST_CASE("key index: copies of one key in several columns, one leaf of the k-d 
   std::mt19937_64 rng(23);
   const double points[3][2] = {{1, 1}, {2, 1.5}, {1, 3}};
   const int copies[3] = {300, 150, 70};
+  std::vector<std::array<double, 2>> rows;
+  for (int p = 0; p < 3; ++p) rows.insert(rows.end(), copies[p], {points[p][0], points[p][1]});
+  for (int i = 0; i < 40; ++i)
+    rows.push_back({std::uniform_real_distribution<double>(0, 4)(rng), std::uniform_real_distribution<double>(0, 4)(rng)});
+  std::shuffle(rows.begin(), rows.end(), rng);  // the copies spread over the input rows
   Dataset data;
   data.d = 2;
-  for (int p = 0; p < 3; ++p)
-    for (int c = 0; c < copies[p]; ++c) data.x.insert(data.x.end(), points[p], points[p] + 2);
-  for (int i = 0; i < 40; ++i)
-    for (int k = 0; k < 2; ++k) data.x.push_back(std::uniform_real_distribution<double>(0, 4)(rng));
-  data.n = data.x.size() / 2;
-  std::vector<std::size_t> shuffled(data.n);  // the copies spread over the input rows
-  for (std::size_t i = 0; i < data.n; ++i) shuffled[i] = i;
-  std::shuffle(shuffled.begin(), shuffled.end(), rng);
-  std::vector<double> x(data.x.size());
-  for (std::size_t i = 0; i < data.n; ++i) std::copy_n(data.x.begin() + static_cast<std::ptrdiff_t>(2 * shuffled[i]), 2, x.begin() + static_cast<std::ptrdiff_t>(2 * i));
-  data.x = x;
+  data.n = rows.size();
+  for (const auto& r : rows) data.x.insert(data.x.end(), r.begin(), r.end());
   data.y.assign(data.n, 0.0);
   data.x_names = {"a", "b"};
   data.y_name = "y";
-  KeyLayout tree_layout, flat_layout;
-  tree_layout.rows = flat_layout.rows = KeyRows::every_row;
-  tree_layout.tree_leaf = 64;
-  const KeySet tree_keys(data, tree_layout), flat_keys(data, flat_layout);
+  const auto [tree_keys, flat_keys] = tree_and_flat(data, KeyRows::every_row);
   REQUIRE(tree_keys.tree);
   const std::vector<std::uint32_t> tree_key = tree_keys.slot_of_rows(), flat_key = flat_keys.slot_of_rows();
   const std::size_t n = data.n;

@@ -32,16 +32,19 @@ KeyIndex::KeyIndex(const KeySet& keys, Kernel kernel, double tolerance, bool lin
   }
 }
 
-std::size_t KeyIndex::weighed_anchor(const double* qt, std::size_t exclude, const double* tree_inv_h, double& r) const {
+void KeyIndex::weighed_anchor(const double* qt, std::size_t exclude, const double* tree_inv_h, std::size_t& c,
+                              double& rc) const {
   const std::size_t n = keys_.n;
+  if (c < n && keys_.weight(c) > 0) return;
   const Block ex = block(exclude);
-  r = std::numeric_limits<double>::infinity();
   if (kind_ == Kind::tree) {
-    const std::size_t c = keys_.tree->nearest_where(
+    double r;
+    const std::size_t a = keys_.tree->nearest_where(
         qt, tree_inv_h, nearest_norm(), [&](std::size_t i) { return !ex.contains(i) && keys_.weight(i) > 0; }, r);
-    return c < n ? c : no_key;
+    if (a < n) c = a, rc = r;
+    return;
   }
-  if (weighed_left_.empty()) return no_key;
+  if (weighed_left_.empty()) return;
   // The nearest weighed key on each side of q, stepping over the left-out block.
   const double q = qt[0];
   const std::vector<double>& xs = keys_.xs;
@@ -50,9 +53,8 @@ std::size_t KeyIndex::weighed_anchor(const double* qt, std::size_t exclude, cons
   if (left < n && ex.contains(left)) left = ex.lo == 0 ? n : weighed_left_[ex.lo - 1];
   std::size_t right = p < n ? weighed_right_[p] : n;
   if (right < n && ex.contains(right)) right = ex.hi < n ? weighed_right_[ex.hi] : n;
-  if (left == n) return right < n ? right : no_key;
-  if (right == n) return left;
-  return xs[right] - q < q - xs[left] ? right : left;
+  if (left < n && (right == n || !(xs[right] - q < q - xs[left]))) c = left;
+  else if (right < n) c = right;
 }
 
 Norm KeyIndex::nearest_norm() const {
@@ -76,10 +78,7 @@ void KeyIndex::choose(const double* tree_inv_h, const kernel::Keys& keys, bool p
     const double* qt = keys_.continuous(q, qc.data());
     double rb = 0;
     std::size_t b = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), no_key, rb);
-    if (!(keys_.weight(b) > 0)) {  // the reach from a key that weighs something
-      double ra;
-      if (const std::size_t a = weighed_anchor(qt, no_key, tree_inv_h, ra); a != no_key) b = a, rb = ra;
-    }
+    weighed_anchor(qt, no_key, tree_inv_h, b, rb);
     ranges.clear();
     keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(keys_.weight(b) * level_factor(b, q, keys), rb), ranges);
     for (const auto& [lo, hi] : ranges) reached += hi - lo;
@@ -132,22 +131,14 @@ std::size_t KeyIndex::cover_scaled(const double* q, std::size_t exclude, const d
   // w_top 2^lognorm K(D / s), its heaviest normalisation and widest scale. Compact kernels:
   // nodes beyond every key's support are left out. Exponential ones: relative to c, the key
   // nearest q (by x, or by the tree's scaled distance; S0 >= its weight), nodes whose keys weigh
-  // below tolerance / n of it (their sum below tolerance S0, as window_1d). Without sample
-  // weights on c, every key.
+  // below tolerance / n of it (their sum below tolerance S0, as window_1d). Where c weighs 0,
+  // the nearest key that weighs something; where none does, every key.
   const std::size_t n = keys_.n;
   const bool tree = kind_ == Kind::tree;
   const double* qt = tree ? keys_.continuous(q, buf) : q;
-  std::size_t c;
-  if (tree) {
-    double rc;
-    c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rc);
-  } else {
-    c = nearest_1d(q[0], exclude);
-  }
-  if (c != no_key && c < n && !(keys_.weight(c) > 0)) {  // the floor from a key that weighs something
-    double ra;
-    if (const std::size_t a = weighed_anchor(qt, exclude, tree_inv_h, ra); a != no_key) c = a;
-  }
+  double rc = 0;
+  std::size_t c = tree ? keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rc) : nearest_1d(q[0], exclude);
+  weighed_anchor(qt, exclude, tree_inv_h, c, rc);
   double floor = -std::numeric_limits<double>::infinity();  // log2 of the weight a node must reach
   const bool compact = is_compact(kernel_);
   bool prune = compact;
@@ -234,10 +225,7 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     const double* qt = keys_.continuous(q, buf);
     if (rest == 0) {
       std::size_t c = keys_.tree->nearest(qt, tree_inv_h, nearest_norm(), exclude, rb);
-      if (!(keys_.weight(c) > 0)) {  // the reach from a key that weighs something
-        double ra;
-        if (const std::size_t a = weighed_anchor(qt, exclude, tree_inv_h, ra); a != no_key) c = a, rb = ra;
-      }
+      weighed_anchor(qt, exclude, tree_inv_h, c, rb);
       wb = keys_.weight(c) * level_factor(c, q, keys);
     }
     keys_.tree->ranges(qt, tree_inv_h, norm, reach_bound(wb, rb), ranges);
@@ -252,16 +240,13 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
     }
     return b;
   }
-  std::size_t b = exclude;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
+  // rest > 0: q is this key, the rest of its rows the nearest at distance 0. a: the key the
+  // reach is measured from, one that weighs something.
+  std::size_t b = exclude, a = exclude;
   if (rest == 0) {
-    b = nearest(q, exclude, inv_h, keys, rb);
-    wb = keys_.weight(b);
-  }
-  // The reach from a key that weighs something (S0 >= its weight times its kernel weight).
-  std::size_t a = b;
-  if (!(wb > 0) && search_ != Search::every) {
-    double ra;
-    if (const std::size_t c = weighed_anchor(q, exclude, tree_inv_h, ra); c != no_key) a = c, wb = keys_.weight(c), rb = ra;
+    a = b = nearest(q, exclude, inv_h, keys, rb);
+    if (search_ != Search::every) weighed_anchor(q, exclude, tree_inv_h, a, rb);
+    wb = keys_.weight(a);
   }
   if (kind_ == Kind::line) {
     std::size_t lo, hi;

@@ -105,12 +105,12 @@ class KeyIndex {
   /// are kept as neighbours. no_key when every other key weighs 0.
   std::size_t nearest_weighted(const double* q, std::size_t exclude, const double* inv_h) const;
 
-  /// Where the key nearest q weighs 0 (rows of weight 0 kept as neighbours), the reach is
-  /// measured from the nearest key that weighs something, other than `exclude`'s block: that
-  /// key (no_key where none does), and in `r` its distance as the tree measures it (tree kind;
-  /// `qt` q's continuous columns). One column: from the nearest such key on each side, kept per
+  /// Where key c, nearest q, weighs 0 (rows of weight 0 kept as neighbours), the reach is
+  /// measured from the nearest key that weighs something, other than `exclude`'s block: c
+  /// becomes that key where there is one, and rc its distance as the tree measures it (tree
+  /// kind; `qt` q's continuous columns). One column: the nearest such key on each side, kept per
   /// key (weighed_left_, weighed_right_); several: the tree's search among them.
-  std::size_t weighed_anchor(const double* qt, std::size_t exclude, const double* tree_inv_h, double& r) const;
+  void weighed_anchor(const double* qt, std::size_t exclude, const double* tree_inv_h, std::size_t& c, double& rc) const;
 
   /// The one-column window [lo, hi) of keys within reach of q, whose nearest key b weighs wb.
   void window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;
