@@ -79,23 +79,15 @@ std::size_t KdTree::nearest(const double* q, const double* inv_h, Norm norm, std
   // without that, every copy would be read, m copies costing m^2 over their queries).
   std::size_t best = skip == 0 ? 1 : 0;
   dmin = std::numeric_limits<double>::infinity();
-  auto first_of = [&](std::size_t i) { return order_[i]; };
   walk(q, inv_h, norm, true,
-       [&](std::uint32_t id, double r) { return !(r > dmin) && !(r == dmin && nodes_[id].first > first_of(best)); },
+       [&](std::uint32_t id, double r) { return !(r > dmin) && !(r == dmin && nodes_[id].first > order_[best]); },
        [&](std::uint32_t id, std::size_t lo, std::size_t hi) {
-         if (nodes_[id].point && nodes_[id].first_at != skip) {  // one distance: its first key as given
-           const std::size_t i = nodes_[id].first_at;
-           const double r = key_distance(i, q, inv_h, norm);
-           if (r < dmin || (r == dmin && order_[i] < order_[best])) dmin = r, best = i;
-           return;
-         }
+         // A leaf of copies of one key: one distance, that of its first key as given.
+         if (nodes_[id].point && nodes_[id].first_at != skip) lo = nodes_[id].first_at, hi = lo + 1;
          for (std::size_t i = lo; i < hi; ++i) {
            if (i == skip) continue;
            const double r = key_distance(i, q, inv_h, norm);
-           if (r < dmin || (r == dmin && order_[i] < order_[best])) {
-             dmin = r;
-             best = i;
-           }
+           if (r < dmin || (r == dmin && order_[i] < order_[best])) dmin = r, best = i;
          }
        });
   return best;
