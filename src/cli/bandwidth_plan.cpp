@@ -190,8 +190,11 @@ void check_time_spans(const std::vector<bool>& timed, const Dataset& data, const
 
 }  // namespace
 
-Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine,
-                       bool need_loo, std::ostream& log, Progress* progress) {
+namespace {
+
+// choose_bandwidth, on rows the caller gives up where `own` points to them (own == &data).
+Model choose_on(const Dataset& data, Dataset* own, const BandwidthPlan& plan, EngineOptions engine, bool need_loo,
+                std::ostream& log, Progress* progress) {
   check_time_spans(plan.fixed_timed, data, "--bandwidth");
   check_time_spans(plan.init_timed, data, "--init");
   FitPlan fit = plan;
@@ -259,10 +262,22 @@ Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOpt
           << evaluations << " leave-one-out passes; the epochs' losses are the LOO error of " << over(rows)
           << (start_rows > 0 ? " (the start points' descents: of " + over(start_rows) + ")" : "") << "\n";
     };
-  Model m = fit_model(data, fit, engine, events);
+  Model m = own ? fit_model(std::move(*own), fit, engine, events) : fit_model(data, fit, engine, events);
   for (std::string& w : m.warnings) w = in_cli_words(w);
   for (const auto& w : m.warnings) log << "nwreg: warning: " << escape_excerpt(data.source, 200) << ": " << w << '\n';
   return m;
+}
+
+}  // namespace
+
+Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine, bool need_loo,
+                       std::ostream& log, Progress* progress) {
+  return choose_on(data, nullptr, plan, std::move(engine), need_loo, log, progress);
+}
+
+Model choose_bandwidth(Dataset&& data, const BandwidthPlan& plan, EngineOptions engine, bool need_loo,
+                       std::ostream& log, Progress* progress) {
+  return choose_on(data, &data, plan, std::move(engine), need_loo, log, progress);
 }
 
 }  // namespace nwreg::cli

@@ -200,5 +200,8 @@ void check_plan_columns(const BandwidthPlan& plan, const EngineCliOptions& engin
 /// (error, R^2, effective neighbours), for a fixed bandwidth too.
 Model choose_bandwidth(const Dataset& data, const BandwidthPlan& plan, EngineOptions engine,
                        bool need_loo, std::ostream& log, Progress* progress = nullptr);
+/// The same on rows the caller gives up (fit_model's Dataset&&: they may be left in x order).
+Model choose_bandwidth(Dataset&& data, const BandwidthPlan& plan, EngineOptions engine,
+                       bool need_loo, std::ostream& log, Progress* progress = nullptr);
 
 }  // namespace nwreg::cli

@@ -130,18 +130,19 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
       files, json, "file,n,bandwidth,loo_mse,loo_r2,neighbours,df,criterion,criterion_value,warning,error\n", 9,
       [&](const std::string& file, nlohmann::ordered_json& rec, std::string& row) {
         auto reader = open_csv(file, cmd.input, std::cin);
-        const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
+        Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
         reader.reset();
+        const std::size_t n = data.n;
         Progress progress(!cmd.engine.quiet);
-        const Model m = choose_bandwidth(data, plan, engine, true, std::cerr, &progress);
-        if (data.n < 2) throw DataError("the leave-one-out error needs at least 2 training rows, got 1");
+        const Model m = choose_bandwidth(std::move(data), plan, engine, true, std::cerr, &progress);  // (given up)
+        if (n < 2) throw DataError("the leave-one-out error needs at least 2 training rows, got 1");
         // The LOO statistics are absent where another criterion chose a bandwidth that leaves a
         // row with no other key in reach: an empty field, null in JSON.
         auto value = [](const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(); };
         auto field = [](const std::optional<double>& v) { return v ? format_double(*v) : std::string(); };
         std::string warning;
         for (const auto& w : m.warnings) warning += (warning.empty() ? "" : "; ") + w;
-        rec["n"] = data.n;
+        rec["n"] = n;
         if (!m.score.distance()) rec["score"] = to_string(m.score.score);
         rec["bandwidth"] = m.score.distance() ? nlohmann::ordered_json(m.bandwidth) : nlohmann::ordered_json();
         // Neighbour bandwidths: K beside the scale ("1 knn:6" in CSV).
@@ -162,7 +163,7 @@ bool run_batch(const FitCommand& cmd, const std::vector<std::string>& files, con
         rec["warnings"] = m.warnings;
         rec["error"] = nullptr;
         const std::string bandwidth = m.score.distance() ? join(m.bandwidth) + neighbours : "score:" + to_string(m.score.score);
-        row = csv_field(file) + "," + std::to_string(data.n) + "," + bandwidth + "," + field(m.loo_mse) + "," +
+        row = csv_field(file) + "," + std::to_string(n) + "," + bandwidth + "," + field(m.loo_mse) + "," +
               field(m.loo_r2) + "," + field(m.neighbours) + "," + field(m.df) + "," +
               (m.criterion ? to_string(*m.criterion) : std::string()) + "," + field(m.criterion_value) + "," +
               csv_field(warning) + ",\n";
@@ -221,12 +222,13 @@ bool run_fit_one(const FitCommand& cmd, const BandwidthPlan& given) {
   if (!cmd.curve.empty()) curve_file.emplace(cmd.curve, "--curve");
   if (!cmd.plot.empty()) plot_file.emplace(cmd.plot, "--plot");
   auto reader = open_csv(cmd.input.train, cmd.input, std::cin);
-  const Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
+  Dataset data = load_training(*reader, cmd.input, nullptr, std::cerr);
   reader.reset();
   ThreadPool pool(cmd.engine.threads);
   report_threads(pool, std::cerr);
   std::optional<Progress> progress(std::in_place, !cmd.engine.quiet);
-  const Model m = choose_bandwidth(data, plan, cmd.engine.options(pool), true, std::cerr, &*progress);
+  // (The rows are given up: the model is all that is written.)
+  const Model m = choose_bandwidth(std::move(data), plan, cmd.engine.options(pool), true, std::cerr, &*progress);
   progress.reset();  // clear the status line before the report
 
   const bool json_to_stdout = cmd.output == "-" || (cmd.output.empty() && cmd.format == "json");

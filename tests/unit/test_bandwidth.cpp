@@ -7,6 +7,7 @@
 #include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/learn/bandwidth.h"
+#include "nwreg/learn/fit.h"
 #include "nwreg/base/errors.h"
 
 using namespace nwreg;
@@ -351,4 +352,43 @@ TEST_CASE("several columns: a column that carries nothing is smoothed out, not c
           }) == 1);
   }
   CHECK(smoothed >= 2);
+}
+
+TEST_CASE("fit_model on rows given up: put in x order, x read in place, the same model") {
+  // x in random order with ties, y noisy: NW, local linear, leave-block-out and Laplace learned,
+  // knn's K chosen; each fitted on the rows as given and on rows given up (then in x order, its
+  // engines reading x in place, from 0 rows on).
+  std::mt19937_64 rng(20261128);
+  std::uniform_real_distribution<double> u(0, 10);
+  std::normal_distribution<double> e(0, 0.3);
+  std::vector<double> x, y;
+  for (int i = 0; i < 400; ++i) {
+    x.push_back(i % 10 == 0 ? std::round(u(rng)) : u(rng));
+    y.push_back(std::sin(x.back()) + e(rng));
+  }
+  const Dataset data = make_dataset(x, y);
+  FitPlan learned, knn;
+  knn.kind = BandwidthSpec::Kind::knn;
+  knn.neighbour_policy = {Neighbours::knn, 0, 0};
+  for (int c = 0; c < 5; ++c) {
+    CAPTURE(c);
+    FitPlan plan = c == 4 ? knn : learned;
+    plan.in_place_rows = 0;
+    EngineOptions engine;
+    if (c == 1) engine.method = Method::local_linear;
+    if (c == 2) engine.leave_out = 2;
+    if (c == 3) engine.kernel = Kernel::laplace;
+    const Model as_given = fit_model(data, plan, engine);
+    Dataset given_up = data;
+    const Model sorted = fit_model(std::move(given_up), plan, engine);
+    CHECK(std::is_sorted(given_up.x.begin(), given_up.x.end()));  // (left in x order)
+    CHECK(sorted.bandwidth == as_given.bandwidth);
+    CHECK(sorted.neighbour_policy.K == as_given.neighbour_policy.K);
+    CHECK(sorted.loo_mse == as_given.loo_mse);
+    CHECK(sorted.df == as_given.df);
+    CHECK(sorted.neighbours == as_given.neighbours);
+    CHECK(sorted.checksum == as_given.checksum);  // the rows as given
+    CHECK(*sorted.loo_r2 == doctest::Approx(*as_given.loo_r2).epsilon(1e-15));
+    CHECK(sorted.warnings == as_given.warnings);
+  }
 }

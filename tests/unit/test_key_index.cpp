@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "helpers.h"
@@ -22,7 +23,7 @@ using namespace nwreg;
 namespace {
 
 // The rule of key_index.h (testing::kth_distance) on every distance but the left-out key's.
-double brute_kth(const std::vector<double>& xs, double q, std::size_t exclude, std::size_t K, double inv_h, bool compact) {
+double brute_kth(std::span<const double> xs, double q, std::size_t exclude, std::size_t K, double inv_h, bool compact) {
   std::vector<double> d;
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (i != exclude) d.push_back(std::abs(xs[i] - q) * inv_h);
@@ -228,4 +229,39 @@ TEST_CASE("key index: copies of one key in several columns, one leaf of the k-d 
     CHECK(got == want);
     CHECK(r == best);
   }
+}
+
+TEST_CASE("rows put in x order: stably, every column along, and the keys then read x in place") {
+  // x with ties (equal x keep their order), sample weights and a kept column moved along.
+  Dataset data = testing::make_dataset({3, 1, 2, 1, 0.5, 3, 1}, {30, 10, 20, 11, 5, 31, 12});
+  data.weight = {1, 2, 3, 4, 5, 6, 7};
+  data.kept = {{"a", "b", "c", "d", "e", "f", "g"}};
+  put_in_x_order(data);
+  CHECK(data.x == std::vector<double>{0.5, 1, 1, 1, 2, 3, 3});
+  CHECK(data.y == std::vector<double>{5, 10, 11, 12, 20, 30, 31});
+  CHECK(data.weight == std::vector<double>{5, 2, 4, 7, 3, 1, 6});
+  CHECK(data.kept[0] == std::vector<std::string>{"e", "b", "d", "g", "c", "a", "f"});
+
+  // Distinct x in x order, every row a key: xs is the data's x; anything else copies it.
+  const Dataset sorted = testing::make_dataset({0, 1, 2.5, 4, 7}, {1, 2, 3, 4, 5});
+  KeyLayout in_place;
+  in_place.x_in_place = true;
+  const KeySet read(sorted, in_place), copied(sorted, KeyLayout{});
+  CHECK(read.xs.data() == sorted.x.data());
+  CHECK(copied.xs.data() != sorted.x.data());
+  CHECK(std::equal(read.xs.begin(), read.xs.end(), copied.xs.begin(), copied.xs.end()));
+  CHECK(read.ys == copied.ys);
+  CHECK(read.order == copied.order);
+  // A moved key set reads the same buffer.
+  KeySet own(sorted, KeyLayout{});
+  const double* buffer = own.xs.data();
+  const KeySet moved(std::move(own));
+  CHECK(moved.xs.data() == buffer);
+  // Not in x order, or merged (a repeated x): copied.
+  const Dataset unsorted = testing::make_dataset({1, 0, 2}, {1, 2, 3});
+  CHECK(KeySet(unsorted, in_place).xs.data() != unsorted.x.data());
+  const Dataset repeated = testing::make_dataset({0, 1, 1, 2}, {1, 2, 3, 4});
+  const KeySet merged(repeated, in_place);
+  CHECK(merged.merged);
+  CHECK(merged.xs.data() != repeated.x.data());
 }

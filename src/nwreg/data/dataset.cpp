@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
@@ -300,6 +303,34 @@ Dataset reweighted(const Dataset& data, const std::vector<double>& factor) {
     for (std::size_t i = 0; i < out.n; ++i) out.weight[i] *= factor[i];
   }
   return out;
+}
+
+void put_in_x_order(Dataset& data) {
+  const std::size_t n = data.n;
+  if (data.d != 1 || n >= std::numeric_limits<std::uint32_t>::max() || std::is_sorted(data.x.begin(), data.x.end()))
+    return;
+  struct [[gnu::packed]] Entry {  // 12 bytes
+    double x;
+    std::uint32_t row;
+  };
+  std::vector<Entry> by_x(n);
+  for (std::size_t i = 0; i < n; ++i) by_x[i] = {data.x[i], static_cast<std::uint32_t>(i)};
+  std::vector<double>().swap(data.x);  // (in by_x now)
+  std::sort(by_x.begin(), by_x.end(), [](const Entry& a, const Entry& b) {
+    const double xa = a.x, xb = b.x;
+    return xa < xb || (xa == xb && a.row < b.row);
+  });
+  auto permute = [&](auto& column) {
+    if (column.empty()) return;
+    std::remove_reference_t<decltype(column)> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = std::move(column[by_x[i].row]);
+    column.swap(out);
+  };
+  permute(data.y);
+  permute(data.weight);
+  for (auto& kept : data.kept) permute(kept);
+  data.x.resize(n);
+  for (std::size_t i = 0; i < n; ++i) data.x[i] = by_x[i].x;
 }
 
 std::string checksum(const Dataset& data) {

@@ -87,6 +87,7 @@ KeyLayout layout_for(const Dataset& train, const EngineOptions& o, bool fused) {
                 : fused                                                        ? KeyRows::merged_if_most_repeat
                                                                                : KeyRows::merged;
   layout.tree_leaf = 64;
+  layout.x_in_place = o.x_in_place == &train;
   return layout;
 }
 

@@ -165,7 +165,7 @@ void HermiteLine::node_into(std::size_t j, double q, double inv_h, std::size_t t
 bool HermiteLine::sums(double q, double inv_h, std::size_t exclude, bool gradient, LineMoments& out) const {
   const std::size_t n = keys_.n, P = degree_, top = 2 * P + (gradient ? 2 : 0);
   if (!(tolerance_ > 0) || !(inv_h > 0) || !std::isfinite(inv_h) || n < 2) return false;
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   // S0 is at least the weight of the key nearest q (other than `exclude`); the keys beyond
   // D bandwidths, D^2 / 2 = ln(W / (tolerance / 2 * that)), weigh less than half the tolerance
   // of it in all (W the keys' total weight).

@@ -47,7 +47,7 @@ void KeyIndex::weighed_anchor(const double* qt, std::size_t exclude, const doubl
   if (weighed_left_.empty()) return;
   // The nearest weighed key on each side of q, stepping over the left-out block.
   const double q = qt[0];
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
   std::size_t left = p == 0 ? n : weighed_left_[p - 1];
   if (left < n && ex.contains(left)) left = ex.lo == 0 ? n : weighed_left_[ex.lo - 1];
@@ -280,7 +280,7 @@ void KeyIndex::identical(std::size_t b, std::size_t exclude, const double* tree_
 }
 
 std::size_t KeyIndex::nearest_1d(double q, std::size_t exclude) const {
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
   const Block ex = block(exclude);
   const std::size_t right = ex.contains(p) ? ex.hi : p;
@@ -306,7 +306,7 @@ std::size_t KeyIndex::nearest_weighted(const double* q, std::size_t exclude, con
 }
 
 void KeyIndex::window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const {
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   const double xb = xs[b];
   if (!is_compact(kernel_) && tolerance_ == 0) {
     lo = 0;

@@ -260,7 +260,7 @@ double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_
   // (the left-out row and its leave-out neighbours), found by a binary search on L (the window
   // moves right while its left end lies farther from q than the key just past its right end);
   // the K-th distance is the farther of its two ends.
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   const std::size_t n = keys_.n, skip = out.hi > out.lo ? out.hi - out.lo : 0, m = n - skip;
   if (m == 0) return 1;
   auto at = [&](std::size_t j) { return xs[j < out.lo ? j : j + skip]; };  // j-th key less the block
@@ -281,7 +281,7 @@ double KeyIndex::kth_distance_1d(double q, Block out, std::size_t K, double inv_
 
 std::pair<std::size_t, std::size_t> KeyIndex::within_1d(double q, std::size_t p, double inv_h, double r) const {
   // Distances rise away from q on each side of p.
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   auto dist = [&](double x) { return std::abs(x - q) * inv_h; };
   const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(p);
   const auto lo = std::partition_point(xs.begin(), mid, [&](double x) { return dist(x) > r; });
@@ -291,7 +291,7 @@ std::pair<std::size_t, std::size_t> KeyIndex::within_1d(double q, std::size_t p,
 
 double KeyIndex::next_above_1d(double q, Block out, double inv_h, double after) const {
   // The nearest key on each side of q farther than `after`: those just outside the keys within it.
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   const std::size_t n = keys_.n;
   const auto p = static_cast<std::size_t>(std::lower_bound(xs.begin(), xs.end(), q) - xs.begin());
   auto [l, r] = within_1d(q, p, inv_h, after);
@@ -309,7 +309,7 @@ double KeyIndex::kth_rows_1d(double q, std::size_t self, std::size_t K, double i
   // rise with r, so on each side of q a binary search over the keys finds the least such r
   // (each step counting the rows within by two more); the nearer side's is the K-th distance,
   // as the K-th smallest of every other row's distance.
-  const std::vector<double>& xs = keys_.xs;
+  const std::span<const double> xs = keys_.xs;
   const std::size_t n = keys_.n, others = keys_.rows - (self == no_key ? 0 : 1);
   if (others == 0) return 1;
   const std::size_t k = std::min(K, others);

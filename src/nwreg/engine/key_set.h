@@ -9,6 +9,9 @@
 ///   order of a k-d tree over the continuous columns with several (each leaf a contiguous
 ///   range); else input order. Keys are stored by column (xs[k * n + i]) and, with several
 ///   columns, also by row (xr[i * d + k]).
+/// - x read in place (KeyLayout::x_in_place): one column of data already in x order, every row
+///   a key and none merged: xs is the data's x itself, not a copy (8 bytes a row less); the
+///   data then outlive the keys.
 /// - Merged keys: identical keys (equal in every column) are one key whose weight is the sum W
 ///   of their rows' sample weights and whose value is their weighted mean. Its rows are its
 ///   slots, in input order: slots [first(g), first(g + 1)) of key g, each with its input row,
@@ -22,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,19 +53,29 @@ struct KeyLayout {
   /// Several columns: the keys in the leaf order of a k-d tree with leaves of this many keys
   /// (none: no tree, in input order).
   std::optional<std::size_t> tree_leaf;
+  /// The data outlive the keys (EngineOptions::x_in_place): where their one column is in x order
+  /// and every row its own key, the keys read x in place.
+  bool x_in_place = false;
 };
 
 class KeySet {
  public:
   /// Throws DataError when every sample weight is 0 or there are more than 2^32 - 1 rows.
   KeySet(const Dataset& train, const KeyLayout& layout);
+  // xs points into xs_own_ or the data: a copy would point into the original's, while a move
+  // takes the buffer xs points into along.
+  KeySet(const KeySet&) = delete;
+  KeySet& operator=(const KeySet&) = delete;
+  KeySet(KeySet&&) = default;
+  KeySet& operator=(KeySet&&) = default;
 
   std::size_t n_in = 0;  //!< input rows
   std::size_t n = 0;     //!< keys (distinct when merged)
   std::size_t rows = 0;  //!< rows of sample weight > 0: slots
   std::size_t weighed = 0;  //!< slots of sample weight > 0 (rows, less the kept rows of weight 0: KeyRows::every_row)
   std::size_t d = 0;     //!< columns
-  std::vector<double> xs, xr, ys, ws;        //!< keys by column and by row, values / y_scale, weights
+  std::span<const double> xs;                //!< keys by column (n * d): xs_own_, or the data's x read in place
+  std::vector<double> xr, ys, ws;            //!< keys by row, values / y_scale, weights
   std::vector<std::uint32_t> order;          //!< engine -> input row (a key's first)
   bool unit_weights = true;  //!< no sample weights given: every key weighs at least 1
   bool bounded = false;      //!< every |x| <= bounded_limit: the kernels' factored form cannot overflow
@@ -111,7 +125,7 @@ class KeySet {
   const double* key(std::size_t i) const { return d == 1 ? &xs[i] : &xr[i * d]; }
   /// The key whose coordinates q points at (key(i) == q), else no_key.
   std::size_t key_at(const double* q) const {
-    const std::vector<double>& v = d == 1 ? xs : xr;
+    const std::span<const double> v = d == 1 ? xs : std::span<const double>(xr);
     if (v.empty() || std::less<const double*>()(q, v.data()) || !std::less<const double*>()(q, v.data() + v.size()))
       return no_key;
     const auto offset = static_cast<std::size_t>(q - v.data());
@@ -132,7 +146,8 @@ class KeySet {
   void order_keys(const Dataset& train, const KeyLayout& layout, const std::vector<double>& w);
   void merge_slots(const Dataset& train, const std::vector<double>& w, const std::vector<std::uint32_t>& start,
                    const std::vector<std::uint32_t>& key, const std::vector<std::uint32_t>& rows_sorted);
-  void store(const Dataset& train);
+  void store(const Dataset& train, bool x_in_place);
+  std::vector<double> xs_own_;  // xs, where it is not the data's x
 };
 
 }  // namespace nwreg

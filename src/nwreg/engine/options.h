@@ -13,6 +13,7 @@
 namespace nwreg {
 
 class ThreadPool;
+struct Dataset;
 
 /// What a query with no key in reach of a compact kernel gets.
 enum class OutOfReach {
@@ -80,6 +81,10 @@ struct EngineOptions : Smoother {
   Shortcuts shortcuts = Shortcuts::all();
   /// Called as predict and weights advance: (queries done, queries in all), from any thread.
   std::function<void(std::size_t, std::size_t)> progress;
+  /// Training data that outlive every engine built from them with these options: where they
+  /// have one column in x order and every row is its own key, the engine reads their x in place
+  /// rather than copying it (KeyLayout::x_in_place). Engines built from other data copy.
+  const Dataset* x_in_place = nullptr;
 };
 
 /// Throws UsageError naming `--tolerance` unless 0 <= tolerance < 1.

@@ -43,6 +43,9 @@ struct FitPlan {
   /// Compare NW with local linear and warn where local linear's error is under half (advise_method);
   /// off for refits whose warnings nobody reads (the test's permutations).
   bool advise = true;
+  /// fit_model on rows given up: from this many rows of one continuous column it puts them in
+  /// x order, and its engines read x in place.
+  std::size_t in_place_rows = std::size_t{1} << 20;
 };
 
 /// What fit_model reports as it goes; each may be empty.
@@ -72,5 +75,11 @@ void advise_method(Model& m, const Dataset& data, const FitPlan& plan, const Eng
 /// the plan cannot use (a row out of reach, a rule that needs spread, too few rows) and
 /// UsageError for a bandwidth of the wrong size.
 Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events = {});
+/// The same on rows the caller gives up, which it may leave in x order: from
+/// FitPlan::in_place_rows rows of one continuous column (no sample weights, robustness
+/// iterations, learned score or metric, or compact kernel) the engines then read x in place
+/// rather than each copying it, and the model is the same (the row order changes only sums
+/// over rows, such as y's variance, in their last bits).
+Model fit_model(Dataset&& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events = {});
 
 }  // namespace nwreg
