@@ -626,3 +626,42 @@ TEST_CASE("neighbour bandwidths with sample weights of 0: a row whose nearest ke
       }
   }
 }
+
+TEST_CASE("neighbour bandwidths with sample weights of 0: weights are measured from a key that weighs something") {
+  // Exponential kernels weigh every key relative to one key b. Where b, the nearest, weighs 0
+  // and every weighed key lies more than 2^-1021 of its weight away, each was clamped to that
+  // floor alike and the fit was their plain mean (2.5 here at --tolerance 0, 1.5 below at the
+  // default): it is the exact kernel mean of the weighed keys.
+  Dataset one = testing::make_dataset({0, 1, 2, 3, 4}, {100, 1, 2, 3, 4});
+  one.weight = {0, 1, 1, 1, 1};
+  const double q = 0.001;  // knn:1: h = 0.001, the distance to the row of weight 0
+  for (const double tolerance : {1e-16, 0.0}) {
+    EngineOptions o(tolerance, nullptr);
+    o.neighbour_policy = {Neighbours::knn, 1};
+    double f = 0;
+    Attention(one, {1.0}, o).predict(&q, 1, &f);
+    CHECK(f == 1);  // key 1 outweighs key 2 by e^1.5e6
+  }
+  Dataset close = testing::make_dataset({0, 1, 1.00001, 3, 4}, {100, 1, 2, 3, 4});
+  close.weight = {0, 1, 1, 1, 1};
+  EngineOptions gauss, laplace;
+  gauss.neighbour_policy = laplace.neighbour_policy = {Neighbours::knn, 1};
+  laplace.kernel = Kernel::laplace;
+  double g = 0, l = 0;
+  Attention(close, {1.0}, gauss).predict(&q, 1, &g);
+  Attention(close, {1.0}, laplace).predict(&q, 1, &l);
+  // Gaussian: key 1.00001 weighs exp(-(0.99901^2 - 0.999^2) / 2e-6) of key 1's; Laplace e^-0.01.
+  const double eg = std::exp(-(0.99901 * 0.99901 - 0.999 * 0.999) / 2e-6), el = std::exp(-0.01);
+  CHECK(g == doctest::Approx((1 + 2 * eg) / (1 + eg)).epsilon(1e-9));
+  CHECK(l == doctest::Approx((1 + 2 * el) / (1 + el)).epsilon(1e-9));
+  // Adaptive far past the data: the weighed key of widest scale dominates (x = 3, its 1st
+  // nearest 2.9 away; x = 20 weighs 0), as it does with the row of weight 0 left out.
+  Dataset far = testing::make_dataset({0, 0.1, 3, 20}, {0, 1, 3, 100});
+  far.weight = {1, 1, 1, 0};
+  EngineOptions adaptive;
+  adaptive.neighbour_policy = {Neighbours::adaptive, 1};
+  const double at = 1000;
+  double a = 0;
+  Attention(far, {1.0}, adaptive).predict(&at, 1, &a);
+  CHECK(a == doctest::Approx(3).epsilon(1e-12));
+}

@@ -208,12 +208,31 @@ double KeyIndex::level_factor(std::size_t i, const double* q, const kernel::Keys
   return std::exp2(-cost);
 }
 
+std::size_t KeyIndex::weighed_reference(std::size_t b, const double* q, std::size_t exclude, const double* inv_h,
+                                        const kernel::Keys& keys, const std::vector<Range>& ranges) const {
+  if (is_compact(kernel_) || b >= keys_.n || keys_.weight(b) > 0) return b;
+  // kernel::nearest's distance of equal weight (adaptive scales and categorical costs in), as
+  // cover_scaled finds b, among the weighed keys.
+  const Block ex = block(exclude);
+  double best = std::numeric_limits<double>::infinity();
+  std::size_t c = b;
+  for (const auto& [lo, hi] : ranges)
+    for (const auto& [a, z] : {Range{lo, std::clamp(ex.lo, lo, hi)}, Range{std::clamp(ex.hi, lo, hi), hi}}) {
+      if (a >= z) continue;
+      double r;
+      const std::size_t i = kernel::nearest(kernel_, keys, a, z, exclude, q, inv_h, r, true);
+      if (r < best) best = r, c = i;  // (strictly: the first of equal distances)
+    }
+  return c;
+}
+
 std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, double h, const double* inv_h,
                             const double* tree_inv_h, const kernel::Keys& keys, std::vector<Range>& ranges,
                             double* buf) const {
   if (!scale_nodes_.empty() || !tree_scales_.empty()) {
     const std::size_t b = cover_scaled(q, exclude, inv_h, tree_inv_h, keys, ranges, buf);
-    return rest > 0 ? exclude : b;  // rest > 0: q is this key, the rest of its rows the nearest at distance 0
+    // rest > 0: q is this key, the rest of its rows the nearest at distance 0
+    return rest > 0 ? exclude : weighed_reference(b, q, exclude, inv_h, keys, ranges);
   }
   ranges.clear();
   double rb = 0, wb = rest;
@@ -238,7 +257,7 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
       const std::size_t i = kernel::nearest(kernel_, keys, lo, hi, exclude, q, inv_h, r);
       if (r < best || b == no_key) best = r, b = i;
     }
-    return b;
+    return weighed_reference(b, q, exclude, inv_h, keys, ranges);
   }
   // rest > 0: q is this key, the rest of its rows the nearest at distance 0. a: the key the
   // reach is measured from, one that weighs something.
@@ -257,7 +276,9 @@ std::size_t KeyIndex::cover(const double* q, std::size_t exclude, double rest, d
   } else {
     ranges.emplace_back(0, keys_.n);
   }
-  return b;
+  if (rest > 0) return b;
+  // (a, where found, is the weighed key of largest weight: the nearest.)
+  return weighed_reference(keys_.weight(a) > 0 && !is_compact(kernel_) ? a : b, q, exclude, inv_h, keys, ranges);
 }
 
 void KeyIndex::identical(std::size_t b, std::size_t exclude, const double* tree_inv_h, std::vector<Range>& ranges,

@@ -85,6 +85,9 @@ class KeyIndex {
   /// The keys a query covers, into `ranges`, and its nearest key b (by the whole distance,
   /// categorical costs included), other than `exclude`. With rest > 0, q is key `exclude`
   /// itself, whose other rows weigh at least `rest`: b is that key, reach measured from it.
+  /// Exponential kernels measure every weight from b's: where b weighs 0 (a row of weight 0
+  /// kept as a neighbour), b is the key of largest kernel weight among those covered that weigh
+  /// something (see weighed_reference).
   /// `h` is the one-column bandwidth (line), `inv_h` each column's 1/h, `tree_inv_h` the
   /// continuous columns' (tree), `buf` d doubles of scratch.
   std::size_t cover(const double* q, std::size_t exclude, double rest, double h, const double* inv_h,
@@ -111,6 +114,14 @@ class KeyIndex {
   /// kind; `qt` q's continuous columns). One column: the nearest such key on each side, kept per
   /// key (weighed_left_, weighed_right_); several: the tree's search among them.
   void weighed_anchor(const double* qt, std::size_t exclude, const double* tree_inv_h, std::size_t& c, double& rc) const;
+
+  /// Key b, or where it weighs 0 (exponential kernels), the key of `ranges` of largest kernel
+  /// weight at q among those that weigh something, other than `exclude`'s block: the weights
+  /// are measured from it, so that no weighed key underflows against a key that weighs nothing
+  /// (weights more than 2^-1021 below b's would all be clamped alike, and their mean taken for
+  /// the fit). b where no covered key weighs something.
+  std::size_t weighed_reference(std::size_t b, const double* q, std::size_t exclude, const double* inv_h,
+                                const kernel::Keys& keys, const std::vector<Range>& ranges) const;
 
   /// The one-column window [lo, hi) of keys within reach of q, whose nearest key b weighs wb.
   void window_1d(double q, double h, std::size_t b, double wb, std::size_t& lo, std::size_t& hi) const;

@@ -211,7 +211,7 @@ template <class K, bool HasY, bool Grad, bool Moments>
 template <class K>
 [[gnu::always_inline]] inline std::size_t nearest_impl(const Keys& keys, std::size_t lo, std::size_t hi,
                                                        std::size_t skip, const double* q, const double* inv_h,
-                                                       double& rmin) {
+                                                       double& rmin, bool weighed) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   rmin = inf;
   std::size_t best = lo == skip ? lo + 1 : lo;  // when every distance is +inf
@@ -242,6 +242,8 @@ template <class K>
     if (keys.inv_s && !K::compact)  // and its normalisation, as a distance of equal weight
       for (std::size_t i = 0; i < m; ++i) r[i] -= kernels::distance_per_log2<K> * keys.lognorm[a + i];
     if (skip >= a && skip < a + m) r[skip - a] = inf;
+    if (weighed && keys.w)
+      for (std::size_t i = 0; i < m; ++i) r[i] = keys.w[a + i] > 0 ? r[i] : inf;
     double mins[lanes];
     std::fill_n(mins, lanes, inf);
     std::size_t i = 0;
@@ -301,9 +303,9 @@ double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, con
 
 NWREG_CLONES
 std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
-                    const double* q, const double* inv_h, double& rmin) {
+                    const double* q, const double* inv_h, double& rmin, bool weighed) {
   return visit_kernel(kernel, [&]<class K>(K) NWREG_INLINE {
-    return nearest_impl<K>(keys, lo, hi, skip, q, inv_h, rmin);
+    return nearest_impl<K>(keys, lo, hi, skip, q, inv_h, rmin, weighed);
   });
 }
 

@@ -102,9 +102,10 @@ double fill(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, con
 /// over the columns of the squared scaled distance, or of the absolute one for L1 kernels);
 /// its distance into rmin (+inf when every distance overflows). The distances are plain sums,
 /// so a key within about 1e-15 rmin of it may be nearer: callers with rmin beyond what they can
-/// afford (see KeyIndex::nearest) check exactly.
+/// afford (see KeyIndex::nearest) check exactly. `weighed`: among the keys of sample weight
+/// > 0 only (rmin +inf where none is).
 std::size_t nearest(Kernel kernel, const Keys& keys, std::size_t lo, std::size_t hi, std::size_t skip,
-                    const double* q, const double* inv_h, double& rmin);
+                    const double* q, const double* inv_h, double& rmin, bool weighed = false);
 
 /// sum over i in [lo, hi) with e_i != 0 of e_i a_i b_i.
 double dot(std::size_t lo, std::size_t hi, const double* e, Factor a, Factor b = {});
