@@ -541,18 +541,39 @@ bool CsvReader::next_numeric(const std::vector<std::size_t>& columns, double* ou
 
 std::vector<std::vector<double>> CsvReader::read_numeric(const std::vector<std::size_t>& columns, Kinds* kinds,
                                                          TextColumns* text, Labels* labels) {
-  std::vector<std::vector<double>> out(columns.size());
+  // Each column is gathered in blocks of 2^22 values (32 MB), then copied into one vector of
+  // its size a block at a time, each block freed once copied: the column and a block at most.
+  // (A vector grown by doubling held the old and the new copy at each growth, and a third to
+  // shrink to its size: up to 40 bytes a row for the 16 of two doubles.) The first block grows
+  // as rows come (a few rows, or many columns, hold little); the others are sized at once, each
+  // then its own mapping that the allocator returns when freed (blocks below its threshold for
+  // that, up to 32 MB, it would keep).
+  constexpr std::size_t block = std::size_t{1} << 22;
+  std::vector<std::vector<std::vector<double>>> blocks(columns.size());
   std::vector<double> row(columns.size());
+  std::size_t rows = 0;
   if (text) text->values.assign(text->columns.size(), {});
   while (next_numeric(columns, row.data(), kinds, labels)) {
-    for (std::size_t c = 0; c < columns.size(); ++c) out[c].push_back(row[c]);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (rows % block == 0) blocks[c].emplace_back().reserve(rows == 0 ? 0 : block);
+      blocks[c].back().push_back(row[c]);
+    }
+    ++rows;
     if (text)
       for (std::size_t c = 0; c < text->columns.size(); ++c) text->values[c].emplace_back(fields_[text->columns[c]]);
   }
-  if (out.empty() || out[0].empty())
+  if (columns.empty() || rows == 0)
     throw InputError(source_, 0, "",
                      std::string(has_header() ? "no data rows after the header" : "no data rows") +
                          (skipped_ ? " (" + std::to_string(skipped_) + " dropped for missing values)" : ""));
+  std::vector<std::vector<double>> out(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    out[c].reserve(rows);
+    for (std::vector<double>& b : blocks[c]) {
+      out[c].insert(out[c].end(), b.begin(), b.end());
+      std::vector<double>().swap(b);
+    }
+  }
   return out;
 }
 

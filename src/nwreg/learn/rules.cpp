@@ -25,8 +25,11 @@ void no_categorical(const Dataset& data, const char* rule) {
 std::vector<ColumnStats> x_column_stats(const Dataset& data, const char* what) {
   std::vector<ColumnStats> out;
   for (std::size_t k = 0; k < data.d; ++k) {
-    out.push_back(column_stats(data, k));
-    if (out.back().sd == 0)
+    // (A column of one value is refused before column_stats sorts a copy of it: 8 bytes a row.)
+    bool spread = false;
+    for (std::size_t i = 1; i < data.n && !spread; ++i) spread = data.row(i)[k] != data.row(0)[k];
+    if (spread) out.push_back(column_stats(data, k));
+    if (!spread || out.back().sd == 0)
       throw DataError(data.n < 2 ? std::string(what) + " needs at least 2 training rows, got " +
                                        std::to_string(data.n)
                                  : "all values of x column " + quote(data.x_names[k]) +

@@ -52,6 +52,9 @@ SeriesCheck check_series(const Dataset& data, ThreadPool* pool) {
   SeriesCheck out;
   if (data.d != 1 || is_categorical(data.kind(0)) || !data.weight.empty() || data.n < 40) return out;
   const std::size_t n = data.n;
+  // (One value is no series, and the learner refuses it: no sorted copy of it made here.)
+  const auto [lo, hi] = std::minmax_element(data.x.begin(), data.x.end());
+  if (*lo == *hi) return out;
   out.evenly_spaced = evenly_spaced(data.x);
   if (!out.evenly_spaced) return out;
   std::vector<std::size_t> order(n);  // rows in x order
