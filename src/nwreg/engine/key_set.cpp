@@ -205,7 +205,8 @@ void KeySet::store(const Dataset& train, bool x_in_place) {
   if (d > 1)
     for (std::size_t i = 0; i < n; ++i) xr.insert(xr.end(), train.row(order[i]), train.row(order[i]) + d);
   if (tree && categorical) {  // the continuous columns in leaf order, for the tree
-    for (std::size_t k : cont) xc.insert(xc.end(), xs.begin() + static_cast<std::ptrdiff_t>(k * n), xs.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
+    for (std::size_t k : cont)
+      xc.insert(xc.end(), xs.begin() + static_cast<std::ptrdiff_t>(k * n), xs.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
   }
   if (tree) tree->attach(tree_columns());
 }
