@@ -13,9 +13,12 @@ Gaps (--gaps): x uniform on [0, 4] and [6, 10], 100 points each, y = sin x + N(0
 data sets (seed 20261127), the bandwidth learned on each; 19 queries in the gap (4.1 to 5.9) and
 26 where the data are dense. Prints, for NW and local linear with the default (rbc) band, the
 widest band in the gap over the median width where dense (median and largest over the data
-sets), and the coverage of sin x in the gap and where dense.
+sets), and the coverage of sin x in the gap and where dense. --per-side N puts N points on each
+side (the same gap: the dense bands narrow as N grows, the gap's do not) and --reps R makes R
+data sets.
 
-Usage: bench/coverage.py [--quick] [--gaps] [--nwreg PATH]   (--quick: 10 data sets a cell, not 40)
+Usage: bench/coverage.py [--quick] [--gaps [--per-side N] [--reps R]] [--nwreg PATH]
+       (--quick: 10 data sets a cell, not 40)
 """
 import argparse
 import os
@@ -47,7 +50,7 @@ def run(nwreg, train, queries, args):
     return rows[:, 3], rows[:, 4]  # lower, upper
 
 
-def gaps(nwreg, reps=40):
+def gaps(nwreg, reps=40, per=100):
     rng = np.random.default_rng(20261127)
     q = np.r_[np.linspace(4.1, 5.9, 19), np.linspace(0.5, 3.5, 13), np.linspace(6.5, 9.5, 13)]
     ratios, cover = {}, {}
@@ -56,8 +59,8 @@ def gaps(nwreg, reps=40):
         with open(queries, "w") as f:
             f.write("x\n" + "".join(f"{v!r}\n" for v in q))
         for _ in range(reps):
-            x = np.concatenate([rng.uniform(0, 4, 100), rng.uniform(6, 10, 100)])
-            y = np.sin(x) + rng.normal(0, 0.3, 200)
+            x = np.concatenate([rng.uniform(0, 4, per), rng.uniform(6, 10, per)])
+            y = np.sin(x) + rng.normal(0, 0.3, 2 * per)
             with open(train, "w") as fh:
                 fh.write("x,y\n" + "".join(f"{u!r},{v!r}\n" for u, v in zip(x, y)))
             for m in ["nw", "local-linear"]:
@@ -68,21 +71,23 @@ def gaps(nwreg, reps=40):
                 c = cover.setdefault(m, [0, 0, 0, 0])
                 c[0] += int(inside[:19].sum()); c[1] += 19
                 c[2] += int(inside[19:].sum()); c[3] += len(q) - 19
-    print(f"# bench/coverage.py --gaps: {reps} data sets, seed 20261127")
-    print("method        gap/dense width: median  max   coverage: gap  dense")
+    print(f"# bench/coverage.py --gaps: {reps} data sets of {per} points a side, seed 20261127")
+    print("method        gap/dense width: median  max  past 10   coverage: gap  dense")
     for m in ["nw", "local-linear"]:
         r, c = np.array(ratios[m]), cover[m]
-        print(f"{m:13s} {np.median(r):30.1f} {r.max():5.1f} {c[0] / c[1]:15.3f} {c[2] / c[3]:6.3f}")
+        print(f"{m:13s} {np.median(r):30.1f} {r.max():5.1f} {int((r > 10).sum()):8d} {c[0] / c[1]:15.3f} {c[2] / c[3]:6.3f}")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--gaps", action="store_true")
+    ap.add_argument("--per-side", type=int, default=100)
+    ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--nwreg", default="build/src/nwreg")
     a = ap.parse_args()
     if a.gaps:
-        return gaps(a.nwreg)
+        return gaps(a.nwreg, a.reps, a.per_side)
     reps = 10 if a.quick else 40
     rng = np.random.default_rng(20261126)
     methods = ["nw", "local-linear"]

@@ -231,6 +231,21 @@ void report_run_past(const Shard& shard, const PastRange& past, std::size_t m, c
   report_past(TrainingRange(data).past(rows.x.data(), total), total, data, policy, se);
 }
 
+// The note on queries far from every training row, as report_run_past's: for this shard's
+// queries, or sharded by shard 1 for every shard's.
+void report_run_far(const Shard& shard, const Fitted& fitted, const Model& model, const PastRange& past, const double* q,
+                    std::size_t m, const Rows& rows, const Dataset& data) {
+  FarQueries far;
+  if (shard.n == 1) {
+    far.add(fitted, model, q, m, 0, past.past);
+    return report_far(far, m);
+  }
+  if (shard.k != 1) return;
+  const std::size_t total = rows.x.size() / data.d;
+  far.add(fitted, model, rows.x.data(), total, 0, TrainingRange(data).past(rows.x.data(), total).past);
+  report_far(far, total);
+}
+
 void write_outputs(const Run& a, const Block& all, OutputFile& out, std::optional<OutputFile>& weights_file,
                    std::optional<OutputFile>& plot_file, std::optional<OutputFile>& heatmap_file, const char*& task) {
   const Dataset& data = a.data;
@@ -412,6 +427,7 @@ void run_predict(const PredictCommand& given) {
   }
   report_dropped(fitted, m, model, data);
   report_run_past(setup.shard, past, m, rows, data, policy, cmd.se);
+  report_run_far(setup.shard, fitted, model, past, q, m, rows, data);
 }
 
 }  // namespace nwreg::cli

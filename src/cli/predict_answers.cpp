@@ -164,6 +164,26 @@ void refuse_past(const PastRange& p, std::size_t first, const Dataset& data, Uns
                                         quote(data.x_names[p.column]) + "; give --out-of-reach extrapolate (or empty) to answer it");
 }
 
+void FarQueries::add(const Fitted& fitted, const Model& model, const double* q, std::size_t m, std::size_t first,
+                     const std::vector<char>& past) {
+  if (is_compact(model.kernel)) return;
+  const std::vector<double> distance = fitted.nearest_distances(q, m);
+  for (std::size_t j = 0; j < m; ++j) {
+    if (!(distance[j] > far_bandwidths) || (!past.empty() && past[j])) continue;
+    ++count;
+    if (distance[j] > this->distance) this->distance = distance[j], farthest = first + j + 1;
+  }
+}
+
+void report_far(const FarQueries& far, std::size_t total) {
+  if (!far.count) return;
+  std::cerr << "nwreg: note: " << far.count << " of " << total << (total == 1 ? " query lies" : " queries lie")
+            << " inside the training x range but more than " << format_g3(far_bandwidths)
+            << " bandwidths from every training row (farthest: query " << far.farthest << ", "
+            << format_g3(far.distance) << " bandwidths); their answers rest on rows far from them, where a "
+               "local fit extrapolates and NW repeats the nearest rows' values\n";
+}
+
 // Says on stderr, once, after the output, how many queries lie past the training range, how
 // far, and what they got.
 void report_past(const PastRange& p, std::size_t total, const Dataset& data, Unsupported policy, bool se) {
@@ -238,6 +258,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   const TrainingRange range(data);
   PastRange farthest;  // the stream's farthest query past the range,
   std::size_t queries = 0, past = 0;  // and how many of how many lie past it
+  FarQueries far;
   Rows row;
   row.x.resize(data.d);
   row.kept.assign(keep.columns.size(), std::vector<std::string>(1));
@@ -259,6 +280,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
         }
         b = answer(fitted, row.x.data(), 1, data.d, 0, loo ? &*loo : nullptr, band, cmd.derivative,
                    {policy, p.past.data()});
+        far.add(fitted, model, row.x.data(), 1, queries - 1, p.past);
       } catch (const QueryError& e) {  // named by its line in the stream
         throw InputError(reader.source(), reader.line(), "", "the query" + e.detail());
       }
@@ -271,6 +293,7 @@ void stream_queries(const PredictCommand& cmd, const Dataset& data, const Model&
   farthest.count = past;
   report_dropped(fitted, queries, model, data);
   report_past(farthest, queries, data, policy, cmd.se);
+  report_far(far, queries);
 }
 
 }  // namespace nwreg::cli

@@ -105,6 +105,21 @@ void refuse_past(const PastRange& p, std::size_t first, const Dataset& data, Uns
 // far, and what they got.
 void report_past(const PastRange& p, std::size_t total, const Dataset& data, Unsupported policy, bool se);
 
+// Queries inside the training range that lie far from every training row: more than
+// far_bandwidths bandwidths from the nearest (fixed bandwidths, kernels with no compact support:
+// a compact kernel's query out of reach is --out-of-reach's), how many, and the farthest.
+struct FarQueries {
+  std::size_t count = 0, farthest = 0;  // farthest: its query number (from 1)
+  double distance = 0;                  // its distance in bandwidths
+  // Adds queries [first, first + m) of q (first numbers them from 0), past[j] those past the
+  // range (noted apart), empty for none.
+  void add(const Fitted& fitted, const Model& model, const double* q, std::size_t m, std::size_t first,
+           const std::vector<char>& past);
+};
+
+// Says on stderr, once, after the output, how many queries lie far from every training row.
+void report_far(const FarQueries& far, std::size_t total);
+
 // Writes block `b`, rows [from, from + m) of `rows`.
 void write_block(PredictionWriter& w, const Rows& rows, std::size_t d, std::size_t from, const Block& b,
                  const std::vector<SlopeColumn>& slope_cols);

@@ -789,3 +789,39 @@ TEST_CASE("edges: a given span whose leave-one-out leaves a row alone still repo
   CHECK(r.out.find("df: 44.2004152185") != std::string::npos);
   CHECK(r.out.find("criterion: aicc 7.88687088418") != std::string::npos);
 }
+
+TEST_CASE("edges: queries far from every training row inside the range are said once") {
+  // mcycle's times jump from 4 to 6.2: at h = 0.25 the query at 5 is 1 from 4, 4 bandwidths;
+  // 4.5 (2) and 5.5 (2.8) are within 3.
+  const std::string note =
+      "nwreg: note: 1 of 5 queries lie inside the training x range but more than 3 bandwidths from every training row "
+      "(farthest: query 3, 4 bandwidths); their answers rest on rows far from them, where a local fit extrapolates and "
+      "NW repeats the nearest rows' values\n";
+  const Result r = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--grid", "4:6.5:0.5"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(lines(r.out).size() == 6);
+  CHECK(r.err == note);
+  // The same from a stream, said once at the end; a query past the range has its own note only.
+  const Result st = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--query", "-", "--method", "local-linear"},
+                              "times\n4\n4.5\n5\n5.5\n6\n");
+  REQUIRE(st.exit_code == 0);
+  CHECK(st.err == note);
+  const Result past = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--grid", "58:62:2"});
+  CHECK(past.err.find("past the training x range") != std::string::npos);
+  CHECK(past.err.find("bandwidths from every") == std::string::npos);
+  // Two columns: (5, 5) is sqrt(32) = 5.66 bandwidths from (1, 1), its nearest row; (0.5, 0.5) is near.
+  const std::string square = "a,b,y\n0,0,1\n1,0,2\n0,1,3\n1,1,4\n10,10,5\n";
+  Scratch s;
+  spit(s / "q.csv", "a,b\n5,5\n0.5,0.5\n");
+  const Result t2 = run_nwreg({"predict", "-", "-x", "a,b", "-y", "y", "-b", "1,1", "--query", (s / "q.csv").string()}, square);
+  REQUIRE(t2.exit_code == 0);
+  CHECK(t2.err ==
+        "nwreg: note: 1 of 2 queries lie inside the training x range but more than 3 bandwidths from every training row "
+        "(farthest: query 1, 5.66 bandwidths); their answers rest on rows far from them, where a local fit extrapolates "
+        "and NW repeats the nearest rows' values\n");
+  // Bandwidths that follow the data (knn) and compact kernels (out of reach is --out-of-reach's) say nothing of it.
+  CHECK(run_nwreg({"predict", data("mcycle.csv"), "-b", "knn:3", "--grid", "4:6.5:0.5"}).err.empty());
+  const Result compact = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--kernel", "epanechnikov", "--grid",
+                                    "4:6.5:0.5", "--out-of-reach", "empty"});
+  CHECK(compact.err.find("bandwidths from every") == std::string::npos);
+}

@@ -24,6 +24,10 @@ void Attention::set_tolerance(double tolerance) { e_->set_tolerance(tolerance); 
 
 void Attention::predict(const double* queries, std::size_t m, double* out) const { e_->predict(queries, m, out); }
 
+void Attention::nearest_distances(const double* queries, std::size_t m, double* out) const {
+  e_->nearest_distances(queries, m, out);
+}
+
 void Attention::predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out,
                                double* sum_w2, double* smooth, double* kernel_w2) const {
   e_->predict_detail(queries, m, v, out, sum_w2, smooth, kernel_w2);

@@ -116,6 +116,7 @@ class Attention : public Pooling {
   /// Predicts at m query points (m x d, row-major) into out[0..m). Throws QueryError naming the
   /// first query out of reach (OutOfReach::error).
   void predict(const double* queries, std::size_t m, double* out) const override;
+  void nearest_distances(const double* queries, std::size_t m, double* out) const override;
 
   /// Predicts, and for each query also sum_i w_i^2 over its weights as --weights writes them
   /// (into sum_w2), sum_i a_i v_i over its normalised kernel weights (NW weights, whatever the

@@ -38,6 +38,8 @@ class BandwidthPolicy {
   /// A nearest-neighbour policy and its K or F (model/settings.h), or none: fixed.
   explicit BandwidthPolicy(NeighbourBandwidth neighbours);
 
+  /// Whether every query has the same bandwidths (no nearest-neighbour policy).
+  bool fixed() const { return !def_; }
   /// Whether each query has its own scale (knn): windows and leaves are then measured per query.
   bool per_query() const { return def_ && !def_->per_key; }
   /// Whether each key has its own scale (adaptive): every key is summed.

@@ -46,6 +46,7 @@ class Engine {
 
   // The passes, as Attention's (attention.h).
   void predict(const double* queries, std::size_t m, double* out) const;
+  void nearest_distances(const double* queries, std::size_t m, double* out) const;
   void predict_detail(const double* queries, std::size_t m, const std::vector<double>& v, double* out, double* sum_w2,
                       double* smooth, double* kernel_w2 = nullptr) const;
   void slopes(const double* queries, std::size_t m, double* out, double* l_norm) const;

@@ -72,6 +72,12 @@ std::vector<double> Fitted::reach(std::size_t count) const {
   return attention && !map_ ? nwreg::reach(*attention, count) : std::vector<double>{};
 }
 
+std::vector<double> Fitted::nearest_distances(const double* q, std::size_t m) const {
+  std::vector<double> z, out(m);
+  engine_->nearest_distances(mapped(q, m, z), m, out.data());
+  return out;
+}
+
 void Fitted::predict(const double* q, std::size_t m, double* out) const {
   std::vector<double> z;
   engine_->predict(mapped(q, m, z), m, out);

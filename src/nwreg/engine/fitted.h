@@ -56,6 +56,9 @@ inline constexpr double rbc_ratio = 2.5;
 /// mean squared leave-one-out residual of every row, and t takes that mixture's degrees of
 /// freedom (Satterthwaite's: min_band_df at nu = min_band_df, more as the rows' mean takes over).
 inline constexpr double min_band_df = 4;
+/// A query is far from the data (said on stderr) where its nearest training row is more than this
+/// many bandwidths away: a Gaussian kernel weighs that row under e^-4.5 = 1.1% of one at the query.
+inline constexpr double far_bandwidths = 3;
 std::string to_string(Interval interval);
 
 /// The model whose estimate a robust bias-corrected band is centred on: the same bandwidth
@@ -146,6 +149,9 @@ class Fitted {
   /// A nearest-neighbour policy's bandwidths at `count` spread rows (Attention::reach); empty
   /// for a score, a learned metric (its units are the map's) or no policy.
   std::vector<double> reach(std::size_t count) const;
+  /// Each query's distance to its nearest training row in bandwidths (Pooling::nearest_distances;
+  /// with a learned metric in the map's units), NaN where the bandwidths are not fixed.
+  std::vector<double> nearest_distances(const double* q, std::size_t m) const;
   /// Predictions so far whose local polynomial lost a term (Counters::dropped_rows).
   std::uint64_t dropped_rows() const { return engine_->counters().dropped_rows - uncounted_; }
   /// The in-sample fit and tr(H) (the degrees of freedom).

@@ -3,9 +3,11 @@
 /// Attention for the distance kernels (the gaussian score), ScoreAttention for the others.
 /// Each implements these passes as its own header describes them.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "nwreg/engine/results.h"
@@ -26,6 +28,12 @@ class Pooling {
   virtual ~Pooling() = default;
   /// Predictions at m queries (m x d, row-major).
   virtual void predict(const double* queries, std::size_t m, double* out) const = 0;
+  /// Each query's distance to its nearest key in bandwidths (Euclidean over the continuous
+  /// columns), into out[0..m): NaN where bandwidths are not fixed (a nearest-neighbour policy,
+  /// a learned score).
+  virtual void nearest_distances(const double* /*queries*/, std::size_t m, double* out) const {
+    std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
+  }
   /// Predictions with sum_i w_i^2 (the weights --weights writes), sum_i a_i v_i (v per input row)
   /// and sum_i a_i^2, a_i the normalised kernel weights (NW's, whatever the method): each where not
   /// null.
