@@ -167,21 +167,28 @@ void refuse_past(const PastRange& p, std::size_t first, const Dataset& data, Uns
 void FarQueries::add(const Fitted& fitted, const Model& model, const double* q, std::size_t m, std::size_t first,
                      const std::vector<char>& past) {
   if (is_compact(model.kernel)) return;
-  const std::vector<double> distance = fitted.nearest_distances(q, m);
-  for (std::size_t j = 0; j < m; ++j) {
-    if (!(distance[j] > far_bandwidths) || (!past.empty() && past[j])) continue;
-    ++count;
-    if (distance[j] > this->distance) this->distance = distance[j], farthest = first + j + 1;
+  const std::size_t d = model.x_columns.size(), chunk = 65536;  // (8 bytes a query of them at once)
+  for (std::size_t at = 0; at < m; at += chunk) {
+    const std::size_t count = std::min(chunk, m - at);
+    const std::vector<double> distance = fitted.nearest_distances(q + at * d, count);
+    for (std::size_t j = 0; j < count; ++j) {
+      if (!(distance[j] > far_bandwidths) || (!past.empty() && past[at + j])) continue;
+      ++this->count;
+      if (distance[j] > this->distance) this->distance = distance[j], farthest = first + at + j + 1;
+    }
   }
 }
 
 void report_far(const FarQueries& far, std::size_t total) {
   if (!far.count) return;
-  std::cerr << "nwreg: note: " << far.count << " of " << total << (total == 1 ? " query lies" : " queries lie")
-            << " inside the training x range but more than " << format_g3(far_bandwidths)
-            << " bandwidths from every training row (farthest: query " << far.farthest << ", "
-            << format_g3(far.distance) << " bandwidths); their answers rest on rows far from them, where a "
-               "local fit extrapolates and NW repeats the nearest rows' values\n";
+  // (Never "3" for a distance just past 3: the shortest digits that read back where 3 would.)
+  const std::string distance =
+      format_g3(far.distance) == format_g3(far_bandwidths) ? format_double(far.distance) : format_g3(far.distance);
+  std::cerr << "nwreg: note: " << far.count << " of " << total << (total == 1 ? " query" : " queries")
+            << " not past the training x range " << (total == 1 ? "lies" : "lie") << " more than "
+            << format_g3(far_bandwidths) << " bandwidths from every training row (farthest: query " << far.farthest
+            << ", " << distance << " bandwidths); their answers rest on rows far from them, where a local fit "
+            << "extrapolates and NW repeats the nearest rows' values\n";
 }
 
 // Says on stderr, once, after the output, how many queries lie past the training range, how

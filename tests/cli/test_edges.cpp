@@ -794,7 +794,7 @@ TEST_CASE("edges: queries far from every training row inside the range are said 
   // mcycle's times jump from 4 to 6.2: at h = 0.25 the query at 5 is 1 from 4, 4 bandwidths;
   // 4.5 (2) and 5.5 (2.8) are within 3.
   const std::string note =
-      "nwreg: note: 1 of 5 queries lie inside the training x range but more than 3 bandwidths from every training row "
+      "nwreg: note: 1 of 5 queries not past the training x range lie more than 3 bandwidths from every training row "
       "(farthest: query 3, 4 bandwidths); their answers rest on rows far from them, where a local fit extrapolates and "
       "NW repeats the nearest rows' values\n";
   const Result r = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--grid", "4:6.5:0.5"});
@@ -815,13 +815,77 @@ TEST_CASE("edges: queries far from every training row inside the range are said 
   spit(s / "q.csv", "a,b\n5,5\n0.5,0.5\n");
   const Result t2 = run_nwreg({"predict", "-", "-x", "a,b", "-y", "y", "-b", "1,1", "--query", (s / "q.csv").string()}, square);
   REQUIRE(t2.exit_code == 0);
-  CHECK(t2.err ==
-        "nwreg: note: 1 of 2 queries lie inside the training x range but more than 3 bandwidths from every training row "
-        "(farthest: query 1, 5.66 bandwidths); their answers rest on rows far from them, where a local fit extrapolates "
+  auto far = [](const std::string& counts, const std::string& farthest) {
+    return "nwreg: note: " + counts + " not past the training x range lie more than 3 bandwidths from every training row (farthest: " +
+           farthest + " bandwidths); their answers rest on rows far from them, where a local fit extrapolates and NW repeats the "
+                      "nearest rows' values\n";
+  };
+  CHECK(t2.err == far("1 of 2 queries", "query 1, 5.66"));
+  // Laplace measures in its own norm, the sum of |u|: (0, 0) is 3.9 from (3.9, 0) and 4.2 from (2.1, 2.1).
+  spit(s / "lap.csv", "a,b,y\n2.1,2.1,1\n3.9,0,2\n-20,-20,3\n20,20,4\n");
+  spit(s / "origin.csv", "a,b\n0,0\n1,1\n");
+  const Result lap = run_nwreg({"predict", (s / "lap.csv").string(), "-x", "a,b", "-y", "y", "-b", "1,1", "--kernel", "laplace",
+                                "--query", (s / "origin.csv").string()});
+  CHECK(lap.err == far("1 of 2 queries", "query 1, 3.9"));
+  // A categorical column costs nothing: (5, A) is 0 from the row (5, B) whatever lambda.
+  spit(s / "cat.csv", "a,g,y\n0,A,1\n1,A,2\n10,A,3\n5,B,4\n0,B,5\n10,B,6\n");
+  spit(s / "catq.csv", "a,g\n5,A\n");
+  for (const char* lambda : {"1e-4", "0.5"})
+    CHECK(run_nwreg({"predict", (s / "cat.csv").string(), "-x", "a,g", "-y", "y", "--categorical", "g", "-b",
+                     std::string("1,") + lambda, "--query", (s / "catq.csv").string()})
+              .err.empty());
+  // Distances past the largest double's square root neither overflow nor lose the farthest.
+  spit(s / "tiny.csv", "a,b,y\n0,0,1\n1,1,2\n");
+  spit(s / "tinyq.csv", "a,b\n0.25,0.25\n0.5,0.5\n");
+  CHECK(run_nwreg({"predict", (s / "tiny.csv").string(), "-x", "a,b", "-y", "y", "-b", "1e-160,1e-160", "--query",
+                   (s / "tinyq.csv").string()})
+            .err == far("2 of 2 queries", "query 2, 7.07e+159"));
+  // Just past 3: never printed as 3.
+  CHECK(run_nwreg({"predict", "-", "-b", "1", "--grid", "3.0004:3.0005:1"}, "x,y\n0,1\n10,2\n").err ==
+        "nwreg: note: 1 of 1 query not past the training x range lies more than 3 bandwidths from every training row "
+        "(farthest: query 1, 3.0004 bandwidths); their answers rest on rows far from them, where a local fit extrapolates "
         "and NW repeats the nearest rows' values\n");
   // Bandwidths that follow the data (knn) and compact kernels (out of reach is --out-of-reach's) say nothing of it.
   CHECK(run_nwreg({"predict", data("mcycle.csv"), "-b", "knn:3", "--grid", "4:6.5:0.5"}).err.empty());
   const Result compact = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--kernel", "epanechnikov", "--grid",
                                     "4:6.5:0.5", "--out-of-reach", "empty"});
   CHECK(compact.err.find("bandwidths from every") == std::string::npos);
+}
+
+TEST_CASE("edges: predict on 2^20 rows and more reads x in place, in x order, with the same answers") {
+  // From 2^20 rows of one column `predict` gives its training rows up (put in x order, x read in
+  // place by the engines): its answers are NW's sums over every row, here by a brute-force loop.
+  const std::size_t n = (std::size_t{1} << 20) + 7;
+  std::vector<double> x(n), y(n);
+  std::string csv = "x,y\n";
+  csv.reserve(n * 40);
+  std::uint64_t state = 20261128;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = static_cast<double>(state >> 11) * 0x1p-53;  // input order: not x order
+    y[i] = std::sin(6 * x[i]) + (i % 7) * 0.01;
+    csv += num(x[i]) + "," + num(y[i]) + "\n";
+  }
+  Scratch s;
+  spit(s / "big.csv", csv);
+  const Result r = run_nwreg({"predict", (s / "big.csv").string(), "-b", "0.002", "--grid", "0.1:1:0.2", "--threads", "2"});
+  REQUIRE(r.exit_code == 0);
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == 6);
+  for (std::size_t j = 1; j < out.size(); ++j) {
+    const double q = std::stod(split(out[j])[0]);
+    long double num_sum = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const long double w = std::exp(-0.5L * ((x[i] - q) / 0.002) * ((x[i] - q) / 0.002));
+      num_sum += w * y[i];
+      den += w;
+    }
+    CAPTURE(q);
+    CHECK(std::stod(split(out[j])[1]) == doctest::Approx(static_cast<double>(num_sum / den)).epsilon(1e-12));
+  }
+  // The same bytes where the rows are kept in their order (--weights names them by position).
+  const Result kept = run_nwreg({"predict", (s / "big.csv").string(), "-b", "0.002", "--grid", "0.1:0.2:0.2", "--weights",
+                                 (s / "w.csv").string(), "--max-weights", "2000000"});
+  REQUIRE(kept.exit_code == 0);
+  CHECK(lines(kept.out)[1] == out[1]);
 }

@@ -103,6 +103,11 @@ class KeyIndex {
   std::size_t nearest(const double* q, std::size_t exclude, const double* inv_h, const kernel::Keys& keys,
                       double& rmin) const;
   std::size_t nearest_1d(double q, std::size_t exclude) const;
+  /// The distance from q to its nearest key in bandwidths over the continuous columns only, in
+  /// the kernel's norm (Laplace's sum of |u|, else Euclidean): by the tree (`tree_inv_h` its
+  /// columns' 1 / h, `buf` d doubles of scratch), or where there is none a scan. 0 with no
+  /// continuous column; NaN with no key.
+  double nearest_distance(const double* q, const double* inv_h, const double* tree_inv_h, double* buf) const;
   /// The key nearest q (continuous columns, the kernel's nearest-key norm) of weight > 0, other
   /// than `exclude`, by a scan of every key: for the nearest-key fallback where keys of weight 0
   /// are kept as neighbours. no_key when every other key weighs 0.

@@ -128,6 +128,20 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
   return (norm == Norm::l2 ? std::sqrt(r) : r) * o.top;
 }
 
+double KeyIndex::nearest_distance(const double* q, const double* inv_h, const double* tree_inv_h, double* buf) const {
+  if (keys_.n == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (keys_.cont.empty()) return 0;
+  const Norm norm = nearest_norm();
+  if (keys_.tree) {
+    double dmin = 0;
+    return neighbour_distance(keys_.tree->nearest(keys_.continuous(q, buf), tree_inv_h, norm, no_key, dmin), q, inv_h,
+                              norm);
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < keys_.n; ++i) best = std::min(best, neighbour_distance(i, q, inv_h, norm));
+  return best;
+}
+
 double KeyIndex::hinted_bound(const KthHint& hint, const double* q, std::size_t exclude, const double* inv_h,
                               Neighbours policy) const {
   const std::size_t d = keys_.d;

@@ -26,37 +26,32 @@ void Engine::nearest_distances(const double* queries, std::size_t m, double* out
   std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
   if (!policy_.fixed() || ks_.n == 0) return;
   if (index_.kind() == KeyIndex::Kind::line && !ks_.categorical) {
-    // The keys are in x order: the queries in x order too, and one walk over both (a search
-    // per query in its own order would miss the cache at every step: 0.7 s at 1e6 queries).
+    // The keys are in x order: the queries in x order too, each key found by a galloping search
+    // from the last (a binary search per query in its own order misses the cache at each step:
+    // 0.7 s at 1e6 queries).
     std::vector<std::pair<double, std::size_t>> qs;
     qs.reserve(m);
     for (std::size_t j = 0; j < m; ++j)
       if (!std::isnan(queries[j])) qs.emplace_back(queries[j], j);
     std::sort(qs.begin(), qs.end());
-    std::size_t i = 0;  // the first key at or past the query
+    const double* x = ks_.xs.data();
+    std::size_t i = 0;  // the first key at or past the last query
     for (const auto& [q, j] : qs) {
-      while (i < ks_.n && ks_.xs[i] < q) ++i;
+      std::size_t step = 1;
+      while (i + step < ks_.n && x[i + step] < q) step *= 2;
+      i = static_cast<std::size_t>(std::lower_bound(x + i, x + std::min(i + step + 1, ks_.n), q) - x);
       double gap = std::numeric_limits<double>::infinity();
-      if (i < ks_.n) gap = ks_.xs[i] - q;
-      if (i > 0) gap = std::min(gap, q - ks_.xs[i - 1]);
+      if (i < ks_.n) gap = x[i] - q;
+      if (i > 0) gap = std::min(gap, q - x[i - 1]);
       out[j] = gap * inv_h_[0];
     }
     return;
   }
-  const kernel::Keys k = keys();
+  std::vector<double> buf(ks_.d);
   for (std::size_t j = 0; j < m; ++j) {
     const double* q = queries + j * ks_.d;
-    if (std::any_of(q, q + ks_.d, [](double v) { return std::isnan(v); })) continue;
-    double rmin = 0;
-    const std::size_t b = index_.nearest(q, no_key, inv_h_.data(), k, rmin);
-    if (b == no_key) continue;
-    const double* xb = ks_.key(b);
-    double sum = 0;
-    for (std::size_t c : ks_.cont) {
-      const double u = (q[c] - xb[c]) * inv_h_[c];
-      sum += u * u;
-    }
-    out[j] = std::sqrt(sum);
+    if (std::none_of(q, q + ks_.d, [](double v) { return std::isnan(v); }))
+      out[j] = index_.nearest_distance(q, inv_h_.data(), tree_ih_.data(), buf.data());
   }
 }
 

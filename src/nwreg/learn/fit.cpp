@@ -510,6 +510,12 @@ std::vector<std::string> untried_score(const FitPlan& plan) {
 
 }  // namespace
 
+bool x_in_place_pays(const Dataset& data, Kernel kernel, bool robust, bool learned_score_or_metric,
+                     std::size_t min_rows) {
+  return data.d == 1 && !is_categorical(data.kind(0)) && data.weight.empty() && data.n >= min_rows && !robust &&
+         !learned_score_or_metric && !is_compact(kernel);
+}
+
 namespace {
 
 // fit_model, on rows the caller gives up where `own` points to them (own == &given).
@@ -558,9 +564,9 @@ Model fit_rows(const Dataset& given, Dataset* own, const FitPlan& plan, EngineOp
   // bytes a row less than their copy. After all that reads their order (the series check, the
   // checksum); not where a result keeps a row's place (robustness weights, a learned score's or
   // metric's sample) or an error names a row (a compact kernel's row out of reach).
-  if (own && !scaled && data.d == 1 && !is_categorical(data.kind(0)) && data.weight.empty() &&
-      data.n >= plan.in_place_rows && plan.robust == 0 && plan.score == Score::gaussian && !plan.metric_full &&
-      !is_compact(engine.kernel)) {
+  if (own && !scaled &&
+      x_in_place_pays(data, engine.kernel, plan.robust > 0, plan.score != Score::gaussian || plan.metric_full,
+                      plan.in_place_rows)) {
     put_in_x_order(*own);
     engine.x_in_place = own;
   }

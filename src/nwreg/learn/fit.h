@@ -82,4 +82,12 @@ Model fit_model(const Dataset& data, const FitPlan& plan, EngineOptions engine, 
 /// over rows, such as y's variance, in their last bits).
 Model fit_model(Dataset&& data, const FitPlan& plan, EngineOptions engine, const FitEvents& events = {});
 
+/// Whether engines may read these rows' x in place once put_in_x_order has sorted them (fit_model
+/// on rows given up, and predict on its training rows): at least `min_rows` rows of one
+/// continuous column, no sample weights, a distance score with no learned metric, no robustness
+/// weights (they keep a row's place) and a kernel without compact support (whose errors name a
+/// row).
+bool x_in_place_pays(const Dataset& data, Kernel kernel, bool robust, bool learned_score_or_metric,
+                     std::size_t min_rows = FitPlan{}.in_place_rows);
+
 }  // namespace nwreg
