@@ -105,7 +105,7 @@ void refuse_past(const PastRange& p, std::size_t first, const Dataset& data, Uns
 // far, and what they got.
 void report_past(const PastRange& p, std::size_t total, const Dataset& data, Unsupported policy, bool se);
 
-// Queries inside the training range that lie far from every training row: more than
+// Queries not past the training range that lie far from every training row: more than
 // far_bandwidths bandwidths from the nearest (fixed bandwidths, kernels with no compact support:
 // a compact kernel's query out of reach is --out-of-reach's), how many, and the farthest.
 struct FarQueries {

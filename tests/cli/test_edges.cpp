@@ -63,7 +63,7 @@ TEST_CASE("edges: a band in a gap is at most 10 times as wide as where the data 
     CAPTURE(method);
     const Result r = run_nwreg({"predict", (s / "gap.csv").string(), "--method", method, "--query", (s / "q.csv").string(), "--se"});
     REQUIRE(r.exit_code == 0);
-    CHECK(r.err.find("past the training") == std::string::npos);  // every query inside the training range
+    CHECK(r.err.find("past the training x range (") == std::string::npos);  // every query inside the training range
     std::vector<double> dense, gap;
     for (const auto& line : lines(r.out)) {
       if (line.rfind("x,", 0) == 0) continue;
@@ -807,7 +807,7 @@ TEST_CASE("edges: queries far from every training row inside the range are said 
   REQUIRE(st.exit_code == 0);
   CHECK(st.err == note);
   const Result past = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--grid", "58:62:2"});
-  CHECK(past.err.find("past the training x range") != std::string::npos);
+  CHECK(past.err.find("past the training x range (") != std::string::npos);
   CHECK(past.err.find("bandwidths from every") == std::string::npos);
   // Two columns: (5, 5) is sqrt(32) = 5.66 bandwidths from (1, 1), its nearest row; (0.5, 0.5) is near.
   const std::string square = "a,b,y\n0,0,1\n1,0,2\n0,1,3\n1,1,4\n10,10,5\n";

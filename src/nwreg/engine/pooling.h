@@ -28,9 +28,9 @@ class Pooling {
   virtual ~Pooling() = default;
   /// Predictions at m queries (m x d, row-major).
   virtual void predict(const double* queries, std::size_t m, double* out) const = 0;
-  /// Each query's distance to its nearest key in bandwidths (Euclidean over the continuous
-  /// columns), into out[0..m): NaN where bandwidths are not fixed (a nearest-neighbour policy,
-  /// a learned score).
+  /// Each query's distance to its nearest key in bandwidths over the continuous columns, in the
+  /// kernel's norm (KeyIndex::nearest_distance), into out[0..m): NaN where bandwidths are not
+  /// fixed (a nearest-neighbour policy, a learned score) and for a query with a missing x.
   virtual void nearest_distances(const double* /*queries*/, std::size_t m, double* out) const {
     std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
   }
