@@ -387,11 +387,11 @@ void run_predict(const PredictCommand& given) {
   if (plot_file) check_picture(data, "--plot", 2);
   if (heatmap_file) check_picture(data, "--heatmap", 1);
   // Training rows nothing reads in their order (no in-sample output, no --weights or --heatmap,
-  // whose columns they are, and no --plot, which thins them by position) are given up as `fit`
-  // gives them up: where it pays
+  // whose columns they are, no --plot, which thins them by position, and no --se, whose band sums
+  // residuals over the rows in their order) are given up as `fit` gives them up: where it pays
   // (x_in_place_pays) they are put in x order once the model is checked against them, and the
   // engines read x in place rather than each copying it (8 bytes a row less).
-  const bool give_up = !setup.fitted_values && !weights_file && !heatmap_file && !plot_file;
+  const bool give_up = !setup.fitted_values && !weights_file && !heatmap_file && !plot_file && !cmd.se;
   if (give_up) engine.x_in_place = &data;
   auto choose_model = [&] {
     if (!from_file)  // (the learner sorts rows given up, where it pays)

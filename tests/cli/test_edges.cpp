@@ -863,6 +863,7 @@ TEST_CASE("edges: predict on 2^20 rows and more reads x in place, in x order, wi
   for (std::size_t i = 0; i < n; ++i) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     x[i] = static_cast<double>(state >> 11) * 0x1p-53;  // input order: not x order
+    if (x[i] > 0.5 && x[i] < 0.52) x[i] -= 0.02;            // a gap
     y[i] = std::sin(6 * x[i]) + (i % 7) * 0.01;
     csv += num(x[i]) + "," + num(y[i]) + "\n";
   }
@@ -888,4 +889,12 @@ TEST_CASE("edges: predict on 2^20 rows and more reads x in place, in x order, wi
                                  (s / "w.csv").string(), "--max-weights", "2000000"});
   REQUIRE(kept.exit_code == 0);
   CHECK(lines(kept.out)[1] == out[1]);
+  // --se keeps the rows in their order: its band sums residuals over them in that order, and in
+  // the gap (the correction taken in part) sorted rows moved the band's last bits.
+  const std::vector<std::string> se = {"predict", (s / "big.csv").string(), "-b", "0.0033", "--grid", "0.505:0.52:0.005", "--se"};
+  std::vector<std::string> plotted = se;
+  plotted.insert(plotted.end(), {"--plot", (s / "p.svg").string()});  // (--plot keeps the rows' order)
+  const Result banded = run_nwreg(se);
+  REQUIRE(banded.exit_code == 0);
+  CHECK(banded.out == run_nwreg(plotted).out);
 }
