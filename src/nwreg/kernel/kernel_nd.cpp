@@ -136,11 +136,108 @@ template <class K>
   }
 }
 
+// NW's sweep in one pass over the keys for an exponential kernel over D continuous columns at
+// fixed bandwidths (no category, no adaptive scale): each key's weight, and its terms of s1 and
+// the gradient, made in registers as it is weighed, not read back from e. The same terms, summed
+// in the same lanes and order as block_weights and the separate sums of fill_impl.
+template <class K, bool Grad, int D, bool W>
+[[gnu::always_inline]] inline double fused_nw(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
+                                              const double* xb, const double* inv_h, const FastGaussian& fast,
+                                              double* e, const Targets& sums) {
+  const double* x[D];
+  double qk[D], bk[D], ih[D], Dk[D], K2[D];
+  for (int k = 0; k < D; ++k) {
+    x[k] = keys.column(k);
+    qk[k] = q[k], bk[k] = xb[k], ih[k] = inv_h[k];
+    if constexpr (std::is_same_v<K, kernels::Gaussian>) Dk[k] = fast.D[k], K2[k] = fast.K2[k];
+  }
+  const double* w = keys.w;
+  const double* y = sums.y;
+  const double yb = sums.yb;
+  double s0 = 0, s1 = 0;
+  // One key's weight into out, and its gradient terms into g[k]; returns the weight.
+  auto key = [&](std::size_t i, double* g) NWREG_INLINE {
+    double t = 0;
+    for (int k = 0; k < D; ++k) {
+      if constexpr (std::is_same_v<K, kernels::Gaussian>)
+        t += (x[k][i] - bk[k]) * ((x[k][i] - qk[k]) + Dk[k]) * K2[k];
+      else
+        t += K::term(x[k][i], bk[k], qk[k], ih[k]);
+    }
+    double v = exp2_inline(std::min(t, 1020.0));
+    if constexpr (W) v *= w[i];  // (a run-time test here would mask the load: slow where w is null)
+    if constexpr (Grad)
+      for (int k = 0; k < D; ++k) g[k] = v != 0 ? v * K::dlog(x[k][i], bk[k], qk[k], ih[k]) : 0.0;
+    e[i] = v;
+    return v;
+  };
+  for (std::size_t a = lo; a < hi; a += block) {
+    const std::size_t m = std::min(block, hi - a);
+    double a0[lanes] = {}, a1[lanes] = {}, at[Grad ? D : 1][lanes] = {}, av[Grad ? D : 1][lanes] = {};
+    std::size_t j = 0;
+    for (; j + lanes <= m; j += lanes)
+      for (int l = 0; l < lanes; ++l) {
+        const std::size_t i = a + j + l;
+        double g[D];
+        const double v = key(i, g);
+        const double dy = y[i] - yb;
+        a0[l] += v;
+        a1[l] += v * dy;
+        if constexpr (Grad)
+          for (int k = 0; k < D; ++k) at[k][l] += g[k], av[k][l] += g[k] * dy;
+      }
+    double b0 = 0, b1 = 0, bt[D] = {}, bv[D] = {};
+    for (int l = 0; l < lanes; ++l) {
+      b0 += a0[l], b1 += a1[l];
+      if constexpr (Grad)
+        for (int k = 0; k < D; ++k) bt[k] += at[k][l], bv[k] += av[k][l];
+    }
+    for (; j < m; ++j) {
+      const std::size_t i = a + j;
+      double g[D];
+      const double v = key(i, g);
+      const double dy = y[i] - yb;
+      b0 += v, b1 += v * dy;
+      if constexpr (Grad)
+        for (int k = 0; k < D; ++k) bt[k] += g[k], bv[k] += g[k] * dy;
+    }
+    s0 += b0, s1 += b1;
+    if constexpr (Grad)
+      for (int k = 0; k < D; ++k) sums.t[k] += bt[k], sums.v[k] += bv[k];
+  }
+  *sums.s1 += s1;
+  return s0;
+}
+
+// fused_nw where it applies (D a compile-time count of 2 to 5); false where it does not.
+template <class K, bool Grad>
+[[gnu::always_inline]] inline bool try_fused(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
+                                            const double* xb, const double* inv_h, const FastGaussian& fast,
+                                            double* e, const Targets& sums, double& s0) {
+  if constexpr (K::compact) return false;
+  if (keys.inv_s || keys.cat) return false;
+  if (std::is_same_v<K, kernels::Gaussian> && !fast.on) return false;
+  auto run = [&]<int D>(std::integral_constant<int, D>) NWREG_INLINE {
+    s0 = keys.w ? fused_nw<K, Grad, D, true>(keys, lo, hi, q, xb, inv_h, fast, e, sums)
+                : fused_nw<K, Grad, D, false>(keys, lo, hi, q, xb, inv_h, fast, e, sums);
+    return true;
+  };
+  switch (keys.d) {
+    case 2: return run(std::integral_constant<int, 2>{});
+    case 3: return run(std::integral_constant<int, 3>{});
+    case 4: return run(std::integral_constant<int, 4>{});
+    case 5: return run(std::integral_constant<int, 5>{});
+    default: return false;
+  }
+}
+
 template <class K, bool HasY, bool Grad, bool Moments>
 [[gnu::always_inline]] inline double fill_impl(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
                                                const double* xb, const double* inv_h, double* e, const Targets& sums) {
   double s0 = 0, s1 = 0;
   const FastGaussian fast(keys, q, xb, inv_h);
+  if constexpr (HasY && !Moments && (std::is_same_v<K, kernels::Gaussian> || std::is_same_v<K, kernels::Laplace>))
+    if (try_fused<K, Grad>(keys, lo, hi, q, xb, inv_h, fast, e, sums, s0)) return s0;
   for (std::size_t a = lo; a < hi; a += block) {
     const std::size_t m = std::min(block, hi - a);
     double* out = e + a;
