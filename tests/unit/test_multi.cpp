@@ -190,6 +190,48 @@ TEST_CASE("several x columns: the leave-one-out pass over every row makes NW's t
   CHECK(std::isnan(Attention(one, {1.0}).loo(false).trace));
 }
 
+TEST_CASE("several x columns: a pass over every row takes the rows the last listed pass made at the same bandwidths") {
+  // The learner's report after its last descent on a sample: the sampled rows' terms are taken
+  // as made, and the pass gives the bytes of a fresh engine's (the sums in the same row order),
+  // for fewer pairs. Not across a new bandwidth or tolerance. Gaussian and Laplace, sample
+  // weights with a 0, a repeated row (a key of two rows), 2 and 3 columns.
+  for (std::size_t d : {std::size_t{2}, std::size_t{3}})
+    for (Kernel k : {Kernel::gaussian, Kernel::laplace}) {
+      CAPTURE(d);
+      CAPTURE(to_string(k));
+      Dataset data = uniform_columns(2000, d);
+      for (std::size_t i = 0; i < data.n; ++i) data.weight.push_back(0.5 + static_cast<double>(i % 7) / 4);
+      data.weight[17] = 0;
+      data.x.insert(data.x.end(), data.x.begin() + 3 * d, data.x.begin() + 4 * d);  // row 3 again
+      data.y.push_back(data.y[3] + 0.5), data.weight.push_back(1), data.n += 1;
+      EngineOptions o;
+      o.kernel = k;
+      const std::vector<double> h(d, 0.4), h2(d, 0.5);
+      std::vector<std::size_t> some;
+      for (std::size_t i = 0; i < data.n; i += 3) some.push_back(i);
+      const Attention fresh(data, h, o);
+      const LooResult whole = fresh.loo(false);
+      Attention a(data, h, o);
+      const LooResult part = a.loo(true, &some);
+      const std::uint64_t before = a.counters().pairs;
+      const LooResult after = a.loo(false);
+      CHECK(after.mse == whole.mse);
+      CHECK(std::isnan(after.trace) == std::isnan(whole.trace));
+      if (!std::isnan(whole.trace)) CHECK(after.trace == whole.trace);
+      CHECK(a.counters().pairs - before < fresh.counters().pairs * 3 / 4);  // a third of the rows taken
+      CHECK(part.mse == Attention(data, h, o).loo(false, &some).mse);
+      // A new bandwidth, or tolerance: made afresh.
+      a.loo(false, &some);
+      a.set_bandwidth(h2);
+      CHECK(a.loo(false).mse == Attention(data, h2, o).loo(false).mse);
+      a.loo(false, &some);
+      a.set_tolerance(1e-6);
+      EngineOptions loose = o;
+      loose.tolerance = 1e-6;
+      CHECK(a.loo(false).mse == Attention(data, h2, loose).loo(false).mse);
+    }
+}
+
 TEST_CASE("several x columns: set_tolerance gives the passes of an engine made at that tolerance") {
   // 4000 rows over [0, 10]^2 at h = 0.2: the k-d tree's leaves prune, so the tolerance moves
   // the predictions (in their last digits).

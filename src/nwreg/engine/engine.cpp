@@ -143,6 +143,7 @@ void Engine::set_neighbours(NeighbourBandwidth neighbours) {
                                                  to_string(options_.neighbour_policy.kind) + ", got " +
                                                  to_string(neighbours.kind));
   const NeighbourBandwidth was = options_.neighbour_policy;
+  memo_ = {};
   options_.neighbour_policy = neighbours;
   policy_ = BandwidthPolicy(neighbours);
   try {

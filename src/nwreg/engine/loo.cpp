@@ -79,9 +79,28 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   // no pass of its own. NaN (no trace) where a row's key holds other rows too, or a row fell
   // back to its nearest keys. The leave-one-out window reaches at least as far as the in-sample
   // one (its nearest key is no nearer than p), so l_pp is within the tolerance's bound.
-  const bool traced = !rows && !estimator_.local() && options_.loss == LossFunction::squared && d > 1 &&
-                      ks_.cont.size() == d && !options_.neighbour_policy && !is_compact(options_.kernel);
-  std::vector<double> own(traced ? m : 0);
+  const bool traceable = !estimator_.local() && options_.loss == LossFunction::squared && d > 1 &&
+                         ks_.cont.size() == d && !options_.neighbour_policy && !is_compact(options_.kernel);
+  const bool traced = !rows && traceable;
+  // Rows made by the last pass over listed ones at these bandwidths, taken as made (memo_);
+  // this pass's, kept for the next.
+  const bool memo_on = index_.kind() != KeyIndex::Kind::line;
+  RowMemo& memo = memo_;
+  const bool reuse = memo_on && !rows && memo.tolerance == options_.tolerance && memo.h == h_;
+  const bool keep = memo_on && rows;
+  if (keep || !reuse) {  // (the arrays stay: only the rows set are cleared)
+    for (std::uint32_t t : memo.made) memo.state[t] = 0;
+    memo.made.clear();
+    memo.tolerance = -1;
+  }
+  if (keep) {
+    memo.h = h_;
+    memo.tolerance = options_.tolerance;
+    memo.sq.resize(ks_.rows);
+    memo.own.resize(traceable ? ks_.rows : 0);
+    memo.state.resize(ks_.rows);
+  }
+  std::vector<double> own(traced || keep ? m : 0);
   double sse = 0, total = 0, trace = 0;
   for (std::span<const Slot> at; !(at = chunks.next()).empty();) {
     const std::size_t len = at.size();
@@ -92,9 +111,15 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
       for (std::size_t k = a; k < z; ++k) {
         Span s;
         const Slot at_k = at[k];
+        if (reuse && memo.state[at_k.slot] != 0) {
+          reached[k] = memo.state[at_k.slot] == 1;
+          sq[k] = memo.sq[at_k.slot];
+          if (traced) own[k] = memo.own[at_k.slot];
+          continue;
+        }
         const Row row = loo_row(plan, at_k, w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
         reached[k] = row.reached;
-        if (traced) {
+        if (traceable && (traced || keep)) {
           const std::size_t p = at_k.key;
           own[k] = std::numeric_limits<double>::quiet_NaN();
           if (row.reached && !s.fallback && s.b != p && (!ks_.merged || ks_.rest_w[at_k.slot] == 0)) {
@@ -111,6 +136,14 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
           for (std::size_t c = 0; c < d; ++c) grad[k * d + c] = row.reached ? -2 * sw * resid * g[c] : 0.0;
       }
     });
+    if (keep)
+      for (std::size_t k = 0; k < len; ++k) {
+        const std::uint32_t t = at[k].slot;
+        memo.made.push_back(t);
+        memo.state[t] = reached[k] ? 1 : 2;
+        memo.sq[t] = sq[k];
+        if (traceable) memo.own[t] = own[k];
+      }
     for (std::size_t k = 0; k < len; ++k) {
       sse += sq[k];
       total += ks_.w_of(at[k].slot);
