@@ -220,6 +220,12 @@ TEST_CASE("several x columns: a pass over every row takes the rows the last list
       if (!std::isnan(whole.trace)) CHECK(after.trace == whole.trace);
       CHECK(a.counters().pairs - before < fresh.counters().pairs * 3 / 4);  // a third of the rows taken
       CHECK(part.mse == Attention(data, h, o).loo(false, &some).mse);
+      // With gradient: made afresh (the memo holds no gradient terms).
+      const LooResult fresh_g = Attention(data, h, o).loo(true);
+      a.loo(false, &some);
+      const LooResult again = a.loo(true);
+      CHECK(again.mse == fresh_g.mse);
+      for (std::size_t c = 0; c < d; ++c) CHECK(again.gradient[c] == fresh_g.gradient[c]);
       // A new bandwidth, or tolerance: made afresh.
       a.loo(false, &some);
       a.set_bandwidth(h2);

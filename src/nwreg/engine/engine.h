@@ -181,19 +181,22 @@ class Engine {
   // A leave-one-out pass over every row found each in reach at this bandwidth: loo_pass need not
   // look for one out of reach again (with a compact kernel, a row not sampled for its neighbours).
   mutable std::atomic<bool> every_row_reached_{false};
-  // Several columns: each row of the last leave-one-out pass over listed rows, by slot, at the
-  // bandwidths and tolerance it ran at, for a pass over every row at the same ones to take as
-  // made (the learner's report after its last descent on a sample): its squared residual term,
-  // whether it was reached, and its own weight in the in-sample fit (NaN: none). A row is
-  // summed the same whichever rows a pass lists (no backend is chosen by the rows' count there).
+  // Several columns: the rows of the last leave-one-out pass over listed rows, in engine order,
+  // at the bandwidths and tolerance it ran at, for a pass over every row without gradient at
+  // the same ones to take as made (the learner's report after its last descent on a sample):
+  // each row's slot, squared residual term, whether it was reached, and its own weight in the
+  // in-sample fit (NaN: none). A row is summed the same whichever rows a pass lists, with or
+  // without gradient (no backend is chosen by the rows' count there). Only the listed rows are
+  // kept (21 bytes each), valid once their pass has ended; a pass holds memo_mutex_ throughout.
   struct RowMemo {
     std::vector<double> h;
-    double tolerance = -1;
+    double tolerance = -1;  // (-1: nothing kept)
+    std::vector<std::uint32_t> slot;
     std::vector<double> sq, own;
-    std::vector<char> state;  // 0: not made, 1: reached, 2: out of reach
-    std::vector<std::uint32_t> made;  // the slots whose state is set
+    std::vector<char> reached;
   };
   mutable RowMemo memo_;
+  mutable std::mutex memo_mutex_;
   mutable std::mutex listed_mutex_;  // the last rows slots() was asked for, and their slots
   mutable std::vector<std::size_t> listed_rows_;
   mutable std::shared_ptr<const std::vector<Slot>> listed_slots_;

@@ -26,6 +26,10 @@ namespace {
 // memory not on the rows (16 bytes a row, 1.6 GB at 1e8 rows, when they held every row).
 constexpr std::size_t pass_chunk = std::size_t{1} << 16;
 
+// The most listed rows a pass keeps for the next pass over every row (Engine::RowMemo: 21 MB):
+// the learner's sample is 50,000.
+constexpr std::size_t memo_rows = 1000000;
+
 }  // namespace
 
 // A pass's slots, a chunk of at most pass_chunk at a time: those of the listed input rows
@@ -85,25 +89,23 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   // Rows made by the last pass over listed ones at these bandwidths, taken as made (memo_);
   // this pass's, kept for the next.
   const bool memo_on = index_.kind() != KeyIndex::Kind::line;
+  std::unique_lock<std::mutex> lock(memo_mutex_, std::defer_lock);
+  if (memo_on) lock.lock();
   RowMemo& memo = memo_;
-  const bool reuse = memo_on && !rows && memo.tolerance == options_.tolerance && memo.h == h_;
-  const bool keep = memo_on && rows;
-  if (keep || !reuse) {  // (the arrays stay: only the rows set are cleared)
-    for (std::uint32_t t : memo.made) memo.state[t] = 0;
-    memo.made.clear();
-    memo.tolerance = -1;
-  }
-  if (keep) {
-    memo.h = h_;
-    memo.tolerance = options_.tolerance;
-    memo.sq.resize(ks_.rows);
-    memo.own.resize(traceable ? ks_.rows : 0);
-    memo.state.resize(ks_.rows);
-  }
+  const bool reuse =
+      memo_on && !rows && !with_gradient && memo.tolerance == options_.tolerance && memo.h == h_;
+  const bool keep = memo_on && rows && rows->size() <= memo_rows;
+  if (keep) memo = {};
+  std::size_t next_memo = 0;  // the memo's next row, as the pass walks the slots in engine order
+  std::vector<std::size_t> from(reuse ? m : 0);  // each row's place in the memo, or none
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   std::vector<double> own(traced || keep ? m : 0);
   double sse = 0, total = 0, trace = 0;
   for (std::span<const Slot> at; !(at = chunks.next()).empty();) {
     const std::size_t len = at.size();
+    if (reuse)
+      for (std::size_t k = 0; k < len; ++k)
+        from[k] = next_memo < memo.slot.size() && memo.slot[next_memo] == at[k].slot ? next_memo++ : none;
     parallel_for(options_.pool, len, d == 1 ? 64 : 8, [&](std::size_t a, std::size_t z) {
       Work w(shape());
       Rest cache;
@@ -111,10 +113,10 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
       for (std::size_t k = a; k < z; ++k) {
         Span s;
         const Slot at_k = at[k];
-        if (reuse && memo.state[at_k.slot] != 0) {
-          reached[k] = memo.state[at_k.slot] == 1;
-          sq[k] = memo.sq[at_k.slot];
-          if (traced) own[k] = memo.own[at_k.slot];
+        if (reuse && from[k] != none) {
+          reached[k] = memo.reached[from[k]];
+          sq[k] = memo.sq[from[k]];
+          if (traced) own[k] = memo.own[from[k]];
           continue;
         }
         const Row row = loo_row(plan, at_k, w, cache, s, with_gradient ? g.data() : nullptr, nullptr);
@@ -138,11 +140,10 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
     });
     if (keep)
       for (std::size_t k = 0; k < len; ++k) {
-        const std::uint32_t t = at[k].slot;
-        memo.made.push_back(t);
-        memo.state[t] = reached[k] ? 1 : 2;
-        memo.sq[t] = sq[k];
-        if (traceable) memo.own[t] = own[k];
+        memo.slot.push_back(at[k].slot);
+        memo.reached.push_back(reached[k]);
+        memo.sq.push_back(sq[k]);
+        if (traceable) memo.own.push_back(own[k]);
       }
     for (std::size_t k = 0; k < len; ++k) {
       sse += sq[k];
@@ -156,6 +157,10 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   }
   const double unit = ks_.y_scale * ks_.y_scale;
   out.mse = out.out_of_reach ? std::numeric_limits<double>::infinity() : sse / total * unit;
+  if (keep) {  // (valid only now: a pass that threw keeps nothing)
+    memo.h = h_;
+    memo.tolerance = options_.tolerance;
+  }
   if (!rows && !out.out_of_reach) every_row_reached_ = true;
   for (double& g : out.gradient) g = g / total * unit;
   if (traced && std::isfinite(trace)) out.trace = trace;
