@@ -99,7 +99,7 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
   std::size_t next_memo = 0;  // the memo's next row, as the pass walks the slots in engine order
   std::vector<std::size_t> from(reuse ? m : 0);  // each row's place in the memo, or none
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  std::vector<double> own(traced || keep ? m : 0);
+  std::vector<double> own(traceable && (traced || keep) ? m : 0);
   double sse = 0, total = 0, trace = 0;
   for (std::span<const Slot> at; !(at = chunks.next()).empty();) {
     const std::size_t len = at.size();

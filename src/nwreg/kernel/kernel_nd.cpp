@@ -136,9 +136,9 @@ template <class K>
   }
 }
 
-// NW's sweep in one pass over the keys for an exponential kernel over D continuous columns at
-// fixed bandwidths (no category, no adaptive scale): each key's weight, and its terms of s1 and
-// the gradient, made in registers as it is weighed, not read back from e. The same terms, summed
+// NW's sweep in one pass over the keys for an exponential kernel over D continuous columns (no
+// category, no adaptive per-key scale): each key's weight, and its terms of s1 and the
+// gradient, made in registers as it is weighed, not read back from e. The same terms, summed
 // in the same lanes and order as block_weights and the separate sums of fill_impl.
 template <class K, bool Grad, int D, bool W>
 [[gnu::always_inline]] inline double fused_nw(const Keys& keys, std::size_t lo, std::size_t hi, const double* q,
@@ -155,7 +155,7 @@ template <class K, bool Grad, int D, bool W>
   const double* y = sums.y;
   const double yb = sums.yb;
   double s0 = 0, s1 = 0;
-  // One key's weight into out, and its gradient terms into g[k]; returns the weight.
+  // Key i's weight into e[i], and its gradient terms into g[k]; returns the weight.
   auto key = [&](std::size_t i, double* g) NWREG_INLINE {
     double t = 0;
     for (int k = 0; k < D; ++k) {
