@@ -181,17 +181,18 @@ class Engine {
   // A leave-one-out pass over every row found each in reach at this bandwidth: loo_pass need not
   // look for one out of reach again (with a compact kernel, a row not sampled for its neighbours).
   mutable std::atomic<bool> every_row_reached_{false};
-  // Several columns: the rows of the last leave-one-out pass over listed rows, in engine order,
-  // at the bandwidths and tolerance it ran at, for a pass over every row without gradient at
-  // the same ones to take as made (the learner's report after its last descent on a sample):
-  // each row's slot, squared residual term, whether it was reached, and its own weight in the
-  // in-sample fit (NaN: none). A row is summed the same whichever rows a pass lists, with or
-  // without gradient (no backend is chosen by the rows' count there). Only the listed rows are
-  // kept (21 bytes each), valid once their pass has ended; a pass holds memo_mutex_ throughout.
+  // The rows of the last leave-one-out pass over listed rows (at most memo_rows, loo.cpp), at
+  // the bandwidths and tolerance it ran at, for a pass over every row without gradient at the
+  // same ones to take as made (the learner's report after its last descent on a sample): in
+  // the listed slots' order (engine order), each row's squared residual term, whether it was
+  // reached, and its own weight in the in-sample fit (NaN: none). Only where no backend sums
+  // the rows (no line index: several columns, or one with neighbour bandwidths or a category),
+  // so a row is summed the same whichever rows a pass lists, with or without gradient. Valid
+  // once its pass has ended; a pass holds memo_mutex_ throughout.
   struct RowMemo {
     std::vector<double> h;
     double tolerance = -1;  // (-1: nothing kept)
-    std::vector<std::uint32_t> slot;
+    std::shared_ptr<const std::vector<Slot>> slots;
     std::vector<double> sq, own;
     std::vector<char> reached;
   };
