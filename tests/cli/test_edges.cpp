@@ -437,7 +437,8 @@ TEST_CASE("edges: local linear stays the exact weighted line as h shrinks, not N
                                                             {"0.254", 0.1500000000013216},
                                                             {"0.256", 0.150000000001909},
                                                             {"0.3", 0.15000000096295824}};
-  for (const auto& [h, loo] : want) {
+  for (const auto& [h_text, loo] : want) {
+    const std::string h = h_text;  // a plain name: clang 14 cannot capture a structured binding
     CAPTURE(h);
     const Result r = run_nwreg({"fit", "-", "--method", "local-linear", "-b", h}, women);
     REQUIRE(r.exit_code == 0);

@@ -863,7 +863,8 @@ TEST_CASE("errors: the catalogue, one input each") {
     }
   }
   CHECK(sites >= 60);
-  for (const auto& [fragment, why] : exempt) {
+  for (const auto& entry : exempt) {
+    const std::string& fragment = entry.first;
     CAPTURE(fragment);
     CHECK(exemptions_used.count(fragment) == 1);  // no stale exemptions
   }

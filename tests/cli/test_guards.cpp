@@ -86,7 +86,8 @@ TEST_CASE("guards: output is byte for byte the same whatever --threads, and run 
 }
 
 TEST_CASE("guards: SIGTERM and SIGINT remove the temporary output and exit 143 and 130") {
-  for (auto [sig, code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
+  for (const auto& [signal_number, want_code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
+    const int sig = signal_number, code = want_code;  // plain names: clang 14 cannot capture a binding
     Scratch s;
     spit(s / "keep.csv", "old\n");
     const Blocked b = start_blocked({"predict", data("synthetic.csv"), "-b", "1", "--query", "-", "-o",
@@ -171,7 +172,7 @@ TEST_CASE("guards: a model fitted on other columns is refused") {
   CHECK(run_nwreg({"predict", data("faithful.csv"), "--model", model, "--grid", "50:90:20"}).exit_code == 0);
 }
 
-#ifndef __SANITIZE_ADDRESS__  // AddressSanitizer's shadow memory would dwarf the figure
+#ifndef NWREG_ASAN  // AddressSanitizer's shadow memory would dwarf the figure
 TEST_CASE("guards: 1e7 training rows work within about 3x the raw data size in memory") {
   Scratch s;
   const std::size_t n = 10'000'000;

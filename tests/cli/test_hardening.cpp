@@ -110,7 +110,7 @@ TEST_CASE("hardening: shards of 2^64 - 1 and shard numbers past 2^58 are exact")
 }
 
 TEST_CASE("hardening: threads that cannot be created are done without, said once") {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   MESSAGE("skipped under AddressSanitizer: it cannot run under an address-space limit");
 #else
   Scratch s;
@@ -134,7 +134,7 @@ TEST_CASE("hardening: threads that cannot be created are done without, said once
 TEST_CASE("hardening: with a given bandwidth, memory grows with rows x columns, not columns squared") {
   // 3 rows x 12,000 columns: NW's scratch once held a local system's (d + 1)^2 doubles per
   // chunk of queries (1.15 GB here, 3.2 GB at 20,000 columns) that it never sums.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   MESSAGE("skipped under AddressSanitizer: it cannot run under an address-space limit");
 #else
   Scratch s;

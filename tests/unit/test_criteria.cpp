@@ -471,7 +471,9 @@ TEST_CASE("criteria: where the fit nearly interpolates, RSS and n - tr(H) are su
   const Dataset d = read_dataset(r, ColumnChoice{});
   const std::vector<std::pair<Method, double>> cases = {{Method::nw, 0.118}, {Method::nw, 0.2}, {Method::nw, 0.35},
                                                         {Method::local_linear, 0.35}, {Method::local_linear, 0.5}};
-  for (const auto& [method, h] : cases) {
+  for (const auto& c : cases) {
+    const Method method = c.first;
+    const double h = c.second;
     long double sse = 0, room = 0;
     for (std::size_t i = 0; i < d.n; ++i) {
       std::vector<long double> e, u, dy;  // the others, about x_i and y_i

@@ -253,7 +253,8 @@ TEST_CASE("kernel::sums_detail: s0 and s1 bit for bit those of sums, w2 and sv a
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = std::sin(x[i]) + u(g), v[i] = u(g) * u(g);
   const double h = 0.4, K2 = -1.4426950408889634 / (2 * h * h);
   for (double q : {0.0, 1.37, 2.5, 4.99}) {
-    for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{0, 103}, {5, 12}, {40, 41}, {7, 7}}) {
+    for (const auto& range : {std::pair<std::size_t, std::size_t>{0, 103}, {5, 12}, {40, 41}, {7, 7}}) {
+      const std::size_t lo = range.first, hi = range.second;
       CAPTURE(q);
       CAPTURE(lo);
       const std::size_t b = lo < hi ? lo : 0;

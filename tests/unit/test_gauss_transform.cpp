@@ -287,7 +287,7 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
   const Keys k = keys(std::size_t{1} << 17, 0, 10);
   const Dataset d = dataset_of(k);
   ThreadPool pool(2);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   // The sanitizers' run checks the code, not the cases (the Release run has all of them): the
   // cells' key-by-key reference costs 3.5e9 pairs, 20 times the Release time there. The cells
   // themselves are checked above against exact sums.
@@ -306,7 +306,7 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
     keywise.predict(q.data(), q.size(), f2.data());
     for (std::size_t j = 0; j < q.size(); ++j) CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
   }
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(NWREG_ASAN)
   // Local linear's moments through the cells (1850 keys a box), against its windows key by key.
   EngineOptions o(1e-16, &pool);
   o.method = Method::local_linear;

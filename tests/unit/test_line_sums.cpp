@@ -79,7 +79,7 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
   std::size_t compared = 0, by_moments = 0;
   double worst = 0;
   int trial = 0;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   // The sanitizers' run checks the code, not the grid (the Release run has all of it): the
   // widest bandwidths' key-by-key sums cost n^2 at 20 times the Release time.
   const std::vector<double> ratios = {1e-6, 0.02, 1e3};
@@ -235,7 +235,7 @@ TEST_CASE("line sums: a merged key's rows gathered where moments fail keep their
 TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agrees with the key-by-key sums") {
   std::size_t by_moments = 0;
   int trial = 0;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   const std::vector<std::size_t> degrees = {0, 3};  // the sanitizers' run checks the code, not the grid
 #else
   const std::vector<std::size_t> degrees = {0, 1, 2, 3};

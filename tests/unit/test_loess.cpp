@@ -73,7 +73,10 @@ TEST_CASE("span and --robust: R's loess (surface direct) and lowess (--like lowe
   std::map<std::string, std::size_t> checked;
   std::map<std::string, double> worst;
   for (const auto& [key, rows] : fits) {
-    const auto& [set, call, degree, robust, span] = key;
+    const std::string& set = std::get<0>(key);
+    const std::string& call = std::get<1>(key);
+    const std::size_t degree = std::get<2>(key), robust = std::get<3>(key);
+    const double span = std::get<4>(key);
     const Dataset d = golden_set(set);
     EngineOptions e;
     e.lowess_window = call == "lowess";

@@ -133,7 +133,7 @@ TEST_CASE("local polynomial: degree 2 and 3 in two columns learn a bandwidth no 
     for (std::size_t i = 0; i < boston.n; ++i) s += std::pow(boston.x[i * boston.d + k] - m, 2);
     sd[k] = std::sqrt(s / static_cast<double>(boston.n - 1));
   }
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   const std::vector<std::size_t> degrees = {2};  // the sanitizers' run checks the code (a minute each), not the choice
   const std::vector<double> grid = {0.3, 3.0};
 #else
@@ -202,7 +202,7 @@ TEST_CASE("local polynomial: in several columns the learner never keeps a neares
   // neighbour, 0 epochs, LOO 0.115 where h = 0.2,1 gives 0.041). Now, in two columns, the
   // learned LOO error is at most the grid's best at every seed and degree; in three, a fit
   // with fewer effective neighbours than coefficients + 1 is at most the grid's best.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   const std::uint64_t seeds2 = 2, seeds3 = 0;  // the sanitizers check the code, not the choice
 #else
   const std::uint64_t seeds2 = 20, seeds3 = 2;

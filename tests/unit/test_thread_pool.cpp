@@ -33,7 +33,7 @@ TEST_CASE("a pool runs every chunk once, on as many threads as asked") {
 
 TEST_CASE("a pool under an address-space limit leaves three quarters of it to the data") {
   // In a child: RLIMIT_AS is per process, and the sanitizers reserve terabytes of it.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NWREG_ASAN)
   return;
 #else
   const pid_t pid = fork();
