@@ -437,8 +437,9 @@ TEST_CASE("edges: local linear stays the exact weighted line as h shrinks, not N
                                                             {"0.254", 0.1500000000013216},
                                                             {"0.256", 0.150000000001909},
                                                             {"0.3", 0.15000000096295824}};
-  for (const auto& [h_text, loo] : want) {
-    const std::string h = h_text;  // a plain name: clang 14 cannot capture a structured binding
+  for (const auto& h_and_loo : want) {
+    const std::string& h = h_and_loo.first;
+    const double loo = h_and_loo.second;
     CAPTURE(h);
     const Result r = run_nwreg({"fit", "-", "--method", "local-linear", "-b", h}, women);
     REQUIRE(r.exit_code == 0);

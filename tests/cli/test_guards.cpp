@@ -86,8 +86,8 @@ TEST_CASE("guards: output is byte for byte the same whatever --threads, and run 
 }
 
 TEST_CASE("guards: SIGTERM and SIGINT remove the temporary output and exit 143 and 130") {
-  for (const auto& [signal_number, want_code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
-    const int sig = signal_number, code = want_code;  // plain names: clang 14 cannot capture a binding
+  for (const auto& signal_and_code : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
+    const int sig = signal_and_code.first, code = signal_and_code.second;
     Scratch s;
     spit(s / "keep.csv", "old\n");
     const Blocked b = start_blocked({"predict", data("synthetic.csv"), "-b", "1", "--query", "-", "-o",
