@@ -26,8 +26,8 @@ namespace {
 // memory not on the rows (16 bytes a row, 1.6 GB at 1e8 rows, when they held every row).
 constexpr std::size_t pass_chunk = std::size_t{1} << 16;
 
-// The most listed rows a pass keeps for the next pass over every row (Engine::RowMemo: 17 MB beside the slots the pass lists):
-// the learner's sample is 50,000.
+// The most listed rows a pass keeps for the next pass over every row (Engine::RowMemo: 17 MB
+// beside the slots the pass lists): the learner's sample is 50,000.
 constexpr std::size_t memo_rows = 1000000;
 
 }  // namespace
