@@ -231,7 +231,12 @@ TEST_CASE("fast Gauss transform: not used where boxes hold few keys, queries are
 }
 
 TEST_CASE("leave-one-out and in-sample passes through the transform: as every key, for fewer pairs") {
-  for (double offset : {0.0, 1.7e9}) {
+#if defined(NWREG_ASAN)
+  const std::vector<double> offsets = {1.7e9};  // the sanitizers' run checks the code, not the cases
+#else
+  const std::vector<double> offsets = {0.0, 1.7e9};
+#endif
+  for (double offset : offsets) {
     CAPTURE(offset);
     const Keys k = keys(12000, offset, 5);
     Dataset d = dataset_of(k);

@@ -130,7 +130,12 @@ TEST_CASE("several x columns: start points descended at a looser tolerance learn
   // 1e-12. 3 columns, 1500 rows: y = sin x1 + cos x2 + 0.2 x3 + N(0, 0.5^2), Gaussian and
   // Laplace.
   const Dataset d = uniform_columns(1500, 3);
-  for (Kernel k : {Kernel::gaussian, Kernel::laplace}) {
+#if defined(NWREG_ASAN)
+  const std::vector<Kernel> kernels = {Kernel::gaussian};  // the sanitizers' run checks the code, not the cases
+#else
+  const std::vector<Kernel> kernels = {Kernel::gaussian, Kernel::laplace};
+#endif
+  for (Kernel k : kernels) {
     CAPTURE(to_string(k));
     FitOptions fast, every;
     fast.engine.kernel = every.engine.kernel = k;
