@@ -368,7 +368,7 @@ TEST_CASE("standard errors: the normal quantile, the formula by hand, and its co
   for (double x = 0.2; x <= 0.8 + 1e-9; x += 0.05) qs.push_back(x);
   std::size_t covered = 0, total = 0;
 #if defined(NWREG_ASAN)
-  const int reps = 40;  // the first 40 of the same data sets: the sanitizers' run checks the code, not the rate
+  const int reps = 20;  // the first 20 of the same data sets: the sanitizers' run checks the code, not the rate
 #else
   const int reps = 100;
 #endif
