@@ -2,8 +2,6 @@
 /// The subcommands: each has an options struct, a setup function that binds it to CLI11, and a
 /// run function. Run functions throw nwreg errors; main maps them to messages and exit codes.
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -3,6 +3,8 @@
 #include "cli/choices.h"
 #include "cli/wording.h"
 
+#include <CLI/CLI.hpp>
+
 #include <glob.h>
 #include <sys/stat.h>
 

@@ -2,8 +2,6 @@
 /// Options and steps shared by `fit` and `predict`: reading the training set and choosing the
 /// bandwidth (fixed, rule of thumb, or learned).
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -23,6 +21,10 @@
 #include "nwreg/model/model.h"
 #include "cli/progress.h"
 #include "nwreg/base/thread_pool.h"
+
+namespace CLI {  // CLI11's classes; the files that build the options include <CLI/CLI.hpp>
+class App;
+}  // namespace CLI
 
 namespace nwreg::cli {
 

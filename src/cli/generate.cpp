@@ -1,6 +1,8 @@
 #include "cli/choices.h"
 #include "cli/generate.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <map>

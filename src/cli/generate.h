@@ -3,10 +3,12 @@
 /// definitions that parse the options and print --help: `nwreg generate man|bash|zsh|fish`
 /// (hidden), run at build time and installed by `cmake --install`.
 
-#include <CLI/CLI.hpp>
-
 #include <ostream>
 #include <string>
+
+namespace CLI {  // CLI11's classes; the files that build the options include <CLI/CLI.hpp>
+class App;
+}  // namespace CLI
 
 namespace nwreg::cli {
 

@@ -1,3 +1,5 @@
+#include <CLI/CLI.hpp>
+
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
