@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "helpers.h"
 #include "nwreg/engine/attention.h"
 #include "nwreg/kernel/gauss_transform.h"
 #include "nwreg/base/thread_pool.h"
@@ -231,12 +232,8 @@ TEST_CASE("fast Gauss transform: not used where boxes hold few keys, queries are
 }
 
 TEST_CASE("leave-one-out and in-sample passes through the transform: as every key, for fewer pairs") {
-#if defined(NWREG_ASAN)
-  const std::vector<double> offsets = {1.7e9};  // the sanitizers' run checks the code, not the cases
-#else
-  const std::vector<double> offsets = {0.0, 1.7e9};
-#endif
-  for (double offset : offsets) {
+  // (Under the sanitizers without the references: testing::sanitized.)
+  for (double offset : {0.0, 1.7e9}) {
     CAPTURE(offset);
     const Keys k = keys(12000, offset, 5);
     Dataset d = dataset_of(k);
@@ -246,38 +243,48 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
     for (double h : {0.05, 0.2}) {
       CAPTURE(h);
       const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
-      const Attention every(d, {h}, EngineOptions(0.0, &pool));
-      const Attention keywise(d, {h}, keywise_options(&pool));
-      check_loo(fast, every);
-      check_loo(fast, keywise);  // the windows key by key, within the same bound
-      // A sample of rows as the learner asks for them.
+      // A sample of rows as the learner asks for them; the in-sample fit (AICc, GCV) and every
+      // row's residual (standard errors); predictions with standard errors' sums at 2000
+      // queries (some beyond the keys).
       const std::vector<std::size_t> rows = fast.spread_rows(2000);
-      const LooResult c = fast.loo(true, &rows), e = every.loo(true, &rows);
-      CHECK(c.mse == doctest::Approx(e.mse).epsilon(1e-13));
-      CHECK(c.gradient[0] == doctest::Approx(e.gradient[0]).epsilon(1e-10));
-      // The in-sample fit (AICc, GCV) and every row's residual (standard errors).
-      const InSample i1 = fast.insample(true), i2 = every.insample(true);
-      CHECK(i1.mse == doctest::Approx(i2.mse).epsilon(1e-13));
-      CHECK(i1.trace == doctest::Approx(i2.trace).epsilon(1e-13));
-      CHECK(i1.d_mse[0] == doctest::Approx(i2.d_mse[0]).epsilon(1e-10));
-      CHECK(i1.d_trace[0] == doctest::Approx(i2.d_trace[0]).epsilon(1e-10));
-      // Predictions with standard errors' sums at 2000 queries (some beyond the keys).
+      const LooResult c = fast.loo(true, &rows);
+      const InSample i1 = fast.insample(true);
       std::vector<double> q(2000), v(d.n);
       for (std::size_t j = 0; j < q.size(); ++j) q[j] = offset - 0.2 + 5.4 * static_cast<double>(j) / 1999;
       for (std::size_t i = 0; i < d.n; ++i) v[i] = std::cos(0.37 * static_cast<double>(i));
       std::vector<double> f1(q.size()), f2(q.size()), f0(q.size()), w1(q.size()), w2(q.size()), s1(q.size()),
           s2(q.size());
       fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
-      keywise.predict_detail(q.data(), q.size(), v, f2.data(), w2.data(), s2.data());
       fast.predict(q.data(), q.size(), f0.data());
+      for (std::size_t j = 0; j < q.size(); ++j) CHECK(f1[j] == f0[j]);  // as predict() makes it
+      const LooDetail r1 = fast.loo_residuals();
+      if (testing::sanitized) {
+        CHECK(std::isfinite(fast.loo(true).gradient[0]));
+        CHECK(std::isfinite(c.mse));
+        CHECK(std::isfinite(i1.trace));
+        CHECK(std::all_of(r1.residual.begin(), r1.residual.end(), [](double e) { return std::isfinite(e); }));
+        continue;
+      }
+      const Attention every(d, {h}, EngineOptions(0.0, &pool));
+      const Attention keywise(d, {h}, keywise_options(&pool));
+      check_loo(fast, every);
+      check_loo(fast, keywise);  // the windows key by key, within the same bound
+      const LooResult e = every.loo(true, &rows);
+      CHECK(c.mse == doctest::Approx(e.mse).epsilon(1e-13));
+      CHECK(c.gradient[0] == doctest::Approx(e.gradient[0]).epsilon(1e-10));
+      const InSample i2 = every.insample(true);
+      CHECK(i1.mse == doctest::Approx(i2.mse).epsilon(1e-13));
+      CHECK(i1.trace == doctest::Approx(i2.trace).epsilon(1e-13));
+      CHECK(i1.d_mse[0] == doctest::Approx(i2.d_mse[0]).epsilon(1e-10));
+      CHECK(i1.d_trace[0] == doctest::Approx(i2.d_trace[0]).epsilon(1e-10));
+      keywise.predict_detail(q.data(), q.size(), v, f2.data(), w2.data(), s2.data());
       for (std::size_t j = 0; j < q.size(); ++j) {
         CAPTURE(j);
-        CHECK(f1[j] == f0[j]);  // as predict() makes it
         CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
         CHECK(w1[j] == doctest::Approx(w2[j]).epsilon(1e-12));
         CHECK(std::abs(s1[j] - s2[j]) <= 1e-13);
       }
-      const LooDetail r1 = fast.loo_residuals(), r2 = every.loo_residuals();
+      const LooDetail r2 = every.loo_residuals();
       double worst = 0;
       for (std::size_t i = 0; i < d.n; ++i) worst = std::max(worst, std::abs(r1.residual[i] - r2.residual[i]));
       CHECK(worst <= 1e-12);
@@ -292,38 +299,36 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
   const Keys k = keys(std::size_t{1} << 17, 0, 10);
   const Dataset d = dataset_of(k);
   ThreadPool pool(2);
-#if defined(NWREG_ASAN)
-  // The sanitizers' run checks the code, not the cases (the Release run has all of them): the
-  // cells' key-by-key reference costs 3.5e9 pairs, 20 times the Release time there. The cells
-  // themselves are checked above against exact sums.
-  const std::vector<double> bandwidths = {0.004};
-#else
-  const std::vector<double> bandwidths = {0.004, 0.05};
-#endif
-  for (double h : bandwidths) {
+  // (Under the sanitizers without the key-by-key references, whose cells' pass costs 3.5e9
+  // pairs at 20 times the Release time: testing::sanitized.)
+  for (double h : {0.004, 0.05}) {
     CAPTURE(h);
     const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
-    const Attention keywise(d, {h}, keywise_options(&pool));
-    check_loo(fast, keywise);
     std::vector<double> q(2000), f1(q.size()), f2(q.size());
     for (std::size_t j = 0; j < q.size(); ++j) q[j] = -0.2 + 5.4 * static_cast<double>(j) / 1999;
     fast.predict(q.data(), q.size(), f1.data());
+    if (testing::sanitized) {
+      CHECK(std::isfinite(fast.loo(true).gradient[0]));
+      continue;
+    }
+    const Attention keywise(d, {h}, keywise_options(&pool));
+    check_loo(fast, keywise);
     keywise.predict(q.data(), q.size(), f2.data());
     for (std::size_t j = 0; j < q.size(); ++j) CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
   }
-#if !defined(NWREG_ASAN)
   // Local linear's moments through the cells (1850 keys a box), against its windows key by key.
   EngineOptions o(1e-16, &pool);
   o.method = Method::local_linear;
   const Attention fast(d, {0.05}, o);
+  const LooResult a = fast.loo(true);
+  CHECK(fast.counters().moment_rows == d.n);  // every row by moments
+  if (testing::sanitized) return;
   o.shortcuts = o.shortcuts.without(Shortcut::line_moments);
   const Attention keywise(d, {0.05}, o);
-  const LooResult a = fast.loo(true), b = keywise.loo(true);
+  const LooResult b = keywise.loo(true);
   CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-12));
   CHECK(a.gradient[0] == doctest::Approx(b.gradient[0]).epsilon(1e-9));
-  CHECK(fast.counters().moment_rows == d.n);  // every row by moments
   CHECK(keywise.counters().moment_rows == 0);
-#endif
 }
 
 TEST_CASE("the transform's smooth of values >= 0 spanning 18 orders: each local mean to 1e-12") {

@@ -71,6 +71,23 @@ double same_predictions(const Attention& a, const Attention& b, const std::vecto
   return worst;
 }
 
+// Under the sanitizers (testing::sanitized): a's passes without the key-by-key reference, each
+// figure finite.
+void passes_alone(const Attention& a, const std::vector<double>& q, bool gradient) {
+  std::vector<double> f(q.size());
+  a.predict(q.data(), q.size(), f.data());
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    CAPTURE(q[j]);
+    CHECK(std::isfinite(f[j]));
+  }
+  const LooResult l = a.loo(true);
+  CHECK(std::isfinite(l.mse));
+  CHECK(std::isfinite(l.gradient[0]));
+  const InSample i = a.insample(gradient);
+  CHECK(std::isfinite(i.mse));
+  CHECK(std::isfinite(i.trace));
+}
+
 bool close(double a, double b, double rel, double abs = 0) {
   return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)) + abs;
 }
@@ -81,15 +98,10 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
   std::size_t compared = 0, by_moments = 0;
   double worst = 0;
   int trial = 0;
-#if defined(NWREG_ASAN)
-  // The sanitizers' run checks the code, not the grid (the Release run has all of it): the
-  // widest bandwidths' key-by-key sums cost n^2 at 20 times the Release time.
-  const std::vector<double> ratios = {1e-6, 0.02, 1e3};
-  const std::size_t n = 3000;  // above line_min_keys distinct keys, ties and all
-#else
+  // (Under the sanitizers without the key-by-key reference, whose widest bandwidths cost n^2 at
+  // 20 times the Release time: testing::sanitized.)
   const std::vector<double> ratios = {1e-6, 2e-3, 0.02, 0.1, 1e3, 1e6};
   const std::size_t n = 4000;
-#endif
   for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace})
     for (std::size_t degree = 0; degree <= 3; ++degree)
       for (const double hr : ratios) {
@@ -100,7 +112,7 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
         EngineOptions on = options(kernel, degree), off = on;
         off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
         const std::vector<double> h = {10 * hr};
-        const Attention a(c.data, h, on), b(c.data, h, off);
+        const Attention a(c.data, h, on);
         CAPTURE(to_string(kernel));
         CAPTURE(degree);
         CAPTURE(hr);
@@ -113,18 +125,23 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
         std::vector<double> q;
         for (int j = 0; j < 120; ++j) q.push_back(x0 + 10 * j / 119.0);
         for (double far : {-1e3, -30.0, -0.5, 10.5, 25.0, 1e4}) q.push_back(x0 + (degree == 0 ? far : 5.0));
-        worst = std::max(worst, same_predictions(a, b, q, c.range));
         compared += q.size();
-        const LooResult la = a.loo(true), lb = b.loo(true);
-        CHECK(close(la.mse, lb.mse, 1e-10));
-        CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
-        const InSample ia = a.insample(true), ib = b.insample(true);
-        CHECK(close(ia.mse, ib.mse, 1e-10));
-        CHECK(close(ia.trace, ib.trace, 1e-10));
-        CHECK(close(ia.room, ib.room, 1e-10));
-        CHECK(close(ia.d_mse[0], ib.d_mse[0], 1e-7, 1e-12 * ib.mse));
-        CHECK(close(ia.d_trace[0], ib.d_trace[0], 1e-7, 1e-9));
-        CHECK(b.counters().moment_rows == 0);
+        if (testing::sanitized) {
+          passes_alone(a, q, true);
+        } else {
+          const Attention b(c.data, h, off);
+          worst = std::max(worst, same_predictions(a, b, q, c.range));
+          const LooResult la = a.loo(true), lb = b.loo(true);
+          CHECK(close(la.mse, lb.mse, 1e-10));
+          CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
+          const InSample ia = a.insample(true), ib = b.insample(true);
+          CHECK(close(ia.mse, ib.mse, 1e-10));
+          CHECK(close(ia.trace, ib.trace, 1e-10));
+          CHECK(close(ia.room, ib.room, 1e-10));
+          CHECK(close(ia.d_mse[0], ib.d_mse[0], 1e-7, 1e-12 * ib.mse));
+          CHECK(close(ia.d_trace[0], ib.d_trace[0], 1e-7, 1e-9));
+          CHECK(b.counters().moment_rows == 0);
+        }
         if (a.counters().moment_rows > 0) ++by_moments;
       }
   MESSAGE("largest difference over the range of y: " << worst);
@@ -242,14 +259,10 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
   const NeighbourBandwidth knn700{Neighbours::knn, 700}, knn1500{Neighbours::knn, 1500},
       span{Neighbours::span, 0, 0.3};
   std::vector<std::pair<NeighbourBandwidth, std::size_t>> trials;  // policy, degree
-#if defined(NWREG_ASAN)
-  // The sanitizers' run checks the code, not the grid: each policy at one degree (the
-  // key-by-key reference costs 26 s a trial there; the moments need windows of 5,000 keys).
-  trials = {{knn700, 0}, {knn1500, 3}, {span, 2}};
-#else
   for (const NeighbourBandwidth policy : {knn700, knn1500, span})
     for (std::size_t degree = 0; degree <= 3; ++degree) trials.emplace_back(policy, degree);
-#endif
+  // (Under the sanitizers without the key-by-key reference, 26 s a trial there; the moments
+  // need windows of 5,000 keys: testing::sanitized.)
   for (const auto& t : trials) {
     const NeighbourBandwidth policy = t.first;  // (names, not a structured binding: CAPTURE takes them)
     const std::size_t degree = t.second;
@@ -259,7 +272,7 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
     EngineOptions on = options(Kernel::gaussian, degree), off = on;
     on.neighbour_policy = off.neighbour_policy = policy;
     off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
-    const Attention a(c.data, {1.0}, on), b(c.data, {1.0}, off);
+    const Attention a(c.data, {1.0}, on);
     CAPTURE(to_string(policy));
     CAPTURE(degree);
     CAPTURE(x0);
@@ -267,14 +280,19 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
     for (int j = 0; j < 400; ++j) q.push_back(x0 + 10 * j / 399.0);
     if (degree == 0)
       for (double far : {-30.0, -0.5, 10.5, 25.0}) q.push_back(x0 + far);
-    same_predictions(a, b, q, c.range);
-    const LooResult la = a.loo(true), lb = b.loo(true);
-    CHECK(close(la.mse, lb.mse, 1e-10));
-    CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
-    const InSample ia = a.insample(false), ib = b.insample(false);
-    CHECK(close(ia.mse, ib.mse, 1e-10));
-    CHECK(close(ia.trace, ib.trace, 1e-10));
-    CHECK(b.counters().moment_rows == 0);
+    if (testing::sanitized) {
+      passes_alone(a, q, false);
+    } else {
+      const Attention b(c.data, {1.0}, off);
+      same_predictions(a, b, q, c.range);
+      const LooResult la = a.loo(true), lb = b.loo(true);
+      CHECK(close(la.mse, lb.mse, 1e-10));
+      CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
+      const InSample ia = a.insample(false), ib = b.insample(false);
+      CHECK(close(ia.mse, ib.mse, 1e-10));
+      CHECK(close(ia.trace, ib.trace, 1e-10));
+      CHECK(b.counters().moment_rows == 0);
+    }
     if (a.counters().moment_rows > 0) ++by_moments;
   }
   CHECK(by_moments == trials.size());

@@ -140,21 +140,24 @@ TEST_CASE("several x columns: start points descended at a looser tolerance learn
     FitOptions fast, every;
     fast.engine.kernel = every.engine.kernel = k;
     every.engine.tolerance = 0;
-    const FitResult a = fit_bandwidth(d, fast), b = fit_bandwidth(d, every);
+    const FitResult a = fit_bandwidth(d, fast);
     REQUIRE(a.bandwidth.size() == 3);
+    CHECK(a.stop_reason == "tolerance");
+    if (testing::sanitized) continue;  // without the reference
+    const FitResult b = fit_bandwidth(d, every);
     for (std::size_t j = 0; j < 3; ++j) CHECK(a.bandwidth[j] == doctest::Approx(b.bandwidth[j]).epsilon(1e-6));
     CHECK(a.loo_mse == doctest::Approx(b.loo_mse).epsilon(1e-12));
-    CHECK(a.stop_reason == "tolerance");
   }
 }
 
 TEST_CASE("several x columns: the leave-one-out pass over every row makes NW's tr(H) as the in-sample pass does") {
   // l_pp = w_p / (w_p + S0 K_b / K_p) from each row's leave-one-out sums, against the in-sample
   // pass's own weights: Gaussian and Laplace, with and without sample weights (one row of
-  // weight 0), 2 and 3 columns.
+  // weight 0), 2 and 3 columns. (Under the sanitizers half the cases, each value of each twice.)
   for (std::size_t d : {std::size_t{2}, std::size_t{3}})
     for (Kernel k : {Kernel::gaussian, Kernel::laplace})
       for (bool weighted : {false, true}) {
+        if (testing::sanitized && ((d == 3) != (k == Kernel::laplace)) != weighted) continue;
         CAPTURE(d);
         CAPTURE(to_string(k));
         CAPTURE(weighted);
