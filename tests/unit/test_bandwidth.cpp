@@ -163,12 +163,14 @@ TEST_CASE("learning on a sample of LOO rows stays within 0.1% of a full-data des
   FitOptions sampled;
   sampled.scan_rows = 300;
   sampled.descent_rows = 600;
-  const FitResult a = fit_bandwidth(d, full), b = fit_bandwidth(d, sampled);
-  CHECK(a.descent_rows == 6000);
+  const FitResult b = fit_bandwidth(d, sampled);
   CHECK(b.descent_rows == 600);
   CHECK(b.evaluations > 0);
   // b.loo_mse is over every row, like a.loo_mse.
   CHECK(b.loo_mse == doctest::Approx(Attention(d, b.bandwidth).loo(false).mse).epsilon(1e-15));
+  if (testing::sanitized) return;  // without the full-data descent
+  const FitResult a = fit_bandwidth(d, full);
+  CHECK(a.descent_rows == 6000);
   CHECK(b.loo_mse <= a.loo_mse * 1.001);
   CHECK(b.loo_mse >= a.loo_mse * (1 - 1e-12));  // a is the full-data minimum
 }
