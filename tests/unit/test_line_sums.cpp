@@ -92,6 +92,26 @@ bool close(double a, double b, double rel, double abs = 0) {
   return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)) + abs;
 }
 
+// a's predictions at q, leave-one-out error and gradient and in-sample fit (with its gradients
+// if asked) against b's, which sums key by key; returns the largest difference in prediction
+// over the range of y.
+double same_passes(const Attention& a, const Attention& b, const std::vector<double>& q, double range, bool gradient) {
+  const double worst = same_predictions(a, b, q, range);
+  const LooResult la = a.loo(true), lb = b.loo(true);
+  CHECK(close(la.mse, lb.mse, 1e-10));
+  CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
+  const InSample ia = a.insample(gradient), ib = b.insample(gradient);
+  CHECK(close(ia.mse, ib.mse, 1e-10));
+  CHECK(close(ia.trace, ib.trace, 1e-10));
+  if (gradient) {
+    CHECK(close(ia.room, ib.room, 1e-10));
+    CHECK(close(ia.d_mse[0], ib.d_mse[0], 1e-7, 1e-12 * ib.mse));
+    CHECK(close(ia.d_trace[0], ib.d_trace[0], 1e-7, 1e-9));
+  }
+  CHECK(b.counters().moment_rows == 0);
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sums") {
@@ -126,22 +146,10 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
         for (int j = 0; j < 120; ++j) q.push_back(x0 + 10 * j / 119.0);
         for (double far : {-1e3, -30.0, -0.5, 10.5, 25.0, 1e4}) q.push_back(x0 + (degree == 0 ? far : 5.0));
         compared += q.size();
-        if (testing::sanitized) {
+        if (testing::sanitized)
           passes_alone(a, q, true);
-        } else {
-          const Attention b(c.data, h, off);
-          worst = std::max(worst, same_predictions(a, b, q, c.range));
-          const LooResult la = a.loo(true), lb = b.loo(true);
-          CHECK(close(la.mse, lb.mse, 1e-10));
-          CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
-          const InSample ia = a.insample(true), ib = b.insample(true);
-          CHECK(close(ia.mse, ib.mse, 1e-10));
-          CHECK(close(ia.trace, ib.trace, 1e-10));
-          CHECK(close(ia.room, ib.room, 1e-10));
-          CHECK(close(ia.d_mse[0], ib.d_mse[0], 1e-7, 1e-12 * ib.mse));
-          CHECK(close(ia.d_trace[0], ib.d_trace[0], 1e-7, 1e-9));
-          CHECK(b.counters().moment_rows == 0);
-        }
+        else
+          worst = std::max(worst, same_passes(a, Attention(c.data, h, off), q, c.range, true));
         if (a.counters().moment_rows > 0) ++by_moments;
       }
   MESSAGE("largest difference over the range of y: " << worst);
@@ -280,19 +288,10 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
     for (int j = 0; j < 400; ++j) q.push_back(x0 + 10 * j / 399.0);
     if (degree == 0)
       for (double far : {-30.0, -0.5, 10.5, 25.0}) q.push_back(x0 + far);
-    if (testing::sanitized) {
+    if (testing::sanitized)
       passes_alone(a, q, false);
-    } else {
-      const Attention b(c.data, {1.0}, off);
-      same_predictions(a, b, q, c.range);
-      const LooResult la = a.loo(true), lb = b.loo(true);
-      CHECK(close(la.mse, lb.mse, 1e-10));
-      CHECK(close(la.gradient[0], lb.gradient[0], 1e-7, 1e-12 * lb.mse));
-      const InSample ia = a.insample(false), ib = b.insample(false);
-      CHECK(close(ia.mse, ib.mse, 1e-10));
-      CHECK(close(ia.trace, ib.trace, 1e-10));
-      CHECK(b.counters().moment_rows == 0);
-    }
+    else
+      same_passes(a, Attention(c.data, {1.0}, off), q, c.range, false);
     if (a.counters().moment_rows > 0) ++by_moments;
   }
   CHECK(by_moments == trials.size());
