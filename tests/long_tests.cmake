@@ -4,9 +4,9 @@
 # (Testing/Temporary/CTestCostData.txt) keeps a name only up to its first space, so every test
 # would cost 0 and start in the order declared: a two-minute test started late ran alone on
 # one core at the end. These, the tests of 10 s or more in the Release run or the sanitizers'
-# (seconds on 2 cores, in that order, 2026-12-02), start first, the longest first; cli_fuzz,
+# (seconds on 2 cores, in that order, 2026-12-02), start first, by the two times added; cli_fuzz,
 # which holds both cores (RUN_SERIAL), starts last (its COST is in CMakeLists.txt). A name no
-# longer found is skipped: it only loses its place.
+# longer found is skipped: it only loses its place (a renamed test's entry is renamed here).
 set(nwreg_long_tests
   "local polynomial: no nearest-key corner a coarse grid beats in several columns, degree 3"  # 85 s, 13 s
   "local polynomial: no nearest-key corner a coarse grid beats in several columns, degree 2"  # 42 s, 13 s

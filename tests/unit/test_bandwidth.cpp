@@ -166,7 +166,7 @@ TEST_CASE("learning on a sample of LOO rows stays within 0.1% of a full-data des
   const FitResult b = fit_bandwidth(d, sampled);
   CHECK(b.descent_rows == 600);
   CHECK(b.evaluations > 0);
-  // b.loo_mse is over every row, like a.loo_mse.
+  // b.loo_mse is over every row, as a full-data descent's is.
   CHECK(b.loo_mse == doctest::Approx(Attention(d, b.bandwidth).loo(false).mse).epsilon(1e-15));
   if (testing::sanitized) return;  // without the full-data descent
   const FitResult a = fit_bandwidth(d, full);

@@ -232,7 +232,6 @@ TEST_CASE("fast Gauss transform: not used where boxes hold few keys, queries are
 }
 
 TEST_CASE("leave-one-out and in-sample passes through the transform: as every key, for fewer pairs") {
-  // (Under the sanitizers without the references: testing::sanitized.)
   for (double offset : {0.0, 1.7e9}) {
     CAPTURE(offset);
     const Keys k = keys(12000, offset, 5);
@@ -240,51 +239,52 @@ TEST_CASE("leave-one-out and in-sample passes through the transform: as every ke
     std::shuffle(d.x.begin(), d.x.end(), std::mt19937_64(9));  // input order is not x order
     for (std::size_t i = 0; i < d.n; ++i) d.y[i] = std::sin(d.x[i] - offset) + 0.1 * std::cos(37.0 * i) + 100;
     ThreadPool pool(2);
+    std::vector<double> q(2000), v(d.n);  // queries, some beyond the keys, and values to smooth
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] = offset - 0.2 + 5.4 * static_cast<double>(j) / 1999;
+    for (std::size_t i = 0; i < d.n; ++i) v[i] = std::cos(0.37 * static_cast<double>(i));
+    std::vector<double> f1(q.size()), f2(q.size()), f0(q.size()), w1(q.size()), w2(q.size()), s1(q.size()),
+        s2(q.size());
     for (double h : {0.05, 0.2}) {
       CAPTURE(h);
       const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
-      // A sample of rows as the learner asks for them; the in-sample fit (AICc, GCV) and every
-      // row's residual (standard errors); predictions with standard errors' sums at 2000
-      // queries (some beyond the keys).
       const std::vector<std::size_t> rows = fast.spread_rows(2000);
-      const LooResult c = fast.loo(true, &rows);
-      const InSample i1 = fast.insample(true);
-      std::vector<double> q(2000), v(d.n);
-      for (std::size_t j = 0; j < q.size(); ++j) q[j] = offset - 0.2 + 5.4 * static_cast<double>(j) / 1999;
-      for (std::size_t i = 0; i < d.n; ++i) v[i] = std::cos(0.37 * static_cast<double>(i));
-      std::vector<double> f1(q.size()), f2(q.size()), f0(q.size()), w1(q.size()), w2(q.size()), s1(q.size()),
-          s2(q.size());
-      fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
-      fast.predict(q.data(), q.size(), f0.data());
-      for (std::size_t j = 0; j < q.size(); ++j) CHECK(f1[j] == f0[j]);  // as predict() makes it
-      const LooDetail r1 = fast.loo_residuals();
-      if (testing::sanitized) {
+      if (testing::sanitized) {  // the passes without the references
         CHECK(std::isfinite(fast.loo(true).gradient[0]));
-        CHECK(std::isfinite(c.mse));
-        CHECK(std::isfinite(i1.trace));
-        CHECK(std::all_of(r1.residual.begin(), r1.residual.end(), [](double e) { return std::isfinite(e); }));
+        CHECK(std::isfinite(fast.loo(true, &rows).mse));
+        CHECK(std::isfinite(fast.insample(true).trace));
+        fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
+        fast.predict(q.data(), q.size(), f0.data());
+        CHECK(f1 == f0);  // as predict() makes it
+        const LooDetail r = fast.loo_residuals();
+        CHECK(std::all_of(r.residual.begin(), r.residual.end(), [](double e) { return std::isfinite(e); }));
         continue;
       }
       const Attention every(d, {h}, EngineOptions(0.0, &pool));
       const Attention keywise(d, {h}, keywise_options(&pool));
       check_loo(fast, every);
       check_loo(fast, keywise);  // the windows key by key, within the same bound
-      const LooResult e = every.loo(true, &rows);
+      // A sample of rows as the learner asks for them.
+      const LooResult c = fast.loo(true, &rows), e = every.loo(true, &rows);
       CHECK(c.mse == doctest::Approx(e.mse).epsilon(1e-13));
       CHECK(c.gradient[0] == doctest::Approx(e.gradient[0]).epsilon(1e-10));
-      const InSample i2 = every.insample(true);
+      // The in-sample fit (AICc, GCV) and every row's residual (standard errors).
+      const InSample i1 = fast.insample(true), i2 = every.insample(true);
       CHECK(i1.mse == doctest::Approx(i2.mse).epsilon(1e-13));
       CHECK(i1.trace == doctest::Approx(i2.trace).epsilon(1e-13));
       CHECK(i1.d_mse[0] == doctest::Approx(i2.d_mse[0]).epsilon(1e-10));
       CHECK(i1.d_trace[0] == doctest::Approx(i2.d_trace[0]).epsilon(1e-10));
+      // Predictions with standard errors' sums at the queries.
+      fast.predict_detail(q.data(), q.size(), v, f1.data(), w1.data(), s1.data());
       keywise.predict_detail(q.data(), q.size(), v, f2.data(), w2.data(), s2.data());
+      fast.predict(q.data(), q.size(), f0.data());
       for (std::size_t j = 0; j < q.size(); ++j) {
         CAPTURE(j);
+        CHECK(f1[j] == f0[j]);  // as predict() makes it
         CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
         CHECK(w1[j] == doctest::Approx(w2[j]).epsilon(1e-12));
         CHECK(std::abs(s1[j] - s2[j]) <= 1e-13);
       }
-      const LooDetail r2 = every.loo_residuals();
+      const LooDetail r1 = fast.loo_residuals(), r2 = every.loo_residuals();
       double worst = 0;
       for (std::size_t i = 0; i < d.n; ++i) worst = std::max(worst, std::abs(r1.residual[i] - r2.residual[i]));
       CHECK(worst <= 1e-12);
@@ -306,13 +306,15 @@ TEST_CASE("leave-one-out passes over 2^17 keys (binned, cells): as the windows k
     const Attention fast(d, {h}, EngineOptions(1e-16, &pool));
     std::vector<double> q(2000), f1(q.size()), f2(q.size());
     for (std::size_t j = 0; j < q.size(); ++j) q[j] = -0.2 + 5.4 * static_cast<double>(j) / 1999;
-    fast.predict(q.data(), q.size(), f1.data());
     if (testing::sanitized) {
       CHECK(std::isfinite(fast.loo(true).gradient[0]));
+      fast.predict(q.data(), q.size(), f1.data());
+      CHECK(std::all_of(f1.begin(), f1.end(), [](double f) { return std::isfinite(f); }));
       continue;
     }
     const Attention keywise(d, {h}, keywise_options(&pool));
     check_loo(fast, keywise);
+    fast.predict(q.data(), q.size(), f1.data());
     keywise.predict(q.data(), q.size(), f2.data());
     for (std::size_t j = 0; j < q.size(); ++j) CHECK(std::abs(f1[j] - f2[j]) <= 1e-13);
   }
