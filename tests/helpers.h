@@ -14,8 +14,9 @@ namespace testing {
 
 /// Under the sanitizers (NWREG_ASAN) the run checks the code, not the cases: the Release run
 /// checks every case against its reference. There a test whose reference is a slower way to the
-/// same sums (every key, tolerance 0), code that the other tests run, leaves it out and runs
-/// only the code under test, checking what that makes.
+/// same answer (every key, tolerance 0, a grid of bandwidths, a full-data descent; code the other
+/// tests run) or a rate over many data sets leaves it out, or runs fewer cases, and checks what
+/// the code under test makes.
 #if defined(NWREG_ASAN)
 inline constexpr bool sanitized = true;
 #else

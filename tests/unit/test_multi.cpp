@@ -130,11 +130,9 @@ TEST_CASE("several x columns: start points descended at a looser tolerance learn
   // 1e-12. 3 columns, 1500 rows: y = sin x1 + cos x2 + 0.2 x3 + N(0, 0.5^2), Gaussian and
   // Laplace.
   const Dataset d = uniform_columns(1500, 3);
-#if defined(NWREG_ASAN)
-  const std::vector<Kernel> kernels = {Kernel::gaussian};  // the sanitizers' run checks the code, not the cases
-#else
-  const std::vector<Kernel> kernels = {Kernel::gaussian, Kernel::laplace};
-#endif
+  // (Under the sanitizers the Gaussian alone, without the reference: testing::sanitized.)
+  const auto kernels = testing::sanitized ? std::vector<Kernel>{Kernel::gaussian}
+                                          : std::vector<Kernel>{Kernel::gaussian, Kernel::laplace};
   for (Kernel k : kernels) {
     CAPTURE(to_string(k));
     FitOptions fast, every;
@@ -143,7 +141,7 @@ TEST_CASE("several x columns: start points descended at a looser tolerance learn
     const FitResult a = fit_bandwidth(d, fast);
     REQUIRE(a.bandwidth.size() == 3);
     CHECK(a.stop_reason == "tolerance");
-    if (testing::sanitized) continue;  // without the reference
+    if (testing::sanitized) continue;
     const FitResult b = fit_bandwidth(d, every);
     for (std::size_t j = 0; j < 3; ++j) CHECK(a.bandwidth[j] == doctest::Approx(b.bandwidth[j]).epsilon(1e-6));
     CHECK(a.loo_mse == doctest::Approx(b.loo_mse).epsilon(1e-12));

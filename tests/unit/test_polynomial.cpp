@@ -133,13 +133,9 @@ TEST_CASE("local polynomial: degree 2 and 3 in two columns learn a bandwidth no 
     for (std::size_t i = 0; i < boston.n; ++i) s += std::pow(boston.x[i * boston.d + k] - m, 2);
     sd[k] = std::sqrt(s / static_cast<double>(boston.n - 1));
   }
-#if defined(NWREG_ASAN)
-  const std::vector<std::size_t> degrees = {2};  // the sanitizers' run checks the code (a minute each), not the choice
-#else
-  const std::vector<std::size_t> degrees = {2, 3};
-#endif
-  // (Under the sanitizers without the grid: testing::sanitized.)
-  const std::vector<double> grid = testing::sanitized ? std::vector<double>{} : std::vector<double>{0.1, 0.3, 1.0, 3.0};
+  // (Under the sanitizers degree 2 alone, a minute, and without the grid: testing::sanitized.)
+  const auto degrees = testing::sanitized ? std::vector<std::size_t>{2} : std::vector<std::size_t>{2, 3};
+  const auto grid = testing::sanitized ? std::vector<double>{} : std::vector<double>{0.1, 0.3, 1.0, 3.0};
   for (std::size_t degree : degrees) {
     CAPTURE(degree);
     FitOptions o;
@@ -202,11 +198,8 @@ double grid_best(const Dataset& data, const EngineOptions& o) {
 // coefficients + 1 is at most the grid's best. (One test case a degree, so that ctest runs them
 // side by side.)
 void check_no_corner(std::size_t degree) {
-#if defined(NWREG_ASAN)
-  const std::uint64_t seeds2 = 1, seeds3 = 0;  // the sanitizers check the code, not the choice (3 columns: 200 s)
-#else
-  const std::uint64_t seeds2 = 20, seeds3 = 2;
-#endif
+  // (Under the sanitizers one seed in two columns, none in three, 200 s there: testing::sanitized.)
+  const std::uint64_t seeds2 = testing::sanitized ? 1 : 20, seeds3 = testing::sanitized ? 0 : 2;
   for (std::size_t noise : {1, 2})
     for (std::uint64_t seed = 1; seed <= (noise == 1 ? seeds2 : seeds3); ++seed) {
       CAPTURE(noise);
