@@ -2,6 +2,7 @@
 // Shared test helpers: paths to data and golden files, a small CSV reader independent of
 // nwreg's own, and data sets built in code.
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "nwreg/data/dataset.h"
+#include "nwreg/engine/options.h"
 
 namespace testing {
 
@@ -77,6 +79,19 @@ inline std::vector<double> number_list(const std::string& text) {
   std::vector<double> v;
   for (std::string w; in >> w;) v.push_back(std::stod(w));
   return v;
+}
+
+/// |a - b| / |b|.
+inline double relative(double a, double b) { return std::abs(a - b) / std::abs(b); }
+
+/// Engine options with a kernel, a method and what to do out of reach; the rest as default.
+inline nwreg::EngineOptions engine(nwreg::Kernel k, nwreg::Method m = nwreg::Method::nw,
+                                   nwreg::OutOfReach o = nwreg::OutOfReach::error) {
+  nwreg::EngineOptions e;
+  e.kernel = k;
+  e.method = m;
+  e.out_of_reach = o;
+  return e;
 }
 
 /// mcycle (times -> accel) or Boston (lstat, rm -> medv), read with nwreg's reader.

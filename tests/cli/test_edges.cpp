@@ -23,16 +23,6 @@ std::string num(double v) {
   return b;
 }
 
-// A CSV row's fields.
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  for (char c : line) {
-    if (c == ',') out.emplace_back();
-    else out.back().push_back(c);
-  }
-  return out;
-}
-
 // 200 rows, x uniform on [0, 4] and [6, 10] (a gap between), y = sin x + noise of sd about 0.3,
 // from a fixed linear congruential generator.
 std::string gap_data() {

@@ -10,25 +10,6 @@
 using namespace clitest;
 using Json = nlohmann::json;
 
-namespace {
-
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("methods cli: a model file keeps kernel, method and statistics, predict --model uses them") {
   Scratch s;
   const std::string model = (s / "m.json").string();

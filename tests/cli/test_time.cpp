@@ -28,15 +28,6 @@ double nw(const std::vector<double>& x, const std::vector<double>& y, double h, 
   return num / den;
 }
 
-// The fields of a CSV line (no quoting in these outputs).
-std::vector<std::string> fields(const std::string& line, char sep = ',') {
-  std::vector<std::string> out;
-  std::size_t from = 0;
-  for (std::size_t at; (at = line.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(line.substr(from, at - from));
-  out.push_back(line.substr(from));
-  return out;
-}
-
 double number(const std::string& text) { return *nwreg::parse_double(text); }
 
 }  // namespace

@@ -25,14 +25,6 @@ using namespace nwreg;
 
 namespace {
 
-EngineOptions engine(Kernel k, Method m) {
-  EngineOptions e;
-  e.kernel = k;
-  e.method = m;
-  return e;
-}
-
-
 }  // namespace
 
 TEST_CASE("criteria: tr(H) and the in-sample fit by hand on three points") {
@@ -41,7 +33,7 @@ TEST_CASE("criteria: tr(H) and the in-sample fit by hand on three points") {
   // NW, h = 1: row 0 weighs (1, a, b), row 1 (a, 1, a), row 2 (b, a, 1).
   const double f0 = (1 + 2 * a + 4 * b) / (1 + a + b), f1 = (a + 2 + 4 * a) / (1 + 2 * a),
                f2 = (b + 2 * a + 4) / (1 + a + b);
-  const InSample nw = Attention(d, {1.0}, engine(Kernel::gaussian, Method::nw)).insample(false);
+  const InSample nw = Attention(d, {1.0}, testing::engine(Kernel::gaussian, Method::nw)).insample(false);
   CHECK(nw.trace == doctest::Approx(2 / (1 + a + b) + 1 / (1 + 2 * a)).epsilon(1e-14));
   CHECK(nw.mse == doctest::Approx(((1 - f0) * (1 - f0) + (2 - f1) * (2 - f1) + (4 - f2) * (4 - f2)) / 3).epsilon(1e-13));
   // Local linear at x_j: l_jj = [S^-1]_00 = S11 / (S00 S11 - S01^2), S = sum_i e_i z_i z_i^T.
@@ -53,7 +45,7 @@ TEST_CASE("criteria: tr(H) and the in-sample fit by hand on three points") {
     }
     return s11 / (s00 * s11 - s01 * s01);
   };
-  const InSample ll = Attention(d, {1.0}, engine(Kernel::gaussian, Method::local_linear)).insample(false);
+  const InSample ll = Attention(d, {1.0}, testing::engine(Kernel::gaussian, Method::local_linear)).insample(false);
   CHECK(ll.trace == doctest::Approx(own(0) + own(1) + own(2)).epsilon(1e-13));
   // The criteria from them.
   const LooResult aicc = criterion_value(Criterion::aicc, nw, 3, false);
@@ -77,7 +69,7 @@ TEST_CASE("criteria: RSS, tr(H), AICc and GCV equal a brute-force smoother matri
     std::vector<double> h;
     std::istringstream hs(g.at("bandwidth")[i]);
     for (double v; hs >> v;) h.push_back(v);
-    const Attention a(d, h, engine(parse_kernel(kernel), reg == "ll" ? Method::local_linear : Method::nw));
+    const Attention a(d, h, testing::engine(parse_kernel(kernel), reg == "ll" ? Method::local_linear : Method::nw));
     const InSample fit = a.insample(false);
     CHECK(fit.mse == doctest::Approx(std::stod(g.at("rss_mean")[i])).epsilon(1e-10));
     CHECK(fit.trace == doctest::Approx(std::stod(g.at("trace")[i])).epsilon(1e-10));
@@ -112,13 +104,13 @@ TEST_CASE("criteria: gradients of RSS, tr(H), AICc and GCV match finite differen
                                       : k == Kernel::epanechnikov ? std::vector<double>{2.37, 2.93}
                                                                   : std::vector<double>{6.0, 1.5};
         const double n = static_cast<double>(d.n);
-        const InSample fit = Attention(d, h, engine(k, m)).insample(true);
+        const InSample fit = Attention(d, h, testing::engine(k, m)).insample(true);
         for (std::size_t c = 0; c < h.size(); ++c) {
           const double eps = 1e-5;
           auto at = [&](double t) {
             auto hh = h;
             hh[c] *= std::exp(t);
-            return Attention(d, hh, engine(k, m)).insample(false);
+            return Attention(d, hh, testing::engine(k, m)).insample(false);
           };
           const InSample up = at(eps), down = at(-eps);
           CHECK(fit.d_mse[c] == doctest::Approx((up.mse - down.mse) / (2 * eps)).epsilon(1e-5).scale(1e-6));
@@ -142,7 +134,7 @@ TEST_CASE("criteria: learning reaches the minimum of AICc and GCV, and reports t
       CAPTURE(to_string(m));
       FitOptions o;
       o.criterion = cr;
-      o.engine = engine(Kernel::gaussian, m);
+      o.engine = testing::engine(Kernel::gaussian, m);
       const FitResult r = fit_bandwidth(d, o);
       CHECK(r.stop_reason == "tolerance");
       auto value = [&](double h) {
@@ -208,7 +200,7 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
   d.x[10] = d.x[11];  // a tie, kept in input order
   for (std::size_t k : {0, 1, 3}) {
     CAPTURE(k);
-    EngineOptions fast = engine(Kernel::gaussian, Method::nw);
+    EngineOptions fast = testing::engine(Kernel::gaussian, Method::nw);
     fast.leave_out = k;
     CHECK(Attention(d, {0.04}, fast).loo(false).mse == doctest::Approx(block_loo(d, 0.04, k)).epsilon(1e-12));
     // The scalar path (sample weights of 1 take it) agrees with the vectorised one.
@@ -217,7 +209,7 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
     CHECK(Attention(weighted, {0.04}, fast).loo(false).mse == doctest::Approx(block_loo(d, 0.04, k)).epsilon(1e-12));
     // Its gradient, for each method, against finite differences.
     for (Method m : {Method::nw, Method::local_linear}) {
-      EngineOptions e = engine(Kernel::gaussian, m);
+      EngineOptions e = testing::engine(Kernel::gaussian, m);
       e.leave_out = k;
       const LooResult r = Attention(d, {0.04}, e).loo(true);
       const double eps = 1e-5;
@@ -227,7 +219,7 @@ TEST_CASE("leave-block-out: each row also leaves out the k nearest keys on each 
       CHECK(r.gradient[0] == doctest::Approx(fd).epsilon(1e-6));
     }
   }
-  EngineOptions two = engine(Kernel::gaussian, Method::nw);
+  EngineOptions two = testing::engine(Kernel::gaussian, Method::nw);
   two.leave_out = 1;
   Dataset boston = testing::mcycle_or_boston("boston");
   CHECK_THROWS_WITH_AS(Attention(boston, {1.0, 1.0}, two),
@@ -262,7 +254,7 @@ TEST_CASE("a cycle the pilot fit misses is structure, not correlated errors: lea
 TEST_CASE("leave-block-out and `min_neighbours` keep an AR(1) series from being interpolated") {
   const Dataset d = ar1_series(400);
   auto neighbours = [&](const FitResult& r, std::size_t k) {
-    EngineOptions e = engine(Kernel::gaussian, Method::nw);
+    EngineOptions e = testing::engine(Kernel::gaussian, Method::nw);
     e.leave_out = k;
     return Attention(d, r.bandwidth, e).loo_detail(2000, false).neighbours;
   };
@@ -350,8 +342,8 @@ TEST_CASE("criteria: the 1-D Gaussian NW fast path gives the general path's fit,
   general.weight.assign(general.n, 1.0);
   for (double h : {0.3, 1.7, 9.0}) {
     CAPTURE(h);
-    const InSample a = Attention(fast, {h}, engine(Kernel::gaussian, Method::nw)).insample(true);
-    const InSample b = Attention(general, {h}, engine(Kernel::gaussian, Method::nw)).insample(true);
+    const InSample a = Attention(fast, {h}, testing::engine(Kernel::gaussian, Method::nw)).insample(true);
+    const InSample b = Attention(general, {h}, testing::engine(Kernel::gaussian, Method::nw)).insample(true);
     CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-12));
     CHECK(a.trace == doctest::Approx(b.trace).epsilon(1e-12));
     CHECK(a.d_mse[0] == doctest::Approx(b.d_mse[0]).epsilon(1e-10));
@@ -497,7 +489,7 @@ TEST_CASE("criteria: where the fit nearly interpolates, RSS and n - tr(H) are su
       room += free;
     }
     const double n = static_cast<double>(d.n);
-    const InSample fit = Attention(d, {h}, engine(Kernel::gaussian, method)).insample(false);
+    const InSample fit = Attention(d, {h}, testing::engine(Kernel::gaussian, method)).insample(false);
     CAPTURE(h);
     CAPTURE(to_string(method));
     CHECK(fit.mse == doctest::Approx(static_cast<double>(sse / n)).epsilon(1e-9));
@@ -506,7 +498,7 @@ TEST_CASE("criteria: where the fit nearly interpolates, RSS and n - tr(H) are su
           doctest::Approx(static_cast<double>(n * sse / (room * room))).epsilon(1e-9));
   }
   // locfit's GCV there (deg 0, the same Gaussian weights) is 0.2435; it was 0.
-  const InSample at = Attention(d, {0.118}, engine(Kernel::gaussian, Method::nw)).insample(false);
+  const InSample at = Attention(d, {0.118}, testing::engine(Kernel::gaussian, Method::nw)).insample(false);
   CHECK(criterion_value(Criterion::gcv, at, static_cast<double>(d.n), false).mse == doctest::Approx(0.2435).epsilon(1e-3));
 }
 

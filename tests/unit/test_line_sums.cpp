@@ -21,7 +21,7 @@ using namespace nwreg;
 
 namespace {
 
-struct Case {
+struct SumsCase {
   Dataset data;
   double range = 1;  // of y
   double x0 = 0;
@@ -29,7 +29,7 @@ struct Case {
 
 // n keys on [x0, x0 + 10], y = y0 + sin x + noise; ties (x on a grid of 1/500) and sample weights
 // (with zeros) as asked.
-Case make_case(std::size_t n, double x0, double y0, bool ties, bool weights, std::uint64_t seed) {
+SumsCase make_case(std::size_t n, double x0, double y0, bool ties, bool weights, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 10);
   std::normal_distribution<double> noise(0, 0.3);
@@ -39,7 +39,7 @@ Case make_case(std::size_t n, double x0, double y0, bool ties, bool weights, std
     x[i] = x0 + v;
     y[i] = y0 + std::sin(v) + noise(rng);
   }
-  Case c{testing::make_dataset(x, y), 1, x0};
+  SumsCase c{testing::make_dataset(x, y), 1, x0};
   if (weights)
     for (std::size_t i = 0; i < n; ++i) c.data.weight.push_back(i % 13 == 0 ? 0.0 : 0.25 + static_cast<double>(i % 7) / 3);
   const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
@@ -126,7 +126,7 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
         ++trial;
         const bool ties = trial % 3 == 0, weights = trial % 2 == 1 || (kernel == Kernel::gaussian && degree == 0);
         const double x0 = trial % 4 == 0 ? 1.7e9 : 0, y0 = trial % 5 == 0 ? 1e6 : 0;
-        const Case c = make_case(4000, x0, y0, ties, weights, 1000 + trial);
+        const SumsCase c = make_case(4000, x0, y0, ties, weights, 1000 + trial);
         EngineOptions on = options(kernel, degree), off = on;
         off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
         const std::vector<double> h = {10 * hr};
@@ -160,7 +160,7 @@ TEST_CASE("line sums: Gaussian and Laplace moments agree with the key-by-key sum
 TEST_CASE("line sums: the gradients in log h match finite differences of the criteria") {
   for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace})
     for (std::size_t degree : {0, 1, 2}) {
-      const Case c = make_case(5000, 1.7e9, 50, false, true, 77 + degree);
+      const SumsCase c = make_case(5000, 1.7e9, 50, false, true, 77 + degree);
       const EngineOptions o = options(kernel, degree);
       const double h = 0.08, eps = 1e-4;
       const Attention a(c.data, {h}, o), up(c.data, {h * std::exp(eps)}, o), down(c.data, {h * std::exp(-eps)}, o);
@@ -177,7 +177,7 @@ TEST_CASE("line sums: the gradients in log h match finite differences of the cri
 TEST_CASE("line sums: the same bytes for any number of threads") {
   ThreadPool two(2), four(4);
   for (const Kernel kernel : {Kernel::gaussian, Kernel::laplace, Kernel::tricube}) {
-    const Case c = make_case(20000, 0, 0, true, true, 5);
+    const SumsCase c = make_case(20000, 0, 0, true, true, 5);
     EngineOptions one = options(kernel, 1), many = one, more = one;
     many.pool = &two;
     more.pool = &four;
@@ -204,7 +204,7 @@ TEST_CASE("line sums: standard errors' squared weights, smooths and slopes agree
       ++trial;
       const bool ties = trial % 2 == 0, weights = trial % 3 != 0;
       const double x0 = trial % 4 == 1 ? 1.7e9 : 0;
-      const Case c = make_case(6000, x0, 0, ties, weights, 300 + trial);
+      const SumsCase c = make_case(6000, x0, 0, ties, weights, 300 + trial);
       EngineOptions on = options(kernel, degree), off = on;
       off.shortcuts = off.shortcuts.without(Shortcut::line_moments);
       const Attention a(c.data, {0.4}, on), b(c.data, {0.4}, off);
@@ -270,7 +270,7 @@ TEST_CASE("line sums: the Gaussian at each row's own bandwidth (knn, span) agree
     for (std::size_t degree = 0; degree <= 3; ++degree) {
       ++trial;
       const double x0 = trial % 2 ? 0 : 1.7e9;
-      const Case c = make_case(8000, x0, trial % 3 ? 0 : 1e6, trial % 4 == 0, trial % 3 != 1, 500 + trial);
+      const SumsCase c = make_case(8000, x0, trial % 3 ? 0 : 1e6, trial % 4 == 0, trial % 3 != 1, 500 + trial);
       EngineOptions on = options(Kernel::gaussian, degree), off = on;
       on.neighbour_policy = off.neighbour_policy = policy;
       off.shortcuts = off.shortcuts.without(Shortcut::line_moments);

@@ -20,22 +20,6 @@ using namespace nwreg;
 
 namespace {
 
-std::vector<double> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> v;
-  for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
-
-
-EngineOptions engine(Kernel k, Method m = Method::nw, OutOfReach o = OutOfReach::error) {
-  EngineOptions e;
-  e.kernel = k;
-  e.method = m;
-  e.out_of_reach = o;
-  return e;
-}
-
 double predict1(const Attention& a, double q) {
   double f = 0;
   a.predict(&q, 1, &f);
@@ -58,7 +42,7 @@ TEST_CASE("kernels and local linear: predictions and LOO error equal statsmodels
     const Dataset d = testing::mcycle_or_boston(set);
     const Method method = g.at("reg")[i] == "ll" ? Method::local_linear : Method::nw;
     const Kernel kernel = parse_kernel(g.at("kernel")[i]);
-    const Attention a(d, words(g.at("bandwidth")[i]), engine(kernel, method));
+    const Attention a(d, testing::number_list(g.at("bandwidth")[i]), testing::engine(kernel, method));
     const double want = std::stod(g.at("value")[i]);
     CAPTURE(set);
     CAPTURE(g.at("reg")[i]);
@@ -84,11 +68,11 @@ TEST_CASE("local linear learns a bandwidth whose LOO error is no worse than stat
   for (std::size_t i = 0; i < g.at("set").size(); ++i) {
     const Dataset d = testing::mcycle_or_boston(g.at("set")[i]);
     FitOptions o;
-    o.engine = engine(Kernel::gaussian, Method::local_linear);
+    o.engine = testing::engine(Kernel::gaussian, Method::local_linear);
     const FitResult r = fit_bandwidth(d, o);
     CAPTURE(g.at("set")[i]);
     CHECK(r.loo_mse <= std::stod(g.at("loo_mse")[i]) * (1 + 1e-12));
-    const auto want = words(g.at("bandwidth")[i]);
+    const auto want = testing::number_list(g.at("bandwidth")[i]);
     for (std::size_t k = 0; k < d.d; ++k) CHECK(r.bandwidth[k] == doctest::Approx(want[k]).epsilon(1e-3));
   }
 }
@@ -96,29 +80,29 @@ TEST_CASE("local linear learns a bandwidth whose LOO error is no worse than stat
 TEST_CASE("compact kernels by hand: h is the radius, the kernel's shape weights the keys") {
   const Dataset d = testing::make_dataset({0, 1, 2, 3}, {0, 10, 20, 40});
   // uniform: the keys within h count equally, the edge included
-  CHECK(predict1(Attention(d, {1.0}, engine(Kernel::uniform)), 1.5) == 15);
-  CHECK(predict1(Attention(d, {1.0}, engine(Kernel::uniform)), 1.0) == 10);  // 0, 1, 2 at |u| <= 1
+  CHECK(predict1(Attention(d, {1.0}, testing::engine(Kernel::uniform)), 1.5) == 15);
+  CHECK(predict1(Attention(d, {1.0}, testing::engine(Kernel::uniform)), 1.0) == 10);  // 0, 1, 2 at |u| <= 1
   // Epanechnikov at q = 0, h = 2: weights 1, 3/4, 0 (x = 2 is on the edge)
-  CHECK(predict1(Attention(d, {2.0}, engine(Kernel::epanechnikov)), 0.0) == doctest::Approx(7.5 / 1.75).epsilon(1e-15));
+  CHECK(predict1(Attention(d, {2.0}, testing::engine(Kernel::epanechnikov)), 0.0) == doctest::Approx(7.5 / 1.75).epsilon(1e-15));
   // tricube at q = 0, h = 2: (1 - 1/8)^3 for x = 1
   const double t = std::pow(1 - 0.125, 3);
-  CHECK(predict1(Attention(d, {2.0}, engine(Kernel::tricube)), 0.0) == doctest::Approx(10 * t / (1 + t)).epsilon(1e-15));
+  CHECK(predict1(Attention(d, {2.0}, testing::engine(Kernel::tricube)), 0.0) == doctest::Approx(10 * t / (1 + t)).epsilon(1e-15));
   // Laplace: exp(-|u|), not compact
   const double e1 = std::exp(-1.0), e2 = std::exp(-2.0), e3 = std::exp(-3.0);
-  CHECK(predict1(Attention(d, {1.0}, engine(Kernel::laplace)), 0.0) ==
+  CHECK(predict1(Attention(d, {1.0}, testing::engine(Kernel::laplace)), 0.0) ==
         doctest::Approx((10 * e1 + 20 * e2 + 40 * e3) / (1 + e1 + e2 + e3)).epsilon(1e-15));
   // Laplace sums the pruned window; with tolerance 0 every key: the same to rounding
   const Dataset m = testing::mcycle_or_boston("mcycle");
-  EngineOptions full = engine(Kernel::laplace);
+  EngineOptions full = testing::engine(Kernel::laplace);
   full.tolerance = 0;
   for (double q : {2.4, 15.0, 30.5, 57.6})
-    CHECK(predict1(Attention(m, {0.3}, engine(Kernel::laplace)), q) ==
+    CHECK(predict1(Attention(m, {0.3}, testing::engine(Kernel::laplace)), q) ==
           doctest::Approx(predict1(Attention(m, {0.3}, full), q)).epsilon(1e-13));
 }
 
 TEST_CASE("a query out of reach of a compact kernel: an error naming it, or the nearest key") {
   const Dataset d = testing::make_dataset({0, 1, 10, 11}, {1, 3, 5, 7});
-  const Attention a(d, {2.0}, engine(Kernel::epanechnikov));
+  const Attention a(d, {2.0}, testing::engine(Kernel::epanechnikov));
   const std::vector<double> q{0.5, 5.0, 10.5};
   std::vector<double> out(3);
   CHECK_THROWS_WITH_AS(a.predict(q.data(), 3, out.data()),
@@ -126,29 +110,29 @@ TEST_CASE("a query out of reach of a compact kernel: an error naming it, or the 
                        "(bandwidth 2): widen `bandwidth` or give `out_of_reach` nearest",
                        DataError);
   CHECK_THROWS_AS(a.weights(q.data(), 3, [](std::size_t, const double*) {}), DataError);
-  const Attention n(d, {2.0}, engine(Kernel::epanechnikov, Method::nw, OutOfReach::nearest));
+  const Attention n(d, {2.0}, testing::engine(Kernel::epanechnikov, Method::nw, OutOfReach::nearest));
   n.predict(q.data(), 3, out.data());
   CHECK(out == std::vector<double>{2, 3, 6});  // x = 5 is nearest to 1 (ties go left)
   CHECK(weights1(n, 5.0) == std::vector<double>{0, 1, 0, 0});
   // The leave-one-out error: +inf with a count under error, defined under nearest.
   const Dataset far = testing::make_dataset({0, 1, 10}, {1, 3, 5});
-  const LooResult r = Attention(far, {2.0}, engine(Kernel::uniform)).loo(false);
+  const LooResult r = Attention(far, {2.0}, testing::engine(Kernel::uniform)).loo(false);
   CHECK(r.out_of_reach == 1);
   CHECK(r.first_out_of_reach == 2);
   CHECK(std::isinf(r.mse));
-  CHECK_THROWS_WITH_AS(Attention(far, {2.0}, engine(Kernel::uniform)).loo_detail(),
+  CHECK_THROWS_WITH_AS(Attention(far, {2.0}, testing::engine(Kernel::uniform)).loo_detail(),
                        "training row 3 (x = 10) has no other training point within reach of the uniform kernel "
                        "(bandwidth 2): widen `bandwidth` or give `out_of_reach` nearest",
                        DataError);
   // A pass that found every row in reach at one bandwidth says nothing of another: the
   // effective neighbours over one sampled row still look for a row out of reach after h moves.
-  Attention wide(far, {20.0}, engine(Kernel::uniform));
+  Attention wide(far, {20.0}, testing::engine(Kernel::uniform));
   CHECK(wide.loo(false).out_of_reach == 0);
   CHECK_NOTHROW(wide.loo_detail(1, false));
   wide.set_bandwidth({2.0});
   CHECK_THROWS_AS(wide.loo_detail(1, false), DataError);
   // nearest: row 3 predicts 3 (key x = 1); rows 1 and 2 see each other
-  CHECK(Attention(far, {2.0}, engine(Kernel::uniform, Method::nw, OutOfReach::nearest)).loo(false).mse ==
+  CHECK(Attention(far, {2.0}, testing::engine(Kernel::uniform, Method::nw, OutOfReach::nearest)).loo(false).mse ==
         doctest::Approx((4.0 + 4.0 + 4.0) / 3).epsilon(1e-15));
 }
 
@@ -156,7 +140,7 @@ TEST_CASE("learning a compact kernel's bandwidth skips radii that leave a row al
   const Dataset d = testing::mcycle_or_boston("mcycle");
   for (Kernel k : {Kernel::epanechnikov, Kernel::tricube, Kernel::uniform}) {
     FitOptions o;
-    o.engine = engine(k);
+    o.engine = testing::engine(k);
     const FitResult r = fit_bandwidth(d, o);
     CAPTURE(to_string(k));
     CHECK(std::isfinite(r.loo_mse));
@@ -176,23 +160,23 @@ TEST_CASE("local linear: exact on lines, weights sum to 1 and turn negative at t
   }
   const Dataset d = testing::make_dataset(x, y);
   for (Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform}) {
-    const Attention a(d, {2.5}, engine(k, Method::local_linear));
+    const Attention a(d, {2.5}, testing::engine(k, Method::local_linear));
     CAPTURE(to_string(k));
     for (double q : {0.0, 3.3, 7.9}) CHECK(predict1(a, q) == doctest::Approx(3 - 2 * q).epsilon(1e-12));
     CHECK(a.loo(false).mse == doctest::Approx(0).scale(1e-20));
   }
   const Dataset four = testing::make_dataset({0, 1, 2, 3}, {0, 1, 4, 9});
-  const auto w = weights1(Attention(four, {1.0}, engine(Kernel::gaussian, Method::local_linear)), 0.0);
+  const auto w = weights1(Attention(four, {1.0}, testing::engine(Kernel::gaussian, Method::local_linear)), 0.0);
   double sum = 0;
   for (double v : w) sum += v;
   CHECK(sum == doctest::Approx(1).epsilon(1e-14));
   CHECK(*std::min_element(w.begin(), w.end()) < 0);  // the equivalent kernel dips below zero
   double f = 0;
   for (std::size_t i = 0; i < 4; ++i) f += w[i] * four.y[i];
-  CHECK(f == doctest::Approx(predict1(Attention(four, {1.0}, engine(Kernel::gaussian, Method::local_linear)), 0.0))
+  CHECK(f == doctest::Approx(predict1(Attention(four, {1.0}, testing::engine(Kernel::gaussian, Method::local_linear)), 0.0))
                  .epsilon(1e-13));
   // One key in reach: the slope is undetermined, and the fit falls back to that key's value.
-  CHECK(predict1(Attention(four, {0.5}, engine(Kernel::epanechnikov, Method::local_linear)), 2.2) == 4);
+  CHECK(predict1(Attention(four, {0.5}, testing::engine(Kernel::epanechnikov, Method::local_linear)), 2.2) == 4);
 }
 
 TEST_CASE("sample weights: an integer weight is that many copies, 0 removes the row") {
@@ -205,13 +189,13 @@ TEST_CASE("sample weights: an integer weight is that many copies, 0 removes the 
     for (Method m : {Method::nw, Method::local_linear}) {
       CAPTURE(to_string(k));
       CAPTURE(to_string(m));
-      const Attention a(w, {0.8}, engine(k, m)), b(copies, {0.8}, engine(k, m));
+      const Attention a(w, {0.8}, testing::engine(k, m)), b(copies, {0.8}, testing::engine(k, m));
       for (double q : {-0.3, 0.7, 1.3, 2.1}) CHECK(predict1(a, q) == doctest::Approx(predict1(b, q)).epsilon(1e-13));
       // LOO: weight 0 drops the row from the keys and the mean; others weigh their error.
       Dataset unit = w;
       unit.weight = {1, 1, 0, 1, 1};
-      CHECK(Attention(unit, {0.8}, engine(k, m)).loo(false).mse ==
-            doctest::Approx(Attention(without, {0.8}, engine(k, m)).loo(false).mse).epsilon(1e-13));
+      CHECK(Attention(unit, {0.8}, testing::engine(k, m)).loo(false).mse ==
+            doctest::Approx(Attention(without, {0.8}, testing::engine(k, m)).loo(false).mse).epsilon(1e-13));
     }
   }
   // Weighted LOO error by hand, uniform kernel with h = 10 (every key in reach):
@@ -223,7 +207,7 @@ TEST_CASE("sample weights: an integer weight is that many copies, 0 removes the 
   }();
   const double f0 = (2 * 6 + 3) / 3.0, f1 = 1.5, f2 = (2 * 6) / 3.0;
   const double want = (1 * f0 * f0 + 2 * (6 - f1) * (6 - f1) + 1 * (3 - f2) * (3 - f2)) / 4;
-  CHECK(Attention(h, {10.0}, engine(Kernel::uniform)).loo(false).mse == doctest::Approx(want).epsilon(1e-15));
+  CHECK(Attention(h, {10.0}, testing::engine(Kernel::uniform)).loo(false).mse == doctest::Approx(want).epsilon(1e-15));
   Dataset zero = h;
   zero.weight = {0, 0, 0};
   CHECK_THROWS_WITH_AS(Attention(zero, {1.0}), "every sample weight is 0: there is nothing to attend to", DataError);
@@ -241,7 +225,7 @@ TEST_CASE("every kernel's and method's LOO gradient matches finite differences")
       CAPTURE(to_string(m));
       const Dataset& d = k == Kernel::epanechnikov ? small : boston;
       const std::vector<double> h = k == Kernel::epanechnikov ? std::vector<double>{2.37, 2.93} : std::vector<double>{6.0, 1.5};
-      const LooResult r = Attention(d, h, engine(k, m)).loo(true);
+      const LooResult r = Attention(d, h, testing::engine(k, m)).loo(true);
       for (std::size_t c = 0; c < 2; ++c) {
         // A five-point stencil (error O(eps^4)): a step wide enough that the rounding of
         // local-linear fits with few keys in reach (about 1e-12 of the error) stays below it.
@@ -249,7 +233,7 @@ TEST_CASE("every kernel's and method's LOO gradient matches finite differences")
         auto at = [&](double t) {
           auto hh = h;
           hh[c] *= std::exp(t);
-          return Attention(d, hh, engine(k, m)).loo(false).mse;
+          return Attention(d, hh, testing::engine(k, m)).loo(false).mse;
         };
         const double fd = (8 * (at(eps) - at(-eps)) - (at(2 * eps) - at(-2 * eps))) / (12 * eps);
         CHECK(r.gradient[c] == doctest::Approx(fd).epsilon(1e-5).scale(1e-6));

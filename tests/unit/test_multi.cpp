@@ -36,13 +36,6 @@ Dataset load(const MultiSet& s) {
   return read_dataset(r, c);
 }
 
-std::vector<double> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> v;
-  for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
-
 // n rows of x uniform on [0, 10]^d (d = 2 or 3), y = sin x1 + cos x2 (+ 0.2 x3) + N(0, 0.5^2),
 // as bench/paths.py makes them.
 Dataset uniform_columns(int n, std::size_t d) {
@@ -72,7 +65,7 @@ TEST_CASE("several x columns: predictions and LOO error equal statsmodels at the
     const auto g = testing::read_golden("tests/golden/multi_" + set.name + ".csv");
     std::size_t predictions = 0, loos = 0;
     for (std::size_t i = 0; i < g.at("kind").size(); ++i) {
-      const auto h = words(g.at("bandwidth")[i]);
+      const auto h = testing::number_list(g.at("bandwidth")[i]);
       const double want = std::stod(g.at("value")[i]);
       Attention e(d, h);
       CAPTURE(set.name);

@@ -17,7 +17,7 @@ using testing::make_dataset;
 
 namespace {
 
-struct Case {
+struct PropertyCase {
   Dataset data;
   double h;
   std::vector<double> queries;
@@ -25,8 +25,8 @@ struct Case {
 
 // Random sets: sizes 2 to 2000; x uniform, clustered or tied; scales from 1e-200 to 1e200;
 // bandwidths from a hundredth of the spacing to ten times the range.
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<PropertyCase> cases() {
+  std::vector<PropertyCase> out;
   std::mt19937_64 g(2026);
   std::uniform_real_distribution<double> u(0, 1);
   const std::size_t sizes[] = {2, 3, 10, 57, 400, 2000};
@@ -44,7 +44,7 @@ std::vector<Case> cases() {
       }
       const double span = scale;
       for (double rel : {1e-4, 0.03, 0.3, 10.0}) {
-        Case c{make_dataset(x, y), rel * span, {}};
+        PropertyCase c{make_dataset(x, y), rel * span, {}};
         for (int j = -5; j <= 25; ++j) c.queries.push_back((j / 20.0 - 0.3) * span);
         c.queries.push_back(x[0]);
         out.push_back(std::move(c));
@@ -55,7 +55,7 @@ std::vector<Case> cases() {
   return out;
 }
 
-double span_of(const Case& c) {
+double span_of(const PropertyCase& c) {
   double lo = c.queries[0], hi = c.queries[0];
   for (double v : c.queries) lo = std::min(lo, v), hi = std::max(hi, v);
   for (double v : c.data.x) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -76,7 +76,7 @@ std::vector<double> predict(const Dataset& d, double h, const std::vector<double
 }  // namespace
 
 TEST_CASE("property: every attention row sums to 1 and predictions lie within [min y, max y]") {
-  for (const Case& c : cases()) {
+  for (const PropertyCase& c : cases()) {
     const auto [lo, hi] = std::minmax_element(c.data.y.begin(), c.data.y.end());
     const double slack = 4e-16 * std::max(std::abs(*lo), std::abs(*hi));
     CAPTURE(c.data.n);
@@ -96,7 +96,7 @@ TEST_CASE("property: every attention row sums to 1 and predictions lie within [m
 
 TEST_CASE("property: shuffling the training rows changes no prediction beyond rounding") {
   std::mt19937 g(5);
-  for (const Case& c : cases()) {
+  for (const PropertyCase& c : cases()) {
     std::vector<std::size_t> p(c.data.n);
     std::iota(p.begin(), p.end(), std::size_t{0});
     std::shuffle(p.begin(), p.end(), g);
@@ -113,7 +113,7 @@ TEST_CASE("property: shuffling the training rows changes no prediction beyond ro
 TEST_CASE("property: x -> a x + b, h -> |a| h, y -> c y + d gives c f + d") {
   const double params[][4] = {{2, 1, 3, -7}, {-0.5, 10, -1, 0.25}, {1e-3, -4, 1e3, 1}, {-8, 0, 0.5, 1e6}};
   constexpr double ulp = 2.2204460492503131e-16;
-  for (const Case& c : cases()) {
+  for (const PropertyCase& c : cases()) {
     if (std::abs(c.data.x[0]) > 1e100 || std::abs(c.data.x[0]) < 1e-100) continue;  // a x + b would round away x
     const auto f = predict(c.data, c.h, c.queries);
     double xmax = 0;
@@ -137,7 +137,7 @@ TEST_CASE("property: x -> a x + b, h -> |a| h, y -> c y + d gives c f + d") {
 }
 
 TEST_CASE("property: the LOO gradient matches central differences") {
-  for (const Case& c : cases()) {
+  for (const PropertyCase& c : cases()) {
     if (c.data.n < 10 || c.h > c.data.n) continue;
     Attention e(c.data, {c.h});
     const LooResult r = e.loo(true);

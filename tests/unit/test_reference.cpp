@@ -102,7 +102,7 @@ Real fit_at(const Dataset& data, const std::vector<double>& h, Method m, const d
   return a[p] / a[0];
 }
 
-struct Case {
+struct ReferenceCase {
   Dataset data;
   std::vector<double> queries;  // m x d
 };
@@ -146,8 +146,8 @@ Dataset one_column(std::vector<double> x, std::vector<double> y, std::vector<dou
 }
 
 // sample_data with queries inside, at the edges, and (far) 1e6 away.
-Case make_case(std::size_t n, std::size_t d, bool weighted, bool far, std::uint64_t seed) {
-  Case c{sample_data(n, d, weighted, seed), {}};
+ReferenceCase make_case(std::size_t n, std::size_t d, bool weighted, bool far, std::uint64_t seed) {
+  ReferenceCase c{sample_data(n, d, weighted, seed), {}};
   for (int j = 0; j < 12; ++j)
     for (std::size_t k = 0; k < d; ++k) c.queries.push_back(-0.5 + 6.0 * ((j * 7 + k * 3) % 12) / 11);
   if (far)
@@ -163,7 +163,7 @@ TEST_CASE("every kernel, method and column count equals the scalar reference to 
       for (Kernel k : all_kernels) {
         const bool compact = is_compact(k);
         // Far queries only where every key is in reach: exponential kernels.
-        const Case c = make_case(150 + 40 * d, d, weighted, !compact, 17 * d + weighted);  // >= 128: a k-d tree
+        const ReferenceCase c = make_case(150 + 40 * d, d, weighted, !compact, 17 * d + weighted);  // >= 128: a k-d tree
         const std::size_t m = c.queries.size() / d;
         double yspan = 0;
         for (double v : c.data.y) yspan = std::max(yspan, std::abs(v));
@@ -225,10 +225,10 @@ TEST_CASE("every kernel, method and column count equals the scalar reference to 
 TEST_CASE("x and h near the ends of the double range: the same predictions as at scale 1") {
   // At 1e150 the Gaussian's factored terms run unguarded (1/h^2 still a normal number); at
   // 1e299 1/h^2 underflows and at 2e307 the keys exceed 4e307: the guarded terms.
-  const Case c = make_case(300, 2, true, false, 23);
+  const ReferenceCase c = make_case(300, 2, true, false, 23);
   const std::size_t m = c.queries.size() / 2;
   for (double scale : {1e150, 1e299, 2e307}) {
-    Case big = c;
+    ReferenceCase big = c;
     for (double& v : big.data.x) v *= scale / 5;
     for (double& v : big.queries) v *= scale / 5;
     for (Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::tricube}) {
@@ -405,7 +405,7 @@ TEST_CASE("identical keys merged: every result as with every row its own key, fo
 }
 
 TEST_CASE("several columns: bit for bit the same whatever the number of threads") {
-  const Case c = make_case(3000, 3, true, true, 5);
+  const ReferenceCase c = make_case(3000, 3, true, true, 5);
   const std::size_t m = c.queries.size() / 3;
   auto bits = [](const std::vector<double>& v) {
     std::vector<std::uint64_t> b(v.size());

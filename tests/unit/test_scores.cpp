@@ -65,7 +65,7 @@ std::vector<double> flat(const Json& rows) {
 }
 
 // |a - b| within rel of the larger magnitude (or of `scale` where given).
-void close(double a, double b, double rel, double scale = 0) {
+void check_close(double a, double b, double rel, double scale = 0) {
   CHECK(std::abs(a - b) <= rel * std::max({std::abs(a), std::abs(b), scale}));
 }
 
@@ -84,30 +84,30 @@ TEST_CASE("scores: predictions, rows, slopes, LOO errors and gradients equal PyT
     e.predict(q.data(), m, f.data());
     double yrange = 0;
     for (double y : data.y) yrange = std::max(yrange, std::abs(y));
-    for (std::size_t j = 0; j < m; ++j) close(f[j], c["predict"][j].get<double>(), 1e-12, yrange);
+    for (std::size_t j = 0; j < m; ++j) check_close(f[j], c["predict"][j].get<double>(), 1e-12, yrange);
     e.slopes(q.data(), m, slope.data());
     const std::vector<double> want_slope = flat(c["slopes"]);
     double slope_scale = 0;
     for (double s : want_slope) slope_scale = std::max(slope_scale, std::abs(s));
-    for (std::size_t k = 0; k < slope.size(); ++k) close(slope[k], want_slope[k], 1e-10, slope_scale);
+    for (std::size_t k = 0; k < slope.size(); ++k) check_close(slope[k], want_slope[k], 1e-10, slope_scale);
     e.weights(q.data(), 1, [&](std::size_t, const double* a) {
-      for (std::size_t i = 0; i < data.n; ++i) close(a[i], c["attention"][i].get<double>(), 1e-12, 1e-300);
+      for (std::size_t i = 0; i < data.n; ++i) check_close(a[i], c["attention"][i].get<double>(), 1e-12, 1e-300);
     });
     for (const char* loss : {"mean", "sum"}) {
       const bool sum = std::string(loss) == "sum";
       const LooResult r = e.objective(!p.theta.empty(), nullptr, sum);
-      close(r.mse, c[std::string("loo_") + loss].get<double>(), 1e-12);
+      check_close(r.mse, c[std::string("loo_") + loss].get<double>(), 1e-12);
       if (p.theta.empty()) continue;
       const auto g = c[std::string("gradient_") + loss].get<std::vector<double>>();
       double scale = 0;
       for (double v : g) scale = std::max(scale, std::abs(v));
       REQUIRE(r.gradient.size() == g.size());
-      for (std::size_t k = 0; k < g.size(); ++k) close(r.gradient[k], g[k], 1e-10, scale);
+      for (std::size_t k = 0; k < g.size(); ++k) check_close(r.gradient[k], g[k], 1e-10, scale);
     }
     const InSample in = e.insample();
-    close(in.trace, c["trace"].get<double>(), 1e-12);
-    close(in.mse, c["insample_mse"].get<double>(), 1e-12);
-    close(e.loo_detail().neighbours, c["neighbours"].get<double>(), 1e-12);
+    check_close(in.trace, c["trace"].get<double>(), 1e-12);
+    check_close(in.mse, c["insample_mse"].get<double>(), 1e-12);
+    check_close(e.loo_detail().neighbours, c["neighbours"].get<double>(), 1e-12);
     ++cases;
   }
   CHECK(cases == 8);

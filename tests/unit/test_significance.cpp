@@ -19,7 +19,6 @@ using namespace nwreg;
 
 namespace {
 
-double relative(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
 // The chi-square calibration (no permutations) against `null`.
 TestOptions null_only(NullModel null) {
@@ -49,18 +48,18 @@ Dataset golden_set(const std::string& set, const std::string& file, const std::s
 TEST_CASE("chi-square tails: closed forms and both tails") {
   // k = 2: P(X > x) = exp(-x/2); k = 1: erfc(sqrt(x/2)).
   for (double x : {0.01, 0.5, 2.0, 7.5, 40.0, 700.0}) {
-    CHECK(relative(chi_square_upper(x, 2), std::exp(-x / 2)) < 1e-13);
-    CHECK(relative(chi_square_upper(x, 1), std::erfc(std::sqrt(x / 2))) < 1e-12);
+    CHECK(testing::relative(chi_square_upper(x, 2), std::exp(-x / 2)) < 1e-13);
+    CHECK(testing::relative(chi_square_upper(x, 1), std::erfc(std::sqrt(x / 2))) < 1e-12);
     CHECK(std::abs(chi_square_lower(x, 3) + chi_square_upper(x, 3) - 1) < 1e-15);
   }
-  CHECK(relative(chi_square_lower(1e-6, 2), -std::expm1(-0.5e-6)) < 1e-12);  // a small lower tail kept
+  CHECK(testing::relative(chi_square_lower(1e-6, 2), -std::expm1(-0.5e-6)) < 1e-12);  // a small lower tail kept
   CHECK(chi_square_upper(0, 5) == 1);
   CHECK(chi_square_upper(-1, 5) == 1);
   CHECK(chi_square_lower(0, 5) == 0);
   // R: pchisq(3.2, 4.7, lower.tail = FALSE), pchisq(250, 180.5, lower.tail = FALSE), pchisq(0.3, 55.5)
-  CHECK(relative(chi_square_upper(3.2, 4.7), 0.62876946594599459) < 1e-12);
-  CHECK(relative(chi_square_upper(250, 180.5), 0.00047311337154643104) < 1e-10);
-  CHECK(relative(chi_square_lower(0.3, 55.5), 8.9692905526972224e-53) < 1e-10);
+  CHECK(testing::relative(chi_square_upper(3.2, 4.7), 0.62876946594599459) < 1e-12);
+  CHECK(testing::relative(chi_square_upper(250, 180.5), 0.00047311337154643104) < 1e-10);
+  CHECK(testing::relative(chi_square_lower(0.3, 55.5), 8.9692905526972224e-53) < 1e-10);
 }
 
 TEST_CASE("test: p-values equal R sm.regression's (no effect, linear, NW and local linear)") {
@@ -77,7 +76,7 @@ TEST_CASE("test: p-values equal R sm.regression's (no effect, linear, NW and loc
     // Far in the tail p moves with the last digits of the cumulants (their terms cancel): 1e-2
     // of p there (ties200: 5.9e-15); 1e-8 elsewhere (sm's raw time stamps cost it 1e-9).
     const double want = std::stod(g.at("p")[r]);
-    CHECK(relative(t.p_value, want) < (want > 1e-10 ? 1e-8 : 1e-2));
+    CHECK(testing::relative(t.p_value, want) < (want > 1e-10 ? 1e-8 : 1e-2));
   }
 }
 
@@ -159,8 +158,8 @@ TEST_CASE("test: sample weights as precisions, against the matrices written out"
       const Model m = fixed(1.3, method);
       const TestResult t = test_null_model(d, m, null_only(linear ? NullModel::linear : NullModel::constant), EngineOptions(0, nullptr));
       const Brute b = brute_force(d, m, linear);
-      CHECK(relative(t.statistic, b.statistic) < 1e-11);
-      CHECK(relative(t.p_value, b.p) < 1e-9);
+      CHECK(testing::relative(t.statistic, b.statistic) < 1e-11);
+      CHECK(testing::relative(t.p_value, b.p) < 1e-9);
       CHECK(t.p_value > 1e-4);
       CHECK(t.null_terms == (linear ? 2 : 1));
     }
@@ -177,15 +176,15 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
   Dataset scaled = cars;
   for (double& v : scaled.y) v = v * 0x1p400 + 3e122;
   const TestResult s = test_null_model(scaled, m, null_only(NullModel::linear), one);
-  CHECK(relative(s.statistic, base.statistic) < 1e-9);
-  CHECK(relative(s.p_value, base.p_value) < 1e-9);
-  CHECK(relative(s.rss_null, std::ldexp(base.rss_null, 800)) < 1e-9);
+  CHECK(testing::relative(s.statistic, base.statistic) < 1e-9);
+  CHECK(testing::relative(s.p_value, base.p_value) < 1e-9);
+  CHECK(testing::relative(s.rss_null, std::ldexp(base.rss_null, 800)) < 1e-9);
   // Far beyond a double's range for the squares: F and p hold, the sums are said to be out of range.
   for (int e : {-1000, 900, 1015}) {  // 2^1015: the projection's sums would overflow unscaled
     Dataset far = cars;
     for (double& v : far.y) v = std::ldexp(v, e);
     const TestResult t = test_null_model(far, m, null_only(NullModel::linear), one);
-    CHECK(relative(t.p_value, base.p_value) < 1e-9);
+    CHECK(testing::relative(t.p_value, base.p_value) < 1e-9);
     REQUIRE(t.warnings.size() == 1);
     CHECK(t.warnings[0].find(e < 0 ? "too small for a double" : "too large for a double") != std::string::npos);
   }
@@ -193,8 +192,8 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
   Dataset equal = cars;
   equal.weight.assign(cars.n, 3.0);
   const TestResult e = test_null_model(equal, m, null_only(NullModel::linear), one);
-  CHECK(relative(e.p_value, base.p_value) < 1e-12);
-  CHECK(relative(e.rss_null, 3 * base.rss_null) < 1e-12);
+  CHECK(testing::relative(e.p_value, base.p_value) < 1e-12);
+  CHECK(testing::relative(e.rss_null, 3 * base.rss_null) < 1e-12);
 
   // A row of weight 0 takes no part: as if it were not there.
   Dataset extra = cars;
@@ -203,7 +202,7 @@ TEST_CASE("test: invariant to y's units, equal weights, weight-0 rows and thread
   extra.weight.back() = 0;
   const TestResult z = test_null_model(extra, m, null_only(NullModel::linear), one);
   CHECK(z.rows == cars.n);
-  CHECK(relative(z.p_value, base.p_value) < 1e-12);
+  CHECK(testing::relative(z.p_value, base.p_value) < 1e-12);
 
   ThreadPool pool(2);
   const TestResult p = test_null_model(cars, m, null_only(NullModel::linear), EngineOptions(0, &pool));
