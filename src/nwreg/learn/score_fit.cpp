@@ -29,9 +29,9 @@ class Normal {
 // whose scores cannot absorb a shift). Scores are unchanged under the map of the parameters
 // below (up to rounding), so the fit is that of x; only the steps no longer depend on x's units
 // (x in years or in seconds since 1970, times 1e-100 or 1e100).
-struct Frame {
+struct ScoreFrame {
   std::vector<double> c, s;
-  Frame(const Dataset& data, const ScoreParameters& p) : c(data.d, 0.0), s(data.d, 1.0) {
+  ScoreFrame(const Dataset& data, const ScoreParameters& p) : c(data.d, 0.0), s(data.d, 1.0) {
     const bool shift = p.score == Score::additive && p.bias;
     for (std::size_t k = 0; k < data.d; ++k) {
       const double sd = column_stats(data, k).sd;
@@ -119,7 +119,7 @@ ScoreFit fit_score(const Dataset& raw, const ScoreParameters& raw_start, const F
   const std::size_t most = options.descent_rows.value_or(sampled_descent_rows);
   const std::vector<std::size_t> rows = first.spread_rows(most == 0 ? std::numeric_limits<std::size_t>::max() : most);
   first.loo(false, &rows);  // names a row whose score overflows at the start, or too few rows
-  const Frame frame(raw, raw_start);
+  const ScoreFrame frame(raw, raw_start);
   const Dataset data = frame.data(raw);
   const ScoreParameters start = frame.map(raw_start, true);
   const bool sum = options.loss == Loss::sum;
