@@ -37,15 +37,6 @@ inline std::string slurp(const fs::path& p) {
 
 inline void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
-// A line's fields between separators, empty ones kept ("a,,b" has three).
-inline std::vector<std::string> fields(const std::string& line, char sep = ',') {
-  std::vector<std::string> out;
-  std::size_t from = 0;
-  for (std::size_t at; (at = line.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(line.substr(from, at - from));
-  out.push_back(line.substr(from));
-  return out;
-}
-
 // A scratch directory per test, removed afterwards.
 struct Scratch {
   fs::path dir;

@@ -57,7 +57,7 @@ TEST_CASE("edges: a band in a gap is at most 10 times as wide as where the data 
     std::vector<double> dense, gap;
     for (const auto& line : lines(r.out)) {
       if (line.rfind("x,", 0) == 0) continue;
-      const auto f = fields(line);
+      const auto f = split(line);
       const double x = std::stod(f[0]), width = std::stod(f[4]) - std::stod(f[3]);
       (x > 4 && x < 6 ? gap : dense).push_back(width);
     }
@@ -81,7 +81,7 @@ TEST_CASE("edges: past the data the band stays bounded when extrapolated, its t 
         "its range); they are extrapolated, bands included\n");
   for (const auto& line : lines(r.out)) {
     if (line.rfind("waiting", 0) == 0) continue;
-    const auto f = fields(line);
+    const auto f = split(line);
     CAPTURE(line);
     const double prediction = std::stod(f[1]), se = std::stod(f[2]), lower = std::stod(f[3]), upper = std::stod(f[4]);
     CHECK(lower < prediction);
@@ -104,10 +104,10 @@ TEST_CASE("edges: --out-of-reach says, leaves empty, or refuses queries past the
   auto out = lines(a.out);
   REQUIRE(out.size() == 4);
   CHECK(out[0] == "times,prediction,se,lower,upper");
-  CHECK(fields(out[1]).size() == 5);
-  CHECK(!fields(out[1])[3].empty());  // 55: inside
+  CHECK(split(out[1]).size() == 5);
+  CHECK(!split(out[1])[3].empty());  // 55: inside
   for (int i : {2, 3}) {  // 57 inside, 59 past 57.6
-    const auto f = fields(out[i]);
+    const auto f = split(out[i]);
     CHECK(!f[1].empty());
     CHECK((f[2].empty() && f[3].empty() && f[4].empty()) == (i == 3));
   }
@@ -119,8 +119,8 @@ TEST_CASE("edges: --out-of-reach says, leaves empty, or refuses queries past the
   const Result e = with({"--out-of-reach", "extrapolate"});
   REQUIRE(e.exit_code == 0);
   CHECK(lines(e.out)[1] == out[1]);
-  const auto last = fields(lines(e.out)[3]);
-  CHECK(last[1] == fields(out[3])[1]);
+  const auto last = split(lines(e.out)[3]);
+  CHECK(last[1] == split(out[3])[1]);
   CHECK(!last[4].empty());
   // nearest is extrapolate's former name.
   CHECK(with({"--out-of-reach", "nearest"}).out == e.out);
@@ -141,7 +141,7 @@ TEST_CASE("edges: --out-of-reach says, leaves empty, or refuses queries past the
   const Result st = run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--query", "-", "--out-of-reach", "empty"},
                               "times\n1\n30\n70\n");
   REQUIRE(st.exit_code == 0);
-  CHECK(st.out == "times,prediction\n1,\n30," + fields(lines(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "30:31:1"}).out)[1])[1] + "\n70,\n");
+  CHECK(st.out == "times,prediction\n1,\n30," + split(lines(run_nwreg({"predict", data("mcycle.csv"), "-b", "2", "--grid", "30:31:1"}).out)[1])[1] + "\n70,\n");
   CHECK(st.err ==
         "nwreg: note: 2 of 3 queries lie past the training x range (farthest: 12.4 past [2.4, 57.6] of \"times\", 0.225 "
         "of its range); their cells are left empty\n");
@@ -156,8 +156,8 @@ TEST_CASE("edges: a compact kernel's query out of reach is left empty under --ou
   REQUIRE(out.size() == 5);
   CHECK(out[2] == "1,,,,");  // no key within 0.5 of 1 or of 2
   CHECK(out[3] == "2,,,,");
-  CHECK(!fields(out[1])[1].empty());
-  CHECK(!fields(out[4])[1].empty());
+  CHECK(!split(out[1])[1].empty());
+  CHECK(!split(out[4])[1].empty());
 }
 
 TEST_CASE("edges: --na skip keeps a query row with a missing x in its place, its cells empty") {
@@ -171,7 +171,7 @@ TEST_CASE("edges: --na skip keeps a query row with a missing x in its place, its
   CHECK(out[0] == "id,x,prediction,se,lower,upper");
   CHECK(out[3] == "c,,,,,");
   CHECK(out[5] == "e,,,,,");
-  CHECK(fields(out[4])[0] == "d");
+  CHECK(split(out[4])[0] == "d");
   // The rows that have an x get what they get without the others.
   const Result alone = run_nwreg({"predict", d, "-x", "x", "-y", "y", "-b", "1", "--na", "skip", "--grid", "1:4:1", "--se"});
   const auto a = lines(alone.out);
@@ -319,7 +319,7 @@ TEST_CASE("edges: a local polynomial at a huge bandwidth is the global polynomia
       const Result r = run_nwreg({"predict", data("mcycle.csv"), "--method", "local-polynomial", "--degree",
                                   std::to_string(degree), "-b", h, "--grid", "30:31:1", "--derivative"});
       REQUIRE(r.exit_code == 0);
-      const auto f = fields(lines(r.out)[1]);
+      const auto f = split(lines(r.out)[1]);
       CHECK(std::stod(f[1]) == doctest::Approx(want[degree - 1][0]).epsilon(1e-10));
       CHECK(std::stod(f[2]) == doctest::Approx(want[degree - 1][1]).epsilon(1e-10));
     }
@@ -411,7 +411,7 @@ TEST_CASE("edges: lowess at every span and iteration answers every row as R does
     REQUIRE(out.size() == n + 1);
     for (std::size_t i = 0; i < n; ++i) {
       CAPTURE(i);
-      CHECK(std::abs(std::stod(fields(out[i + 1])[2]) - std::stod(g.at("fitted")[first + i])) <= 1e-9 * (hi - lo));
+      CHECK(std::abs(std::stod(split(out[i + 1])[2]) - std::stod(g.at("fitted")[first + i])) <= 1e-9 * (hi - lo));
     }
   }
 }
@@ -582,7 +582,7 @@ TEST_CASE("edges: --plot with two x columns draws the fitted surface, the points
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
-    const double f = std::stod(fields(line)[2]);
+    const double f = std::stod(split(line)[2]);
     lo = std::min(lo, f), hi = std::max(hi, f);
   }
   std::vector<double> bounds;
@@ -648,7 +648,7 @@ TEST_CASE("edges: a nearest-neighbour bandwidth's report gives the range of its 
     std::istringstream in(slurp(data("mcycle.csv")));
     std::string line;
     std::getline(in, line);
-    while (std::getline(in, line)) x.push_back(std::stod(fields(line)[0]));
+    while (std::getline(in, line)) x.push_back(std::stod(split(line)[0]));
   }
   for (std::size_t K : {1, 10, 40}) {
     CAPTURE(K);
@@ -681,10 +681,10 @@ TEST_CASE("edges: --like loess and --like lowess are R's calls in one word, a sp
                                   "--grid", "50:51:1"});
   REQUIRE(loess.exit_code == 0);
   CHECK(loess.err.empty());
-  CHECK(std::stod(fields(loess.out.substr(loess.out.find('\n') + 1))[1]) == doctest::Approx(1.91736130350361).epsilon(1e-12));
+  CHECK(std::stod(split(loess.out.substr(loess.out.find('\n') + 1))[1]) == doctest::Approx(1.91736130350361).epsilon(1e-12));
   const Result lowess = run_nwreg({"predict", data("cars.csv"), "--like", "lowess", "--grid", "10:11:1"});
   REQUIRE(lowess.exit_code == 0);
-  CHECK(std::stod(fields(lowess.out.substr(lowess.out.find('\n') + 1))[1]) == doctest::Approx(21.2803125785285).epsilon(1e-12));
+  CHECK(std::stod(split(lowess.out.substr(lowess.out.find('\n') + 1))[1]) == doctest::Approx(21.2803125785285).epsilon(1e-12));
   // Options given override the preset: loess of degree 1 is the span with tricube and local linear.
   CHECK(run_nwreg({"predict", data("cars.csv"), "--like", "loess", "--method", "local-linear", "-b", "span:0.5",
                    "--grid", "10:20:5"}).out ==

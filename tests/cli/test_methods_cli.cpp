@@ -45,7 +45,7 @@ TEST_CASE("methods cli: --se adds se, lower and upper, the plain band is f -+ z 
   REQUIRE(l.size() == 5);
   CHECK(l[0] == "times,prediction,se,lower,upper");
   for (std::size_t i = 1; i < l.size(); ++i) {
-    const auto f = fields(l[i]);
+    const auto f = split(l[i]);
     const double pred = std::stod(f[1]), se = std::stod(f[2]);
     CHECK(se > 0);
     CHECK(std::stod(f[3]) == doctest::Approx(pred - 1.6448536269514722 * se).epsilon(1e-14));
@@ -79,7 +79,7 @@ TEST_CASE("methods cli: --na skip drops rows and says so, sample weights go into
   const auto wl = lines(w.out), cl = lines(c.out);
   REQUIRE(wl.size() == cl.size());
   for (std::size_t i = 1; i < wl.size(); ++i)
-    CHECK(std::stod(fields(wl[i])[1]) == doctest::Approx(std::stod(fields(cl[i])[1])).epsilon(1e-14));
+    CHECK(std::stod(split(wl[i])[1]) == doctest::Approx(std::stod(split(cl[i])[1])).epsilon(1e-14));
 }
 
 TEST_CASE("methods cli: --metric full learns A, reports it, and predict --model applies it") {
@@ -99,7 +99,7 @@ TEST_CASE("methods cli: --metric full learns A, reports it, and predict --model 
   Result p = run_nwreg({"predict", data("boston.csv"), "--model", model, "--query", "-"}, "lstat,rm\n5,6.5\n");
   REQUIRE(p.exit_code == 0);
   CHECK(lines(p.out)[0] == "lstat,rm,prediction");
-  const double f = std::stod(fields(lines(p.out)[1])[2]);
+  const double f = std::stod(split(lines(p.out)[1])[2]);
   CHECK(f > 20);
   CHECK(f < 40);
 }
@@ -116,7 +116,7 @@ TEST_CASE("methods cli: out of reach is an error or the nearest key, local-linea
   REQUIRE(run_nwreg({"predict", data("mcycle.csv"), "--method", "local-linear", "-b", "3", "--grid", "2:3:1",
                      "--weights", w})
               .exit_code == 0);
-  const auto row = fields(lines(slurp(w))[1]);
+  const auto row = split(lines(slurp(w))[1]);
   double sum = 0, lowest = 0;
   for (std::size_t i = 1; i < row.size(); ++i) {
     sum += std::stod(row[i]);
@@ -154,9 +154,9 @@ TEST_CASE("methods cli: categorical columns read labels, write them back, and tr
   const auto l = lines(a.out);
   REQUIRE(l.size() == 3);
   CHECK(l[0] == "lwt,race,ftv,prediction");
-  CHECK(fields(l[1])[1] == "white");
-  CHECK(fields(l[2])[1] == "black");
-  CHECK(fields(l[2])[2] == "2");
+  CHECK(split(l[1])[1] == "white");
+  CHECK(split(l[2])[1] == "black");
+  CHECK(split(l[2])[2] == "2");
   Result j = run_nwreg({"predict", data("birthwt.csv"), "--model", model, "--query", q, "--format", "jsonl"});
   CHECK(Json::parse(lines(j.out)[0])["race"] == "white");
   CHECK(Json::parse(lines(j.out)[1])["ftv"] == 2);
@@ -242,7 +242,7 @@ TEST_CASE("methods cli: span and --robust in fit, predict and the model file, th
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
   CHECK(a.out == b.out);
-  CHECK(std::abs(std::stod(fields(lines(a.out)[1])[1]) - 5.6996787928457504) < 1e-11);
+  CHECK(std::abs(std::stod(split(lines(a.out)[1])[1]) - 5.6996787928457504) < 1e-11);
   // cars' 23rd row (speed 14, dist 80) lies far above the curve: it weighs little.
   CHECK(m["robustness"][22] < 0.05);
   // Two columns: loess's trimmed scales, or the scales given (normalize = FALSE is 1,1).
@@ -262,15 +262,15 @@ TEST_CASE("methods cli: --robust puts no weight on an outlier, and the line come
   const Result r = run_nwreg({"predict", (s / "line.csv").string(), "-b", "span:0.5", "--kernel", "tricube", "--method",
                               "local-linear", "--robust", "2", "--grid", "10:11:1", "--weights", weights});
   REQUIRE(r.exit_code == 0);
-  CHECK(std::abs(std::stod(fields(lines(r.out)[1])[1]) - 20) < 0.2);
-  const auto w = fields(lines(slurp(weights))[1]);  // query 10: x, then one weight per key in x order
+  CHECK(std::abs(std::stod(split(lines(r.out)[1])[1]) - 20) < 0.2);
+  const auto w = split(lines(slurp(weights))[1]);  // query 10: x, then one weight per key in x order
   REQUIRE(w.size() == 41);
   CHECK(w[10] == "0");
   CHECK(w[9] != "0");
   // Without --robust the outlier pulls the line up.
   const Result plain = run_nwreg({"predict", (s / "line.csv").string(), "-b", "span:0.5", "--kernel", "tricube",
                                   "--method", "local-linear", "--grid", "10:11:1"});
-  CHECK(std::stod(fields(lines(plain.out)[1])[1]) > 21.5);
+  CHECK(std::stod(split(lines(plain.out)[1])[1]) > 21.5);
 }
 
 TEST_CASE("methods cli: --robust with a row that no other key reaches, and the nearest key that weighs something") {

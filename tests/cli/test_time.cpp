@@ -43,7 +43,7 @@ TEST_CASE("time: R's write.csv2 output with dates: row names, semicolons, decima
   CHECK(out[0] == "1,date,temp,prediction,residual");  // the row names kept, then x, y, fit, residual
   const std::vector<double> day = {0, 1, 2, 3}, temp = {2.5, 3.25, 4, 1.5};
   for (std::size_t i = 0; i < 4; ++i) {
-    const auto f = fields(out[i + 1]);
+    const auto f = split(out[i + 1]);
     CHECK(f[0] == std::to_string(i + 1));
     CHECK(f[1] == "2024-03-0" + std::to_string(i + 1));  // dates stay dates
     CHECK(number(f[2]) == temp[i]);
@@ -77,7 +77,7 @@ TEST_CASE("time: stamps with offsets are instants, a daylight-saving change leav
   CHECK(tl[5].rfind("2024-03-31T03:30:00Z,8,", 0) == 0);
   CHECK(el[1].rfind("1711841400,5,", 0) == 0);
   for (std::size_t i = 1; i < 6; ++i) {  // the same fit, x written two ways
-    const auto a = fields(tl[i]), b = fields(el[i]);
+    const auto a = split(tl[i]), b = split(el[i]);
     CHECK(a[2] == b[2]);
     CHECK(a[3] == b[3]);
   }
@@ -95,12 +95,12 @@ TEST_CASE("time: stamps with offsets are instants, a daylight-saving change leav
   const Result g = run_nwreg({"predict", (s / "t.csv").string(), "--model", (s / "m.json").string(), "--grid",
                               "2024-03-31T00:00Z/2024-03-31T02:00Z/30min"});
   CHECK(lines(g.out) == std::vector<std::string>{"t,prediction",
-                                                 "2024-03-31T00:00:00Z," + fields(lines(g.out)[1])[1],
-                                                 "2024-03-31T00:30:00Z," + fields(lines(g.out)[2])[1],
-                                                 "2024-03-31T01:00:00Z," + fields(lines(g.out)[3])[1],
-                                                 "2024-03-31T01:30:00Z," + fields(lines(g.out)[4])[1]});
+                                                 "2024-03-31T00:00:00Z," + split(lines(g.out)[1])[1],
+                                                 "2024-03-31T00:30:00Z," + split(lines(g.out)[2])[1],
+                                                 "2024-03-31T01:00:00Z," + split(lines(g.out)[3])[1],
+                                                 "2024-03-31T01:30:00Z," + split(lines(g.out)[4])[1]});
   const std::vector<double> x = {1711841400, 1711845000, 1711848600, 1711852200.5, 1711855800}, y = {5, 7, 6, 9, 8};
-  CHECK(number(fields(lines(g.out)[2])[1]) == doctest::Approx(nw(x, y, 5400, 1711845000)).epsilon(1e-12));
+  CHECK(number(split(lines(g.out)[2])[1]) == doctest::Approx(nw(x, y, 5400, 1711845000)).epsilon(1e-12));
   const auto n = lines(run_nwreg({"predict", (s / "t.csv").string(), "-b", "1h", "--grid-n", "3"}).out);
   REQUIRE(n.size() == 4);
   CHECK(n[1].rfind("2024-03-30T23:30:00Z,", 0) == 0);
@@ -120,7 +120,7 @@ TEST_CASE("time: a daily series with gaps: --na skip, --keep, a grid of days, a 
   CHECK(out[1].rfind("67,1973-05-01,41,", 0) == 0);
   CHECK(out[5].rfind("66,1973-05-06,28,", 0) == 0);  // 1973-05-05 had no ozone reading
   for (std::size_t i = 1; i < out.size(); ++i) {  // residual = y - prediction, exactly
-    const auto f = fields(out[i]);
+    const auto f = split(out[i]);
     CHECK(number(f[4]) == number(f[2]) - number(f[3]));
   }
   const Result num = run_nwreg({"predict", aq, "-y", "Ozone", "--na", "skip", "-b", "3d", "--format", "json"});
@@ -145,10 +145,10 @@ TEST_CASE("time: a daily series with gaps: --na skip, --keep, a grid of days, a 
   const auto rows = lines(slurp(aq));
   for (std::size_t i = 1; i < rows.size(); ++i) {
     days.push_back(static_cast<double>(i - 1));
-    temp.push_back(number(fields(rows[i])[1]));
+    temp.push_back(number(split(rows[i])[1]));
   }
-  CHECK(number(fields(q[1])[2]) == doctest::Approx(nw(days, temp, 3, 64)).epsilon(1e-12));
-  CHECK(number(fields(q[2])[2]) == doctest::Approx(nw(days, temp, 3, 64.5)).epsilon(1e-12));
+  CHECK(number(split(q[1])[2]) == doctest::Approx(nw(days, temp, 3, 64)).epsilon(1e-12));
+  CHECK(number(split(q[2])[2]) == doctest::Approx(nw(days, temp, 3, 64.5)).epsilon(1e-12));
   // Attention weights name their queries and keys as dates too.
   REQUIRE(run_nwreg({"predict", aq, "-b", "3d", "--grid", "1973-06-01/1973-06-03/1d", "--weights",
                      (s / "w.json").string(), "-o", "/dev/null"}).exit_code == 0);
@@ -177,8 +177,8 @@ TEST_CASE("time: CSV answers a pipe one query at a time, stamps and kept columns
   // The same answers as the query file read whole (which writes both as date-times).
   const Result batch = run_nwreg({"predict", data("airquality_daily.csv"), "-y", "Temp", "-b", "3d", "--query", "-"},
                                  "date\n1973-07-04\n1973-07-04T12:00:00+02:00\n");
-  CHECK(fields(lines(batch.out)[1])[1] + "\n" == fields(got[1])[2]);
-  CHECK(fields(lines(batch.out)[2])[1] + "\n" == fields(got[2])[2]);
+  CHECK(split(lines(batch.out)[1])[1] + "\n" == split(got[1])[2]);
+  CHECK(split(lines(batch.out)[2])[1] + "\n" == split(got[2])[2]);
 }
 
 TEST_CASE("time: output names stay unique, JSON keys included, and NaT is a missing value") {
@@ -248,7 +248,7 @@ TEST_CASE("time: one offset throughout is kept in the output, mixed zones are wr
   CHECK(c[1].rfind("2024-03-01T00:00:00+01:00,1,", 0) == 0);
   CHECK(c[5].rfind("2024-03-02T00:00:00+01:00,5,", 0) == 0);
   CHECK(u[1].rfind("2024-02-29T23:00:00Z,1,", 0) == 0);
-  for (std::size_t i = 1; i < 6; ++i) CHECK(fields(c[i])[2] == fields(u[i])[2]);  // the same instants
+  for (std::size_t i = 1; i < 6; ++i) CHECK(split(c[i])[2] == split(u[i])[2]);  // the same instants
   // Queries in any zone are written at the training column's offset; the model keeps it.
   REQUIRE(run_nwreg({"fit", (s / "cet.csv").string(), "-b", "6h", "-o", (s / "m.json").string()}).exit_code == 0);
   CHECK(Json::parse(slurp(s / "m.json"))["x_offsets"] == Json::array({"+01:00"}));
@@ -299,10 +299,10 @@ TEST_CASE("time: --slope-unit gives a time column's slope per that span") {
   REQUIRE(a.size() == 4);
   CHECK(b[0] == "d,prediction,se,lower,upper,d_d,d_d_se");
   for (std::size_t i = 1; i < a.size(); ++i) {
-    CHECK(fields(b[i])[1] == fields(a[i])[1]);  // predictions unchanged
-    CHECK(number(fields(b[i])[5]) == number(fields(a[i])[5]) * 86400);
-    CHECK(number(fields(b[i])[6]) == number(fields(a[i])[6]) * 86400);
-    CHECK(number(fields(w[i])[5]) == number(fields(a[i])[5]) * 604800);
+    CHECK(split(b[i])[1] == split(a[i])[1]);  // predictions unchanged
+    CHECK(number(split(b[i])[5]) == number(split(a[i])[5]) * 86400);
+    CHECK(number(split(b[i])[6]) == number(split(a[i])[6]) * 86400);
+    CHECK(number(split(w[i])[5]) == number(split(a[i])[5]) * 604800);
   }
   CHECK(with({"--slope-unit", "fortnight"}).err ==
         "nwreg: error: --slope-unit: expected a positive time span (ms, s, min, h, d, w, or with a number: 7d, 0.5h), "

@@ -83,10 +83,12 @@ TEST_CASE("compact kernels by hand: h is the radius, the kernel's shape weights 
   CHECK(predict1(Attention(d, {1.0}, testing::engine(Kernel::uniform)), 1.5) == 15);
   CHECK(predict1(Attention(d, {1.0}, testing::engine(Kernel::uniform)), 1.0) == 10);  // 0, 1, 2 at |u| <= 1
   // Epanechnikov at q = 0, h = 2: weights 1, 3/4, 0 (x = 2 is on the edge)
-  CHECK(predict1(Attention(d, {2.0}, testing::engine(Kernel::epanechnikov)), 0.0) == doctest::Approx(7.5 / 1.75).epsilon(1e-15));
+  CHECK(predict1(Attention(d, {2.0}, testing::engine(Kernel::epanechnikov)), 0.0) ==
+        doctest::Approx(7.5 / 1.75).epsilon(1e-15));
   // tricube at q = 0, h = 2: (1 - 1/8)^3 for x = 1
   const double t = std::pow(1 - 0.125, 3);
-  CHECK(predict1(Attention(d, {2.0}, testing::engine(Kernel::tricube)), 0.0) == doctest::Approx(10 * t / (1 + t)).epsilon(1e-15));
+  CHECK(predict1(Attention(d, {2.0}, testing::engine(Kernel::tricube)), 0.0) ==
+        doctest::Approx(10 * t / (1 + t)).epsilon(1e-15));
   // Laplace: exp(-|u|), not compact
   const double e1 = std::exp(-1.0), e2 = std::exp(-2.0), e3 = std::exp(-3.0);
   CHECK(predict1(Attention(d, {1.0}, testing::engine(Kernel::laplace)), 0.0) ==
@@ -166,15 +168,15 @@ TEST_CASE("local linear: exact on lines, weights sum to 1 and turn negative at t
     CHECK(a.loo(false).mse == doctest::Approx(0).scale(1e-20));
   }
   const Dataset four = testing::make_dataset({0, 1, 2, 3}, {0, 1, 4, 9});
-  const auto w = weights1(Attention(four, {1.0}, testing::engine(Kernel::gaussian, Method::local_linear)), 0.0);
+  const Attention ll(four, {1.0}, testing::engine(Kernel::gaussian, Method::local_linear));
+  const auto w = weights1(ll, 0.0);
   double sum = 0;
   for (double v : w) sum += v;
   CHECK(sum == doctest::Approx(1).epsilon(1e-14));
   CHECK(*std::min_element(w.begin(), w.end()) < 0);  // the equivalent kernel dips below zero
   double f = 0;
   for (std::size_t i = 0; i < 4; ++i) f += w[i] * four.y[i];
-  CHECK(f == doctest::Approx(predict1(Attention(four, {1.0}, testing::engine(Kernel::gaussian, Method::local_linear)), 0.0))
-                 .epsilon(1e-13));
+  CHECK(f == doctest::Approx(predict1(ll, 0.0)).epsilon(1e-13));
   // One key in reach: the slope is undetermined, and the fit falls back to that key's value.
   CHECK(predict1(Attention(four, {0.5}, testing::engine(Kernel::epanechnikov, Method::local_linear)), 2.2) == 4);
 }
