@@ -23,10 +23,6 @@
 
 using namespace nwreg;
 
-namespace {
-
-}  // namespace
-
 TEST_CASE("criteria: tr(H) and the in-sample fit by hand on three points") {
   const Dataset d = testing::make_dataset({0, 1, 2}, {1, 2, 4});
   const double a = std::exp(-0.5), b = std::exp(-2.0);

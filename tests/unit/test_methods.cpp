@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <random>
-#include <sstream>
 
 #include "helpers.h"
 #include "nwreg/engine/attention.h"

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <random>
-#include <sstream>
 
 #include "helpers.h"
 #include "nwreg/base/errors.h"

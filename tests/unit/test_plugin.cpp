@@ -16,7 +16,6 @@ using namespace nwreg;
 
 namespace {
 
-
 // The x and y of one golden row: a bundled file's columns, or a simulated set.
 void golden_data(const std::string& set, const std::string& file, const std::string& xc, const std::string& yc,
                  std::vector<double>& x, std::vector<double>& y) {

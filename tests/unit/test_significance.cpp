@@ -19,7 +19,6 @@ using namespace nwreg;
 
 namespace {
 
-
 // The chi-square calibration (no permutations) against `null`.
 TestOptions null_only(NullModel null) {
   TestOptions o;
