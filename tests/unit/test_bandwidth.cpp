@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "helpers.h"
@@ -316,6 +317,55 @@ TEST_CASE("the line search with looser trial measures: every accepted step decre
   CHECK(res.theta[0] == doctest::Approx(plain.theta[0]).epsilon(1e-6));
   CHECK(res.theta[1] == doctest::Approx(plain.theta[1]).epsilon(1e-6));
   CHECK(res.theta[0] == doctest::Approx(0.3).epsilon(1e-4));
+}
+
+TEST_CASE("a rival descent: an unusable start returns unrecorded, and give_up ends it where it says") {
+  // L(a, b) = 1 + (a - 0.3)^2 + 10 (b + 0.2)^2, +inf for a > 5.
+  int evaluations = 0;
+  auto eval = [&](const std::vector<double>& t) {
+    ++evaluations;
+    const double u = t[0] - 0.3, v = t[1] + 0.2;
+    LooResult r;
+    r.mse = t[0] > 5 ? std::numeric_limits<double>::infinity() : 1 + u * u + 10 * v * v;
+    r.gradient = {2 * u, 20 * v};
+    return r;
+  };
+  std::vector<std::vector<double>> recorded;
+  auto record = [&](int, const std::vector<double>& t, double) { recorded.push_back(t); };
+  FitOptions o;
+  o.tol = 1e-9;
+  Rivalry rival;
+  rival.optional_start = true;
+  const Descent none = line_search({6.0, 1.0}, o, eval, record, {}, {}, {}, rival);
+  CHECK(std::isinf(none.loss));
+  CHECK_FALSE(none.converged);
+  CHECK(none.epochs == 0);
+  CHECK(recorded.empty());
+  CHECK(evaluations == 1);
+  CHECK_THROWS_AS(line_search({6.0, 1.0}, o, eval, record), DataError);  // not a rival: an error
+
+  // Given up at the first accepted point within 0.05 of (0.3, -0.2) in both parameters whose
+  // loss is above 1 (always, short of the minimum): that point is returned with its loss as
+  // measured, and the descent is not converged. Without give_up it goes on to the minimum.
+  rival.give_up = [](const std::vector<double>& t, double loss_low) {
+    return loss_low > 1 && std::abs(t[0] - 0.3) <= 0.05 && std::abs(t[1] + 0.2) <= 0.05;
+  };
+  recorded.clear();
+  const Descent given_up = line_search({2.0, 1.5}, o, eval, record, {}, {}, {}, rival);
+  CHECK(given_up.stop_reason == "another start's basin");
+  CHECK_FALSE(given_up.converged);
+  REQUIRE(recorded.size() >= 2);
+  CHECK(recorded.back() == given_up.theta);
+  CHECK(std::abs(given_up.theta[0] - 0.3) <= 0.05);
+  CHECK(std::abs(given_up.theta[1] + 0.2) <= 0.05);
+  CHECK(given_up.loss == eval(given_up.theta).mse);
+  for (std::size_t i = 0; i + 1 < recorded.size(); ++i)  // no earlier point was near enough
+    CHECK_FALSE((std::abs(recorded[i][0] - 0.3) <= 0.05 && std::abs(recorded[i][1] + 0.2) <= 0.05));
+  rival.give_up = nullptr;
+  const Descent whole = line_search({2.0, 1.5}, o, eval, record, {}, {}, {}, rival);
+  CHECK(whole.converged);
+  CHECK(whole.theta[0] == doctest::Approx(0.3).epsilon(1e-6));
+  CHECK(whole.epochs > given_up.epochs);
 }
 
 TEST_CASE("several columns: a column that carries nothing is smoothed out, not crept towards infinity") {

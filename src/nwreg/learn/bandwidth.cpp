@@ -232,17 +232,22 @@ bool usable(const std::vector<double>& h) {
 
 namespace {
 
-// A line search from h; `curvature`, when given, starts from that inverse Hessian estimate
-// (empty: plain gradient steps) and receives the last one. Going on from an earlier descent
-// that ended at epoch `resume_at` (>= 0), its epochs are numbered on from there and its start
-// point, that descent's last, is not recorded again. `loose`: trial points may be measured
-// at a looser tolerance (Objective::allow), for the start points' descents, the best of which
-// goes on at the options' tolerance. (That last descent gains nothing, measured: it starts
-// near the minimum, where the trials need the exact loss, and the first of them measures its
-// current point again.)
+// How one descent runs beside the others of a fit: `curvature`, when given, starts from that
+// inverse Hessian estimate (empty: plain gradient steps) and receives the last one. Going on
+// from an earlier descent that ended at epoch `resume_at` (>= 0), its epochs are numbered on
+// from there and its start point, that descent's last, is not recorded again. `loose`: trial
+// points may be measured at a looser tolerance (Objective::allow). `rivalry`: how a further
+// start point, which only competes with the first, may end early (line_search's).
+struct Leg {
+  std::vector<double>* curvature = nullptr;
+  int resume_at = -1;
+  bool loose = false;
+  Rivalry rivalry = {};
+};
+
+// A line search from h (line_search's).
 FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::vector<double>& h, Objective& obj,
-                  const std::function<void(const Epoch&)>& on_epoch, std::vector<double>* curvature = nullptr,
-                  int resume_at = -1, bool loose = false) {
+                  const std::function<void(const Epoch&)>& on_epoch, const Leg& leg) {
   FitResult res;
   auto eval = [&](const std::vector<double>& t) {
     const auto trial_h = coords.h(t);
@@ -256,19 +261,20 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
     return r;
   };
   auto record = [&](int epoch, const std::vector<double>& t, double loss) {
-    if (resume_at >= 0 && epoch == 0) return;
-    Epoch e{std::max(resume_at, 0) + epoch, coords.h(t), loss, {}};
+    if (leg.resume_at >= 0 && epoch == 0) return;
+    Epoch e{std::max(leg.resume_at, 0) + epoch, coords.h(t), loss, {}};
     if (on_epoch) on_epoch(e);
     record_epoch(res.history, std::move(e));
   };
   Accuracy accuracy;
-  if (loose) accuracy = [&](double error, double loss) { return obj.allow(error, loss); };
-  Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box(), curvature ? *curvature : std::vector<double>{},
-                            accuracy);
-  if (curvature) *curvature = std::move(dsc.curvature);
+  if (leg.loose) accuracy = [&](double error, double loss) { return obj.allow(error, loss); };
+  Descent dsc = line_search(coords.theta(h), opt, eval, record, coords.box(),
+                            leg.curvature ? *leg.curvature : std::vector<double>{}, accuracy, leg.rivalry);
+  if (leg.curvature) *leg.curvature = std::move(dsc.curvature);
   res.bandwidth = coords.h(dsc.theta);
   // The last epoch's loss as measured again exactly (its trial may have been measured loosely).
-  if (loose && !res.history.empty() && res.history.back().bandwidth == res.bandwidth) res.history.back().loss = dsc.loss;
+  if (leg.loose && !res.history.empty() && res.history.back().bandwidth == res.bandwidth)
+    res.history.back().loss = dsc.loss;
   res.criterion = obj.mean(dsc.loss);
   res.converged = dsc.converged;
   res.stop_reason = dsc.stop_reason;
@@ -557,11 +563,24 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   if (polish) first.tol = start_tol;
   std::vector<double> curvature;
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
-                          : descend(first, coords, start, obj, on_epoch, &curvature, -1, polish);
+                          : descend(first, coords, start, obj, on_epoch, {.curvature = &curvature, .loose = polish});
+  // A further start gives up once every log h of it lies within same_basin of the best point
+  // so far at a loss above that point's: it is descending into the basin whose minimum is
+  // found, and its last epochs would only find it again.
+  constexpr double same_basin = 0.05;
   for (const auto& h : more) {
-    if (!usable(h) || !std::isfinite(obj.at(h, false).mse)) continue;
+    if (!usable(h)) continue;
     std::vector<double> c;
-    FitResult other = descend(first, coords, h, obj, on_epoch, &c, -1, polish);
+    const std::vector<double> best = coords.theta(res.bandwidth);
+    const double best_loss = res.criterion;
+    Rivalry rivalry{true, [&](const std::vector<double>& theta, double loss_low) {
+                      if (!(obj.mean(loss_low) > best_loss)) return false;
+                      for (std::size_t k = 0; k < theta.size(); ++k)
+                        if (!(std::abs(theta[k] - best[k]) <= same_basin)) return false;
+                      return true;
+                    }};
+    FitResult other =
+        descend(first, coords, h, obj, on_epoch, {.curvature = &c, .loose = polish, .rivalry = std::move(rivalry)});
     if (other.criterion < res.criterion) res = std::move(other), curvature = std::move(c);
   }
   if (sampled_starts) {
@@ -576,7 +595,8 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
     } else {
       FitOptions rest = options;
       rest.epochs = options.epochs - done;
-      FitResult fine = descend(rest, coords, res.bandwidth, obj, on_epoch, &curvature, done);
+      FitResult fine =
+          descend(rest, coords, res.bandwidth, obj, on_epoch, {.curvature = &curvature, .resume_at = done});
       for (Epoch& e : fine.history) record_epoch(res.history, std::move(e));
       res.bandwidth = std::move(fine.bandwidth);
       res.criterion = fine.criterion;

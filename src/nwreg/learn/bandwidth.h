@@ -131,7 +131,7 @@ struct Descent {
   double loss = 0;            //!< the objective there
   int epochs = 0;             //!< accepted steps
   bool converged = false;
-  std::string stop_reason;    //!< "tolerance", "no further decrease" or "epoch cap"
+  std::string stop_reason;    //!< "tolerance", "no further decrease", "epoch cap" (or Rivalry's)
   /// The inverse Hessian estimate reached (d x d, row-major), to go on from (line_search).
   std::vector<double> curvature;
 };
@@ -160,7 +160,7 @@ inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 /// the objective and its gradient (mse = +inf where theta is unusable); `record` sees (epoch,
 /// theta, loss) after each accepted step, epoch 0 first. Stops per FitOptions::tol and epochs.
 /// `curvature` (an earlier Descent's) goes on from that inverse Hessian estimate instead of
-/// plain gradient steps. Throws DataError when the start point is unusable.
+/// plain gradient steps. Throws DataError when the start point is unusable (but see Rivalry).
 ///
 /// `accuracy`, when given, lets trial points be measured more cheaply: before each evaluation
 /// the search calls it with the error the loss may have there (absolute; 0: none) and the loss
@@ -172,10 +172,21 @@ inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 /// Every stopping test, and the loss returned, are on exact measures; the losses `record` sees
 /// may be loose ones, within their bounds (the last one too: `descend` mends it in the history).
 using Accuracy = std::function<double(double error, double loss)>;
+
+/// A descent that only competes with others for the best point (the further start points of a
+/// fit). `optional_start`: an unusable start point returns at once, loss +inf and nothing
+/// recorded, instead of throwing. `give_up`, when given, is asked after each accepted step
+/// with theta and a lower bound on the loss there; true ends the descent at that point (not
+/// converged, stop reason "another start's basin", the loss as measured, perhaps loosely).
+struct Rivalry {
+  bool optional_start = false;
+  std::function<bool(const std::vector<double>& theta, double loss_low)> give_up;
+};
 Descent line_search(std::vector<double> theta, const FitOptions& options,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record,
-                    const Box& box = {}, const std::vector<double>& curvature = {}, const Accuracy& accuracy = {});
+                    const Box& box = {}, const std::vector<double>& curvature = {}, const Accuracy& accuracy = {},
+                    const Rivalry& rivalry = {});
 
 /// `epochs` fixed-rate steps from theta: Adam's (Kingma and Ba 2015: beta1 0.9, beta2 0.999,
 /// eps 1e-8, rate options.lr) or, with `adam` false, plain gradient steps theta -= lr g. The

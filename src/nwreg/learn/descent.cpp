@@ -108,7 +108,8 @@ Descent fixed_steps(std::vector<double> theta, const FitOptions& opt, bool adam,
 Descent line_search(std::vector<double> theta, const FitOptions& opt,
                     const std::function<LooResult(const std::vector<double>&)>& eval,
                     const std::function<void(int, const std::vector<double>&, double)>& record,
-                    const Box& box, const std::vector<double>& curvature, const Accuracy& accuracy) {
+                    const Box& box, const std::vector<double>& curvature, const Accuracy& accuracy,
+                    const Rivalry& rivalry) {
   Descent res;
   const std::size_t d = theta.size();
   auto clamp = [&](std::size_t k, double t) { return box.empty() ? t : std::clamp(t, box.lo[k], box.hi[k]); };
@@ -117,6 +118,12 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   allow(0, 0);
   LooResult cur = eval(theta);
   double cur_err = 0;  // the bound on cur.mse's error (accuracy); 0: exact
+  if (!std::isfinite(cur.mse) && rivalry.optional_start) {
+    res.theta = std::move(theta);
+    res.loss = std::numeric_limits<double>::infinity();
+    res.stop_reason = "the start point is out of bounds";
+    return res;
+  }
   if (!std::isfinite(cur.mse) && cur.out_of_reach)
     throw DataError("the start point of the descent leaves " + std::to_string(cur.out_of_reach) +
                     " training rows with no other key in reach (first: row " +
@@ -156,6 +163,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
            (curvature_known && below_resolution(cur, inv, held));
   };
   res.stop_reason = "epoch cap";
+  bool gave_up = false;
   std::vector<double> dir(d), trial_theta(d);
   for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
     if (cur_err > 0 && at_minimum()) exact_cur();  // a looser measure's word is not final
@@ -264,8 +272,13 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
       res.stop_reason = "tolerance";
       break;
     }
+    if (rivalry.give_up && rivalry.give_up(theta, cur.mse - cur_err)) {
+      res.stop_reason = "another start's basin";
+      gave_up = true;
+      break;
+    }
   }
-  exact_cur();
+  if (!gave_up) exact_cur();  // (a rival given up keeps its loss as measured: it lost)
   allow(0, cur.mse);
   res.theta = theta;
   res.loss = cur.mse;
