@@ -361,11 +361,76 @@ TEST_CASE("a rival descent: an unusable start returns unrecorded, and give_up en
   CHECK(given_up.loss == eval(given_up.theta).mse);
   for (std::size_t i = 0; i + 1 < recorded.size(); ++i)  // no earlier point was near enough
     CHECK_FALSE((std::abs(recorded[i][0] - 0.3) <= 0.05 && std::abs(recorded[i][1] + 0.2) <= 0.05));
+  // Trials measured loosely (each as low as the error it was allowed lets it read): give_up
+  // sees a lower bound on the exact loss, and the search leaves the measures exact again.
+  double allowed = 0;
+  Accuracy accuracy = [&](double error, double) { return allowed = error; };
+  auto loose_eval = [&](const std::vector<double>& t) {
+    LooResult r = eval(t);
+    r.mse -= allowed;
+    return r;
+  };
+  std::vector<double> lows;
+  auto near = rival.give_up;
+  rival.give_up = [&](const std::vector<double>& t, double loss_low) {
+    lows.push_back(loss_low - eval(t).mse);
+    return near(t, loss_low);
+  };
+  const Descent loose = line_search({2.0, 1.5}, o, loose_eval, record, {}, {}, accuracy, rival);
+  CHECK(loose.stop_reason == "another start's basin");
+  CHECK(allowed == 0);
+  CHECK(std::count_if(lows.begin(), lows.end(), [](double v) { return v < 0; }) > 0);  // some measured loosely
+  CHECK(std::all_of(lows.begin(), lows.end(), [](double v) { return v <= 0; }));     // each a lower bound
   rival.give_up = nullptr;
   const Descent whole = line_search({2.0, 1.5}, o, eval, record, {}, {}, {}, rival);
   CHECK(whole.converged);
   CHECK(whole.theta[0] == doctest::Approx(0.3).epsilon(1e-6));
   CHECK(whole.epochs > given_up.epochs);
+}
+
+TEST_CASE("several columns: a further start gives up in the first start's basin, the same h by the summed loss") {
+  // y = sin x1 + cos x2 + N(0, 0.3^2), x uniform on [0, 6]^2, 1500 rows: the three starts
+  // descend into one basin. Each start's epochs as on_epoch sees them (each from epoch 0): no
+  // further start goes on from a point within 0.05 of the best start's end so far in every
+  // log h at a loss above that end's (the losses may be looser measures: to 1e-6), and here
+  // one stops at such a point: it gave up. (A start may pass near at a lower loss and go on:
+  // it may win.) Loss::sum learns the same h: the test compares losses of one kind.
+  std::mt19937_64 rng(20261202);
+  std::uniform_real_distribution<double> u(0, 6);
+  std::normal_distribution<double> noise(0, 0.3);
+  std::vector<double> xs, y;
+  for (int i = 0; i < 1500; ++i) {
+    const double a = u(rng), b = u(rng);
+    xs.push_back(a), xs.push_back(b), y.push_back(std::sin(a) + std::cos(b) + noise(rng));
+  }
+  nwreg::Dataset d = make_dataset(xs, y);
+  d.n = 1500, d.d = 2, d.x_names = {"x1", "x2"};
+  std::vector<std::vector<Epoch>> starts;
+  // (A start's epochs count up from 0; the winner's last descent goes on from its last epoch,
+  // here not from a count the previous start's epochs would continue.)
+  const FitResult r = fit_bandwidth(d, {}, [&](const Epoch& e) {
+    if (starts.empty() || e.epoch != starts.back().back().epoch + 1) starts.emplace_back();
+    starts.back().push_back(e);
+  });
+  REQUIRE(starts.size() == 4);
+  Epoch best = starts[0].back();  // the best start's end so far
+  auto near_above = [&](const Epoch& e, double slack) {
+    for (std::size_t k = 0; k < 2; ++k)
+      if (!(std::abs(std::log(e.bandwidth[k]) - std::log(best.bandwidth[k])) <= 0.05)) return false;
+    return e.loss > best.loss * (1 + slack);
+  };
+  int gave_up = 0;
+  for (std::size_t s = 1; s < 3; ++s) {
+    CAPTURE(s);
+    for (std::size_t e = 0; e + 1 < starts[s].size(); ++e) CHECK_FALSE(near_above(starts[s][e], 1e-6));
+    gave_up += near_above(starts[s].back(), -1e-6);
+    if (starts[s].back().loss < best.loss) best = starts[s].back();
+  }
+  CHECK(gave_up >= 1);
+  FitOptions summed;
+  summed.loss = Loss::sum;
+  const FitResult rs = fit_bandwidth(d, summed);
+  for (std::size_t k = 0; k < 2; ++k) CHECK(rs.bandwidth[k] == doctest::Approx(r.bandwidth[k]).epsilon(1e-6));
 }
 
 TEST_CASE("several columns: a column that carries nothing is smoothed out, not crept towards infinity") {

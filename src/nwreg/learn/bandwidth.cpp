@@ -272,7 +272,8 @@ FitResult descend(const FitOptions& opt, const Coordinates& coords, const std::v
                             leg.curvature ? *leg.curvature : std::vector<double>{}, accuracy, leg.rivalry);
   if (leg.curvature) *leg.curvature = std::move(dsc.curvature);
   res.bandwidth = coords.h(dsc.theta);
-  // The last epoch's loss as measured again exactly (its trial may have been measured loosely).
+  // The last epoch's loss as measured again exactly (its trial may have been measured loosely;
+  // a rival that gave up keeps its measure: it lost).
   if (leg.loose && !res.history.empty() && res.history.back().bandwidth == res.bandwidth)
     res.history.back().loss = dsc.loss;
   res.criterion = obj.mean(dsc.loss);
@@ -564,23 +565,24 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   std::vector<double> curvature;
   FitResult res = sgd_run ? sgd(data, options, start, obj, on_epoch)
                           : descend(first, coords, start, obj, on_epoch, {.curvature = &curvature, .loose = polish});
-  // A further start gives up once every log h of it lies within same_basin of the best point
-  // so far at a loss above that point's: it is descending into the basin whose minimum is
-  // found, and its last epochs would only find it again.
+  // A further start gives up once each coordinate of it (log h; a categorical column's lambda
+  // over its largest) lies within same_basin of the best point so far, at a loss above that
+  // point's: it is descending into the basin whose minimum is found, and its last epochs would
+  // only find it again.
   constexpr double same_basin = 0.05;
   for (const auto& h : more) {
-    if (!usable(h)) continue;
+    if (!usable(h)) continue;  // (the box may clamp an overflowing h into range: not left to optional_start)
     std::vector<double> c;
     const std::vector<double> best = coords.theta(res.bandwidth);
     const double best_loss = res.criterion;
-    Rivalry rivalry{true, [&](const std::vector<double>& theta, double loss_low) {
-                      if (!(obj.mean(loss_low) > best_loss)) return false;
-                      for (std::size_t k = 0; k < theta.size(); ++k)
-                        if (!(std::abs(theta[k] - best[k]) <= same_basin)) return false;
-                      return true;
-                    }};
+    auto give_up = [&](const std::vector<double>& theta, double loss_low) {
+      if (!(obj.mean(loss_low) > best_loss)) return false;
+      for (std::size_t k = 0; k < theta.size(); ++k)
+        if (!(std::abs(theta[k] - best[k]) <= same_basin)) return false;
+      return true;
+    };
     FitResult other =
-        descend(first, coords, h, obj, on_epoch, {.curvature = &c, .loose = polish, .rivalry = std::move(rivalry)});
+        descend(first, coords, h, obj, on_epoch, {.curvature = &c, .loose = polish, .rivalry = {true, give_up}});
     if (other.criterion < res.criterion) res = std::move(other), curvature = std::move(c);
   }
   if (sampled_starts) {

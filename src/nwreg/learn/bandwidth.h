@@ -169,15 +169,17 @@ inline constexpr double smoothed_out_from = 10, smoothed_out_at = 1e6;
 /// Armijo test is read from such measures only where it comes out clear of the errors of both
 /// points (a pass by more than their sum: the exact loss then decreases as the test asks, or a
 /// failure by more); within them, and after a refusal, the points are measured again exactly.
-/// Every stopping test, and the loss returned, are on exact measures; the losses `record` sees
-/// may be loose ones, within their bounds (the last one too: `descend` mends it in the history).
+/// Every stopping test, and the loss returned, are on exact measures (but a Rivalry's give-up:
+/// below); the losses `record` sees may be loose ones, within their bounds (the last one too:
+/// `descend` mends it in the history).
 using Accuracy = std::function<double(double error, double loss)>;
 
 /// A descent that only competes with others for the best point (the further start points of a
-/// fit). `optional_start`: an unusable start point returns at once, loss +inf and nothing
-/// recorded, instead of throwing. `give_up`, when given, is asked after each accepted step
-/// with theta and a lower bound on the loss there; true ends the descent at that point (not
-/// converged, stop reason "another start's basin", the loss as measured, perhaps loosely).
+/// fit). `optional_start`: an unusable start point returns at once, loss +inf, nothing
+/// recorded and stop reason "the start point is unusable", instead of throwing. `give_up`,
+/// when given, is asked after each accepted step with theta and a lower bound on the loss
+/// there; true ends the descent at that point (not converged, stop reason "another start's
+/// basin", the loss as measured there, perhaps loosely: not measured again exactly).
 struct Rivalry {
   bool optional_start = false;
   std::function<bool(const std::vector<double>& theta, double loss_low)> give_up;

@@ -121,7 +121,7 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
   if (!std::isfinite(cur.mse) && rivalry.optional_start) {
     res.theta = std::move(theta);
     res.loss = std::numeric_limits<double>::infinity();
-    res.stop_reason = "the start point is out of bounds";
+    res.stop_reason = "the start point is unusable";
     return res;
   }
   if (!std::isfinite(cur.mse) && cur.out_of_reach)
