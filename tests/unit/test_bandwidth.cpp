@@ -347,20 +347,19 @@ TEST_CASE("a rival descent: an unusable start returns unrecorded, and give_up en
   // Given up at the first accepted point within 0.05 of (0.3, -0.2) in both parameters whose
   // loss is above 1 (always, short of the minimum): that point is returned with its loss as
   // measured, and the descent is not converged. Without give_up it goes on to the minimum.
-  rival.give_up = [](const std::vector<double>& t, double loss_low) {
-    return loss_low > 1 && std::abs(t[0] - 0.3) <= 0.05 && std::abs(t[1] + 0.2) <= 0.05;
+  auto near_min = [](const std::vector<double>& t) {
+    return std::abs(t[0] - 0.3) <= 0.05 && std::abs(t[1] + 0.2) <= 0.05;
   };
+  rival.give_up = [&](const std::vector<double>& t, double loss_low) { return loss_low > 1 && near_min(t); };
   recorded.clear();
   const Descent given_up = line_search({2.0, 1.5}, o, eval, record, {}, {}, {}, rival);
   CHECK(given_up.stop_reason == "another start's basin");
   CHECK_FALSE(given_up.converged);
   REQUIRE(recorded.size() >= 2);
   CHECK(recorded.back() == given_up.theta);
-  CHECK(std::abs(given_up.theta[0] - 0.3) <= 0.05);
-  CHECK(std::abs(given_up.theta[1] + 0.2) <= 0.05);
+  CHECK(near_min(given_up.theta));
   CHECK(given_up.loss == eval(given_up.theta).mse);
-  for (std::size_t i = 0; i + 1 < recorded.size(); ++i)  // no earlier point was near enough
-    CHECK_FALSE((std::abs(recorded[i][0] - 0.3) <= 0.05 && std::abs(recorded[i][1] + 0.2) <= 0.05));
+  for (std::size_t i = 0; i + 1 < recorded.size(); ++i) CHECK_FALSE(near_min(recorded[i]));  // none earlier
   // Trials measured loosely (each as low as the error it was allowed lets it read): give_up
   // sees a lower bound on the exact loss, and the search leaves the measures exact again.
   double allowed = 0;
@@ -371,10 +370,9 @@ TEST_CASE("a rival descent: an unusable start returns unrecorded, and give_up en
     return r;
   };
   std::vector<double> lows;
-  auto near = rival.give_up;
   rival.give_up = [&](const std::vector<double>& t, double loss_low) {
     lows.push_back(loss_low - eval(t).mse);
-    return near(t, loss_low);
+    return loss_low > 1 && near_min(t);
   };
   const Descent loose = line_search({2.0, 1.5}, o, loose_eval, record, {}, {}, accuracy, rival);
   CHECK(loose.stop_reason == "another start's basin");
@@ -388,7 +386,7 @@ TEST_CASE("a rival descent: an unusable start returns unrecorded, and give_up en
   CHECK(whole.epochs > given_up.epochs);
 }
 
-TEST_CASE("several columns: a further start gives up in the first start's basin, the same h by the summed loss") {
+TEST_CASE("several columns: a further start gives up in the best start's basin, the same h by the summed loss") {
   // y = sin x1 + cos x2 + N(0, 0.3^2), x uniform on [0, 6]^2, 1500 rows: the three starts
   // descend into one basin. Each start's epochs as on_epoch sees them (each from epoch 0): no
   // further start goes on from a point within 0.05 of the best start's end so far in every
