@@ -38,6 +38,11 @@ Plan Backends::plan(const Needs& needs) const {
     plan.fused_pass = fused_->pass(transform ? needs.rows : 0, needs.squares || needs.values, needs.values, needs.gradient);
     return plan;
   }
+  if (needs.rows > 0 && !needs.gradient && !needs.squares && !needs.values && !needs.slopes) {
+    plan.owned_boxes = make_boxes(needs.rows);
+    plan.boxes = plan.owned_boxes.get();
+    if (plan.boxes) return plan;
+  }
   if (!lines_apply() || (needs.slopes && !e_.estimator_.local())) return plan;
   if (needs.rows == 0 && !moments_) return plan;  // nothing to build a backend for
   if (moments_) {
@@ -60,6 +65,19 @@ bool Backends::lines_apply() const {
   const bool per_query = e_.policy_.per_query();
   return moments_ || (!fused_ && e_.ks_.n >= line_min_keys &&
                       (o.kernel == Kernel::gaussian || (o.kernel == Kernel::laplace && !per_query)));
+}
+
+std::unique_ptr<GaussBoxes> Backends::make_boxes(std::size_t rows) const {
+  const EngineOptions& o = e_.options_;
+  const KeySet& ks = e_.ks_;
+  if (!o.shortcuts.allow(Shortcut::box_series) || ks.d < 2 || ks.categorical || o.kernel != Kernel::gaussian ||
+      !e_.estimator_.fuses() || o.neighbour_policy || o.leave_out > 0 || !(o.tolerance > 0) ||
+      e_.index_.search() != KeyIndex::Search::every)
+    return nullptr;
+  auto boxes = std::make_unique<GaussBoxes>(ks.xs.data(), ks.n, ks.d, ks.ws.empty() ? nullptr : ks.ws.data(),
+                                            ks.ys.data(), ks.y_mid, e_.h_.data(), o.tolerance, rows,
+                                            static_cast<double>(rows) * static_cast<double>(ks.n));
+  return boxes->usable() ? std::move(boxes) : nullptr;
 }
 
 double Backends::mean_window(double h) const {

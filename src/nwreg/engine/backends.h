@@ -15,6 +15,12 @@
 ///   are built for the pass where the rows' windows hold more key-by-key terms in all than the
 ///   backend costs to build (make_line). With squared weights or a smooth of values, their own
 ///   line sums beside (DetailLines).
+/// - series over boxes (gauss_boxes.h): several continuous columns, the Gaussian kernel, NW at a
+///   fixed bandwidth, no sample-weighted detail (a pass of values only: no gradient, squares,
+///   smooth or slopes), where every key is in reach (KeyIndex::Search::every) and the series,
+///   made for the pass, costs less than half the key-by-key sums (its cost rule): the scan's
+///   widest common scales. Rows outside the keys' box, or whose sum is too small for the
+///   series' error, are gathered.
 /// - none: rows gathered key by key (the k-d tree's leaves or every key: several columns).
 ///
 /// Adding a backend: its own file, its condition and cost rule in Backends::plan, and its row in
@@ -32,6 +38,7 @@
 #include "nwreg/engine/line_sums.h"
 #include "nwreg/engine/moment_line.h"
 #include "nwreg/engine/options.h"
+#include "nwreg/kernel/gauss_boxes.h"
 #include "nwreg/kernel/gauss_transform.h"
 
 namespace nwreg {
@@ -53,10 +60,12 @@ struct Plan {
   FusedLine::Pass fused_pass;              //!< and its transforms for this pass
   const LineSums* line = nullptr;          //!< sums by moments
   const MomentLine* kept = nullptr;        //!< line, where it is the compact kernels' kept tree
+  const GaussBoxes* boxes = nullptr;       //!< series over boxes (several columns)
   const LineSums* squares = nullptr;       //!< the squared weights' sums by moments
   const LineSums* values = nullptr;        //!< the values' sums by moments
   std::vector<double> w2;                  //!< the squared sample weights `squares` reads
   std::unique_ptr<LineSums> owned_line, owned_squares, owned_values;
+  std::unique_ptr<GaussBoxes> owned_boxes;
   /// Queries taken in x order: neighbouring rows share their windows in cache.
   bool sorted() const { return fused != nullptr; }
 };
@@ -78,6 +87,9 @@ class Backends {
 
  private:
   bool lines_apply() const;  // whether a backend by moments may apply (the options and the layout allow one)
+  // The series over boxes for a pass of `rows` rows of values only, where it applies and pays;
+  // else null.
+  std::unique_ptr<GaussBoxes> make_boxes(std::size_t rows) const;
   // The mean window (keys in reach, one column) of 16 keys spread over x, as queries at h (each
   // at its own scale under knn or span): what a pass costs key by key, per row.
   double mean_window(double h) const;

@@ -32,10 +32,11 @@ enum class Shortcut : unsigned {
   merge_keys = 1,       //!< identical keys merged into one (see above); else every row its own key
   gauss_transform = 2,  //!< long windows of the fused 1-D path by a fast Gauss transform
   line_moments = 4,     //!< wide windows of one column by moments (line_sums.h, every kernel)
+  box_series = 8,       //!< several columns at wide bandwidths by series over boxes (gauss_boxes.h)
 };
 class Shortcuts {
  public:
-  static constexpr Shortcuts all() { return Shortcuts(7); }
+  static constexpr Shortcuts all() { return Shortcuts(15); }
   constexpr Shortcuts without(Shortcut s) const { return Shortcuts(bits_ & ~static_cast<unsigned>(s)); }
   constexpr bool allow(Shortcut s) const { return (bits_ & static_cast<unsigned>(s)) != 0; }
 

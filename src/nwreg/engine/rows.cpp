@@ -29,6 +29,7 @@ Row Engine::row(const Plan& plan, const double* q, std::size_t exclude, Work& w,
 }
 
 bool Engine::moment_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s, bool gradient) const {
+  if (plan.boxes) return box_row(plan, q, exclude, w, s);
   if (!plan.line) return false;
   s = locate(q, exclude, w, 0);
   if (w.ranges.empty()) return false;
@@ -60,6 +61,33 @@ bool Engine::moment_row(const Plan& plan, const double* q, std::size_t exclude, 
     w.v[0] = w.Gy[0];
   }
   pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
+  moment_rows_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Engine::box_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s) const {
+  // Every key's sums less key `exclude`'s own term (at distance 0 it weighs its sample weight),
+  // measured from it: f = y_b + s1 / s0 with s1 = sum e (y - y_b).
+  double s0, s1;
+  if (!plan.boxes->sums(q, s0, s1)) return false;
+  std::size_t b = 0;
+  if (exclude != no_key) {
+    const double we = ks_.weight(exclude);
+    s0 -= we;
+    s1 -= we * (ks_.ys[exclude] - ks_.y_mid);
+    b = exclude;
+  }
+  if (!(s0 > 0) || !plan.boxes->within(s0)) return false;
+  w.ranges.clear();
+  s = Span{};
+  s.ranges = &w.ranges;
+  s.inv_h = inv_h_.data();
+  s.b = b;
+  s.s0 = s0;
+  s.s1 = s1 + (ks_.y_mid - ks_.ys[b]) * s0;
+  s.moments = true;
+  s.unit = 1;
+  pairs_.fetch_add(ks_.n, std::memory_order_relaxed);
   moment_rows_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -1,0 +1,214 @@
+// The series over boxes (several columns, wide bandwidths) against sums over every key in long
+// double, and the passes that use it against the same passes summed key by key.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "helpers.h"
+#include "nwreg/engine/attention.h"
+#include "nwreg/kernel/gauss_boxes.h"
+
+using namespace nwreg;
+
+namespace {
+
+// n keys uniform on [offset, offset + 5] x [0, 5]^(d - 1), by column; y = sin x1 + x2 + noise +
+// 100 (an offset y0 takes out); weights in [0, 1], a tenth of them 0, where asked.
+struct BoxKeys {
+  std::size_t n = 0, d = 0;
+  std::vector<double> x, y, w;
+};
+BoxKeys box_keys(std::size_t n, std::size_t d, double offset, bool weighed, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0, 5), noise(-0.5, 0.5), unit(0, 1);
+  BoxKeys k;
+  k.n = n, k.d = d;
+  k.x.resize(n * d);
+  for (std::size_t c = 0; c < d; ++c)
+    for (std::size_t i = 0; i < n; ++i) k.x[c * n + i] = (c == 0 ? offset : 0.0) + u(g);
+  for (std::size_t i = 0; i < n; ++i) {
+    k.y.push_back(std::sin(k.x[i] - offset) + k.x[n + i] + noise(g) + 100);
+    if (weighed) k.w.push_back(i % 10 == 3 ? 0.0 : unit(g));
+  }
+  return k;
+}
+
+struct BoxExact {
+  long double s0 = 0, s1 = 0, abs1 = 0;
+};
+BoxExact box_exact(const BoxKeys& k, const double* q, const std::vector<double>& h, double y0) {
+  BoxExact e;
+  for (std::size_t i = 0; i < k.n; ++i) {
+    long double r2 = 0;
+    for (std::size_t c = 0; c < k.d; ++c) {
+      const long double z = (static_cast<long double>(k.x[c * k.n + i]) - q[c]) / h[c];
+      r2 += z * z;
+    }
+    const long double wt = (k.w.empty() ? 1.0L : k.w[i]) * std::exp(-r2 / 2);
+    e.s0 += wt;
+    e.s1 += wt * (k.y[i] - y0);
+    e.abs1 += wt * std::fabs(k.y[i] - y0);
+  }
+  return e;
+}
+
+// n rows over [0, 10]^d with y = sin x1 + cos x2 + noise; `repeat`: every fifth row a copy of
+// the one before (merged keys); `offset` added to the first column.
+Dataset box_columns(std::size_t n, std::size_t d, double offset, bool repeat, bool weighed) {
+  std::mt19937_64 g(20261202);
+  std::uniform_real_distribution<double> u(0, 10), unit(0, 1);
+  std::normal_distribution<double> noise(0, 0.5);
+  Dataset out = testing::make_dataset({0.0}, {0.0});
+  out.d = d;
+  out.x.clear(), out.y.clear();
+  out.x_names.clear();
+  for (std::size_t c = 0; c < d; ++c) out.x_names.push_back("x" + std::to_string(c + 1));
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> x(d);
+    for (double& v : x) v = u(g);
+    x[0] += offset;
+    if (repeat && i % 5 == 4) std::copy(out.x.end() - static_cast<std::ptrdiff_t>(d), out.x.end(), x.begin());
+    out.x.insert(out.x.end(), x.begin(), x.end());
+    out.y.push_back(std::sin(x[0] - offset) + std::cos(x[1]) + noise(g));
+    if (weighed) out.weight.push_back(i % 7 == 2 ? 0.0 : 0.5 + unit(g));
+  }
+  out.n = n;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("series over boxes: the sums over every key to the tolerance, at any offset, with weights") {
+  // 20,000 keys in 2 and 3 columns at bandwidths from a fifth of the span to four times it,
+  // for many rows (the series pays); queries at keys and at the box's corners; outside it the
+  // series does not answer.
+  for (std::size_t d : {2, 3})
+    for (double offset : {0.0, 1.7e9})
+      for (bool weighed : {false, true})
+        for (double h0 : d == 2 ? std::vector<double>{1.0, 2.5, 20.0} : std::vector<double>{8.0, 20.0}) {
+          // (Three columns at narrower bandwidths: the series would cost more than the keys' sums.)
+          CAPTURE(d);
+          CAPTURE(offset);
+          CAPTURE(weighed);
+          CAPTURE(h0);
+          const BoxKeys k = box_keys(20000, d, offset, weighed, 7);
+          std::vector<double> h(d, h0);
+          h[1] *= 1.5;
+          const double y0 = 100;
+          const GaussBoxes boxes(k.x.data(), k.n, d, weighed ? k.w.data() : nullptr, k.y.data(), y0, h.data(), 1e-16,
+                                 1000000, 1e6 * 2e4);
+          REQUIRE(boxes.usable());
+          CHECK(boxes.order() >= 2);
+          for (int j = 0; j < 24; ++j) {
+            std::vector<double> q(d);
+            for (std::size_t c = 0; c < d; ++c) {
+              if (j < 20) {
+                q[c] = k.x[c * k.n + static_cast<std::size_t>(j) * (k.n / 20)];
+              } else {  // the extreme keys' corners
+                double lo = k.x[c * k.n], hi = lo;
+                for (std::size_t i = 0; i < k.n; ++i) lo = std::min(lo, k.x[c * k.n + i]), hi = std::max(hi, k.x[c * k.n + i]);
+                q[c] = (j >> c) & 1 ? hi : lo;
+              }
+            }
+            const BoxExact e = box_exact(k, q.data(), h, y0);
+            double s0, s1;
+            REQUIRE(boxes.sums(q.data(), s0, s1));
+            CAPTURE(j);
+            CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
+            CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+          }
+          std::vector<double> out(d, offset + 2.5);
+          out[d - 1] = 5.5;  // (every column's keys lie in [0, 5] but the first's)
+          double s0, s1;
+          CHECK_FALSE(boxes.sums(out.data(), s0, s1));
+        }
+}
+
+TEST_CASE("series over boxes: keys in two tight clusters at opposite corners, ties among them") {
+  // Half the keys within 0.01 of (0, 0), half within 0.01 of (5, 5), every tenth a copy of the
+  // one before: a query's own cluster carries its sum, the far one's terms cancel most.
+  std::mt19937_64 g(9);
+  std::uniform_real_distribution<double> u(0, 0.01);
+  BoxKeys k;
+  k.n = 10000, k.d = 2;
+  k.x.resize(2 * k.n);
+  for (std::size_t i = 0; i < k.n; ++i) {
+    const double c = i % 2 ? 5.0 : 0.0;
+    for (std::size_t col = 0; col < 2; ++col)
+      k.x[col * k.n + i] = i % 10 == 9 ? k.x[col * k.n + i - 2] : c + u(g);
+    k.y.push_back(c + u(g) + 100);
+  }
+  for (double h0 : {1.5, 3.0, 10.0}) {
+    CAPTURE(h0);
+    const std::vector<double> h = {h0, h0};
+    const GaussBoxes boxes(k.x.data(), k.n, 2, nullptr, k.y.data(), 100, h.data(), 1e-16, 1000000, 1e6 * 1e4);
+    REQUIRE(boxes.usable());
+    for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{19}, std::size_t{5000}}) {
+      const double q[2] = {k.x[i], k.x[k.n + i]};
+      const BoxExact e = box_exact(k, q, h, 100);
+      double s0, s1;
+      REQUIRE(boxes.sums(q, s0, s1));
+      CAPTURE(i);
+      CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
+      CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+    }
+  }
+}
+
+TEST_CASE("series over boxes: not made where the bandwidth is narrow or the rows few") {
+  const BoxKeys k = box_keys(20000, 2, 0.0, false, 8);
+  const std::vector<double> narrow = {0.1, 0.1}, wide = {5.0, 5.0};
+  CHECK_FALSE(GaussBoxes(k.x.data(), k.n, 2, nullptr, k.y.data(), 100, narrow.data(), 1e-16, 1000000, 1e6 * 2e4).usable());
+  // Ten rows: making the series costs more than their 200,000 key-by-key terms.
+  CHECK_FALSE(GaussBoxes(k.x.data(), k.n, 2, nullptr, k.y.data(), 100, wide.data(), 1e-16, 10, 10 * 2e4).usable());
+  CHECK(GaussBoxes(k.x.data(), k.n, 2, nullptr, k.y.data(), 100, wide.data(), 1e-16, 1000, 1000 * 2e4).usable());
+}
+
+TEST_CASE("series over boxes: LOO errors and predictions equal the key-by-key sums, which the series replaces") {
+  // Wide bandwidths over 6,000 rows: every key is in reach, and the passes of values (the LOO
+  // error, predictions, the in-sample fit) take the series; the gradient's passes do not. Merged keys (repeated
+  // rows), sample weights with zeros, a column near 1.7e9, three columns.
+  struct Case {
+    std::size_t d;
+    double offset;
+    bool repeat, weighed;
+  };
+  for (const Case& c : {Case{2, 0, false, false}, Case{2, 0, true, true}, Case{2, 1.7e9, false, true}, Case{3, 0, true, false}})
+    for (double h0 : c.d == 2 ? std::vector<double>{6.0, 30.0} : std::vector<double>{30.0, 60.0}) {
+      // (Three columns: the series pays from wider bandwidths.)
+      CAPTURE(c.d);
+      CAPTURE(c.offset);
+      CAPTURE(c.repeat);
+      CAPTURE(c.weighed);
+      CAPTURE(h0);
+      const Dataset data = box_columns(6000, c.d, c.offset, c.repeat, c.weighed);
+      const std::vector<double> h(c.d, h0);
+      EngineOptions keywise;
+      keywise.shortcuts = keywise.shortcuts.without(Shortcut::box_series);
+      const Attention fast(data, h), slow(data, h, keywise);
+      const LooResult a = fast.loo(false), b = slow.loo(false);
+      CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
+      CHECK(fast.counters().moment_rows > 0);
+      CHECK(slow.counters().moment_rows == 0);
+      const std::uint64_t loo_rows = fast.counters().moment_rows;
+      std::vector<double> pa(data.n), pb(data.n);
+      fast.predict(data.x.data(), data.n, pa.data());
+      slow.predict(data.x.data(), data.n, pb.data());
+      for (std::size_t i = 0; i < data.n; ++i) CHECK(pa[i] == doctest::Approx(pb[i]).epsilon(1e-13));
+      CHECK(fast.counters().moment_rows > loo_rows);
+      // The in-sample pass (AICc, GCV): the fit and each key's weight on itself, tr(H).
+      const std::uint64_t before = fast.counters().moment_rows;
+      const InSample ia = fast.insample(false), ib = slow.insample(false);
+      CHECK(ia.mse == doctest::Approx(ib.mse).epsilon(1e-13));
+      CHECK(ia.trace == doctest::Approx(ib.trace).epsilon(1e-13));
+      CHECK(ia.room == doctest::Approx(ib.room).epsilon(1e-13));
+      CHECK(fast.counters().moment_rows > before);
+      // The gradient's pass sums key by key: the same bits.
+      const LooResult ga = fast.loo(true), gb = slow.loo(true);
+      CHECK(ga.mse == gb.mse);
+      CHECK(ga.gradient == gb.gradient);
+    }
+}
