@@ -132,7 +132,7 @@ NWREG_CLONES void box_runs(const double* const* P, std::size_t d, const double* 
 
 GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const double* w, const double* y, double y0,
                        const double* h, double tolerance, std::size_t rows, double direct)
-    : n_(n), d_(d), tolerance_(tolerance) {
+    : d_(d), tolerance_(tolerance) {
   if (n < 2 || d == 0 || d > 16 || !(tolerance > 0 && tolerance < 1)) return;
   double W = 0;
   for (std::size_t i = 0; i < n; ++i) W += w ? w[i] : 1.0;

@@ -55,7 +55,7 @@ class GaussBoxes {
   static constexpr double max_rho2 = 4;
 
  private:
-  std::size_t n_ = 0, d_ = 0, p_ = 0, terms_ = 0, stride_ = 0;
+  std::size_t d_ = 0, p_ = 0, terms_ = 0, stride_ = 0;
   double tolerance_ = 0, error_ = 0;
   std::vector<double> lo_, hi_, inv_;      // per column: the keys' range and 1 / (sqrt(2) h)
   std::vector<std::size_t> grid_;          // boxes per column
