@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -102,7 +103,7 @@ TEST_CASE("series over boxes: the sums over every key to the tolerance, at any o
                                  1000000, 1e6 * 2e4);
           REQUIRE(boxes.usable());
           CHECK(boxes.order() >= 2);
-          for (int j = 0; j < 24; ++j) {
+          for (int j = 0; j < 20 + (1 << d); ++j) {
             std::vector<double> q(d);
             for (std::size_t c = 0; c < d; ++c) {
               if (j < 20) {
@@ -158,6 +159,34 @@ TEST_CASE("series over boxes: keys in two tight clusters at opposite corners, ti
   }
 }
 
+TEST_CASE("series over boxes: keys along the anti-diagonal, queries at the empty corners") {
+  // Where a key's terms cancel most (a.b < 0 across the box): every key on the line from (0, 5)
+  // to (5, 0), the queries at (0, 0) and (5, 5), far from all of them.
+  BoxKeys k;
+  k.n = 8000, k.d = 2;
+  k.x.resize(2 * k.n);
+  for (std::size_t i = 0; i < k.n; ++i) {
+    const double t = 5.0 * static_cast<double>(i) / static_cast<double>(k.n - 1);
+    k.x[i] = t, k.x[k.n + i] = 5 - t;
+    k.y.push_back(std::sin(t) + 100);
+  }
+  for (double h0 : {1.0, 1.5, 3.0, 10.0}) {
+    CAPTURE(h0);
+    const std::vector<double> h = {h0, h0};
+    const GaussBoxes boxes(k.x.data(), k.n, 2, nullptr, k.y.data(), 100, h.data(), 1e-16, 1000000, 1e6 * 8e3);
+    if (!boxes.usable()) continue;
+    for (double c : {0.0, 5.0}) {
+      const double q[2] = {c, c};
+      const BoxExact e = box_exact(k, q, h, 100);
+      double s0, s1;
+      REQUIRE(boxes.sums(q, s0, s1));
+      CAPTURE(c);
+      CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
+      CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+    }
+  }
+}
+
 TEST_CASE("series over boxes: not made where the bandwidth is narrow or the rows few") {
   const BoxKeys k = box_keys(20000, 2, 0.0, false, 8);
   const std::vector<double> narrow = {0.1, 0.1}, wide = {5.0, 5.0};
@@ -191,14 +220,23 @@ TEST_CASE("series over boxes: LOO errors and predictions equal the key-by-key su
       const Attention fast(data, h), slow(data, h, keywise);
       const LooResult a = fast.loo(false), b = slow.loo(false);
       CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-13));
-      CHECK(fast.counters().moment_rows > 0);
+      if (c.repeat)  // (a merged key's rows read no trace off their sums)
+        CHECK((std::isnan(a.trace) && std::isnan(b.trace)));
+      else
+        CHECK(a.trace == doctest::Approx(b.trace).epsilon(1e-13));  // (NaN: fails)
+      CHECK(fast.counters().moment_rows * 2 > data.n);  // (most rows by the series)
       CHECK(slow.counters().moment_rows == 0);
+      // Predictions at the keys, between them (each key's first column moved by 0.3) and past
+      // the keys' box (by 2 in the first column: gathered key by key).
       const std::uint64_t loo_rows = fast.counters().moment_rows;
+      std::vector<double> queries = data.x;
+      for (std::size_t i = 0; i < data.n; ++i)
+        queries[i * c.d] += i % 3 == 1 ? 0.3 : i % 3 == 2 && i % 100 == 2 ? (i % 200 == 2 ? 12.0 : -2.0) : 0.0;
       std::vector<double> pa(data.n), pb(data.n);
-      fast.predict(data.x.data(), data.n, pa.data());
-      slow.predict(data.x.data(), data.n, pb.data());
+      fast.predict(queries.data(), data.n, pa.data());
+      slow.predict(queries.data(), data.n, pb.data());
       for (std::size_t i = 0; i < data.n; ++i) CHECK(pa[i] == doctest::Approx(pb[i]).epsilon(1e-13));
-      CHECK(fast.counters().moment_rows > loo_rows);
+      CHECK(fast.counters().moment_rows - loo_rows > data.n / 2);
       // The in-sample pass (AICc, GCV): the fit and each key's weight on itself, tr(H).
       const std::uint64_t before = fast.counters().moment_rows;
       const InSample ia = fast.insample(false), ib = slow.insample(false);
@@ -211,4 +249,27 @@ TEST_CASE("series over boxes: LOO errors and predictions equal the key-by-key su
       CHECK(ga.mse == gb.mse);
       CHECK(ga.gradient == gb.gradient);
     }
+}
+
+TEST_CASE("series over boxes: at a loose tolerance each prediction is within it of every key's sum") {
+  // At tolerance 1e-4 the series keeps a low order and rows whose sums are small for its error
+  // are gathered; every prediction stays within tolerance * (max y - min y) of the sums over
+  // every key (tolerance 0: no series, no pruning).
+  const Dataset data = box_columns(6000, 2, 0, false, true);
+  for (double h0 : {2.0, 6.0}) {
+    CAPTURE(h0);
+    const std::vector<double> h = {h0, h0};
+    EngineOptions loose(1e-4, nullptr), exact(0, nullptr);
+    const Attention fast(data, h, loose), every(data, h, exact);
+    std::vector<double> pa(data.n), pb(data.n);
+    fast.predict(data.x.data(), data.n, pa.data());
+    every.predict(data.x.data(), data.n, pb.data());
+    CHECK(fast.counters().moment_rows > 0);
+    const auto [lo, hi] = std::minmax_element(data.y.begin(), data.y.end());
+    double worst = 0;
+    for (std::size_t i = 0; i < data.n; ++i) worst = std::max(worst, std::abs(pa[i] - pb[i]));
+    CHECK(worst <= 1e-4 * (*hi - *lo));
+    CHECK(worst > 0);  // (the series' order is that low)
+    CHECK(fast.loo(false).mse == doctest::Approx(every.loo(false).mse).epsilon(1e-3));
+  }
 }

@@ -129,12 +129,16 @@ LooResult Engine::loo(bool with_gradient, const std::vector<std::size_t>* rows) 
         if (traceable && (traced || keep)) {
           const std::size_t p = at_k.key;
           own[k] = std::numeric_limits<double>::quiet_NaN();
-          if (row.reached && !s.fallback && s.b != p && (!ks_.merged || ks_.rest_w[at_k.slot] == 0)) {
-            const double* q = ks_.key(p);
-            const double log2_b = kernel::log2_weight(options_.kernel, keys(), s.b, q, s.inv_h) -
-                                  kernel::log2_weight(options_.kernel, keys(), p, q, s.inv_h);
+          if (row.reached && !s.fallback && (s.moments || s.b != p) && (!ks_.merged || ks_.rest_w[at_k.slot] == 0)) {
             const double wp = ks_.weight(p);
-            own[k] = wp / (wp + s.s0 * std::exp2(log2_b));
+            if (s.moments) {  // series over boxes: S0 in the kernel's own units, K_p = 1
+              own[k] = wp / (wp + s.s0);
+            } else {
+              const double* q = ks_.key(p);
+              const double log2_b = kernel::log2_weight(options_.kernel, keys(), s.b, q, s.inv_h) -
+                                    kernel::log2_weight(options_.kernel, keys(), p, q, s.inv_h);
+              own[k] = wp / (wp + s.s0 * std::exp2(log2_b));
+            }
           }
         }
         const double resid = row.reached ? ks_.y_of(at_k.slot) - row.f : 0.0, sw = ks_.w_of(at_k.slot);

@@ -133,7 +133,7 @@ NWREG_CLONES void box_runs(const double* const* P, std::size_t d, const double* 
 GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const double* w, const double* y, double y0,
                        const double* h, double tolerance, std::size_t rows, double direct)
     : d_(d), tolerance_(tolerance) {
-  if (n < 2 || d == 0 || d > 16 || !(tolerance > 0 && tolerance < 1)) return;
+  if (n < 2 || d < 2 || d > 16 || !(tolerance > 0 && tolerance < 1)) return;
   double W = 0;
   for (std::size_t i = 0; i < n; ++i) W += w ? w[i] : 1.0;
   lo_.resize(d);
@@ -166,17 +166,24 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
         cells *= static_cast<double>(grid[k]);
       }
       if (cells > 4096) break;
-      // A key's terms add up to at most exp(-(|a| - |b|)^2) in magnitude, which rounds to within
-      // about eps e^(rho^2) of the sums near the query: boxes of half-diagonal rho <= 2 keep them
-      // within 1e-13 or so.
+      // A key's terms add up to at most exp(-(|a| - |b|)^2) in magnitude against its weight
+      // exp(-|a - b|^2): where a.b < 0 across a wide box they cancel, and the sums lose digits.
+      // Boxes of half-diagonal rho <= 2 keep them within 1e-13 of long-double sums in the tests
+      // (keys along a box's anti-diagonal, queries at its empty corners, included).
       if (rho2 > max_rho2) continue;
       std::size_t p = 1;
       while (p <= 96 && log_bound(p, std::sqrt(rho2), std::sqrt(A2)) > log_target) ++p;
       if (p > 96) continue;
       const double terms = choose(static_cast<double>(p - 1 + d), static_cast<double>(d));
       if (terms > 20000) continue;
-      const double cost = terms * (build_cost * static_cast<double>(n) +
-                                   eval_cost * static_cast<double>(rows) * std::min(cells, static_cast<double>(n)));
+      // A row sums each run padded to whole lanes: the runs of prefix degree s, C(s + d - 2, d - 2)
+      // of them, hold p - s terms each.
+      double padded = 0;
+      for (std::size_t s = 0; s < p; ++s)
+        padded += choose(static_cast<double>(s + d - 2), static_cast<double>(d - 2)) *
+                  static_cast<double>((p - s + L - 1) / L * L);
+      const double cost = build_cost * terms * static_cast<double>(n) +
+                          eval_cost * padded * static_cast<double>(rows) * std::min(cells, static_cast<double>(n));
       if (cost < best_cost) {
         best_cost = cost;
         grid_ = grid;

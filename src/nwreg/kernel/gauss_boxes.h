@@ -31,10 +31,10 @@ namespace nwreg {
 
 class GaussBoxes {
  public:
-  /// Keys x by column (column k at x + k n, n keys, d >= 1 columns), sample weights w (nullptr:
-  /// 1 each; >= 0), values y summed less y0; bandwidths h (one a column, > 0); 0 < tolerance <
-  /// 1; about `rows` queries to answer; `direct`: the key-by-key terms those rows would sum.
-  /// usable() is false (nothing built) where no series meets the bound or pays.
+  /// Keys x by column (column k at x + k n, n keys, 2 <= d <= 16 columns), sample weights w
+  /// (nullptr: 1 each; >= 0), values y summed less y0; bandwidths h (one a column, > 0); 0 <
+  /// tolerance < 1; about `rows` queries to answer; `direct`: the key-by-key terms those rows
+  /// would sum. usable() is false (nothing built) where no series meets the bound or pays.
   GaussBoxes(const double* x, std::size_t n, std::size_t d, const double* w, const double* y, double y0,
              const double* h, double tolerance, std::size_t rows, double direct);
   bool usable() const { return p_ > 0; }
