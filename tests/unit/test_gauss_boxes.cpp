@@ -56,6 +56,15 @@ BoxExact box_exact(const BoxKeys& k, const double* q, const std::vector<double>&
   return e;
 }
 
+// The series' sums at q against long-double sums over every key.
+void check_sums(const GaussBoxes& boxes, const BoxKeys& k, const double* q, const std::vector<double>& h, double y0) {
+  const BoxExact e = box_exact(k, q, h, y0);
+  double s0, s1;
+  REQUIRE(boxes.sums(q, s0, s1));
+  CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
+  CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+}
+
 // n rows over [0, 10]^d with y = sin x1 + cos x2 + noise; `repeat`: every fifth row a copy of
 // the one before (merged keys); `offset` added to the first column.
 Dataset box_columns(std::size_t n, std::size_t d, double offset, bool repeat, bool weighed) {
@@ -114,12 +123,8 @@ TEST_CASE("series over boxes: the sums over every key to the tolerance, at any o
                 q[c] = (j >> c) & 1 ? hi : lo;
               }
             }
-            const BoxExact e = box_exact(k, q.data(), h, y0);
-            double s0, s1;
-            REQUIRE(boxes.sums(q.data(), s0, s1));
             CAPTURE(j);
-            CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
-            CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+            check_sums(boxes, k, q.data(), h, y0);
           }
           std::vector<double> out(d, offset + 2.5);
           out[d - 1] = 5.5;  // (every column's keys lie in [0, 5] but the first's)
@@ -149,12 +154,8 @@ TEST_CASE("series over boxes: keys in two tight clusters at opposite corners, ti
     REQUIRE(boxes.usable());
     for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{19}, std::size_t{5000}}) {
       const double q[2] = {k.x[i], k.x[k.n + i]};
-      const BoxExact e = box_exact(k, q, h, 100);
-      double s0, s1;
-      REQUIRE(boxes.sums(q, s0, s1));
       CAPTURE(i);
-      CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
-      CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+      check_sums(boxes, k, q, h, 100);
     }
   }
 }
@@ -177,12 +178,8 @@ TEST_CASE("series over boxes: keys along the anti-diagonal, queries at the empty
     if (!boxes.usable()) continue;
     for (double c : {0.0, 5.0}) {
       const double q[2] = {c, c};
-      const BoxExact e = box_exact(k, q, h, 100);
-      double s0, s1;
-      REQUIRE(boxes.sums(q, s0, s1));
       CAPTURE(c);
-      CHECK(std::abs(s0 - static_cast<double>(e.s0)) <= 1e-13 * static_cast<double>(e.s0));
-      CHECK(std::abs(s1 - static_cast<double>(e.s1)) <= 1e-13 * static_cast<double>(e.abs1 + e.s0));
+      check_sums(boxes, k, q, h, 100);
     }
   }
 }
