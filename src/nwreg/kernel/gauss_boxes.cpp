@@ -7,6 +7,7 @@
 #include <map>
 
 #include "nwreg/base/simd.h"
+#include "nwreg/kernel/kernels.h"
 
 namespace nwreg {
 
@@ -45,7 +46,7 @@ NWREG_CLONES double probe_sum(const double* x, std::size_t n, std::size_t d, con
         r2[l] += u * u;
       }
     for (std::size_t l = 0; l < m; ++l)
-      acc[l] += (a + l == skip ? 0.0 : w ? w[a + l] : 1.0) * kernel::exp2_inline(-r2[l] * 1.4426950408889634);
+      acc[l] += (a + l == skip ? 0.0 : w ? w[a + l] : 1.0) * kernel::exp2_inline(-r2[l] * kernels::log2e);
   }
   double s = 0;
   for (double v : acc) s += v;
@@ -81,7 +82,7 @@ NWREG_CLONES void box_block_moments(const double* x, std::size_t n, std::size_t 
       wt[l] = in ? (w ? w[i] : 1.0) : 0.0;
     }
     V e;
-    for (std::size_t l = 0; l < L; ++l) e[l] = kernel::exp2_inline(-r2[l] * 1.4426950408889634);
+    for (std::size_t l = 0; l < L; ++l) e[l] = kernel::exp2_inline(-r2[l] * kernels::log2e);
     mv[0] = wt * e;
     a0[0] += mv[0];
     a1[0] += mv[0] * dy;
@@ -272,11 +273,16 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
   inv_j_.assign(p_, 0.0);
   for (std::size_t j = 1; j < p_; ++j) inv_j_[j] = 1 / static_cast<double>(j);
   // The keys' boxes (cells of the grid that hold a key) in the order of their first key, each
-  // key's in the order given; the boxes' centres and moments.
+  // key's in the order given; the grid's centres and the boxes' moments.
   std::size_t cells = 1;
   for (std::size_t k = 0; k < d; ++k) cells *= grid_[k];
   std::vector<double> width(d);
-  for (std::size_t k = 0; k < d; ++k) width[k] = (hi_[k] - lo_[k]) / static_cast<double>(grid_[k]);
+  grid_offset_.assign(1, 0);
+  for (std::size_t k = 0; k < d; ++k) {
+    width[k] = (hi_[k] - lo_[k]) / static_cast<double>(grid_[k]);
+    for (std::size_t i = 0; i < grid_[k]; ++i) grid_centre_.push_back(lo_[k] + (static_cast<double>(i) + 0.5) * width[k]);
+    grid_offset_.push_back(grid_offset_.back() + grid_[k]);
+  }
   std::vector<std::size_t> slot(cells, static_cast<std::size_t>(-1)), box_of(n), count;
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t cell = 0;
@@ -290,7 +296,6 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
       std::size_t c = cell;
       for (std::size_t k = 0; k < d; ++k) {
         cell_.push_back(c % grid_[k]);
-        centre_.push_back(lo_[k] + (static_cast<double>(c % grid_[k]) + 0.5) * width[k]);
         c /= grid_[k];
       }
     }
@@ -298,11 +303,6 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
     ++count[slot[cell]];
   }
   const std::size_t boxes = count.size();
-  grid_offset_.assign(1, 0);
-  for (std::size_t k = 0; k < d; ++k) {
-    for (std::size_t i = 0; i < grid_[k]; ++i) grid_centre_.push_back(lo_[k] + (static_cast<double>(i) + 0.5) * width[k]);
-    grid_offset_.push_back(grid_offset_.back() + grid_[k]);
-  }
   std::vector<std::size_t> start(boxes + 1, 0), idx(n);
   for (std::size_t j = 0; j < boxes; ++j) start[j + 1] = start[j] + count[j];
   for (std::size_t i = 0; i < n; ++i) idx[start[box_of[i]]++] = i;
@@ -313,9 +313,10 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
     double v[L];
   };
   std::vector<Lane> mono(terms_), acc0(terms_), acc1(terms_);
-  std::vector<double> M(2 * terms_);
+  std::vector<double> M(2 * terms_), centre(d);
   for (std::size_t j = 0; j < boxes; ++j) {
-    box_block_moments(x, n, d, w, y, y0, inv_.data(), centre_.data() + j * d, idx.data() + start[j],
+    for (std::size_t k = 0; k < d; ++k) centre[k] = grid_centre_[grid_offset_[k] + cell_[j * d + k]];
+    box_block_moments(x, n, d, w, y, y0, inv_.data(), centre.data(), idx.data() + start[j],
                       start[j + 1] - start[j], parent_.data(), col_.data(), terms_, mono.data()->v,
                       acc0.data()->v, acc1.data()->v, M.data());
     double* to = moments_.data() + j * 2 * stride_;

@@ -59,10 +59,9 @@ class GaussBoxes {
   double tolerance_ = 0, error_ = 0;
   std::vector<double> lo_, hi_, inv_;      // per column: the keys' range and 1 / (sqrt(2) h)
   std::vector<std::size_t> grid_;          // boxes per column
-  std::vector<double> centre_;             // per non-empty box: its centre (d), in x's units
-  std::vector<std::size_t> cell_;          // per box: its position in the grid, a column at a time
-  std::vector<double> grid_centre_;        // the grid's centres, column after column
-  std::vector<std::size_t> grid_offset_;   // where each column's start in grid_centre_ (d + 1)
+  std::vector<std::size_t> cell_;          // per box (a cell that holds a key): its place in the grid, d
+  std::vector<double> grid_centre_;        // the grid's centres in x's units, column after column
+  std::vector<std::size_t> grid_offset_;   // each column's first in grid_centre_ (d + 1)
   std::vector<double> moments_;            // per box: M, then M times y - y0 (stride_ each)
   std::vector<std::size_t> parent_, col_;  // monomial r = monomial parent_[r] times column col_[r]
   // The runs of monomials (gauss_boxes.cpp): each one's first, its length, and its prefix's
