@@ -253,14 +253,19 @@ Model choose_on(const Dataset& data, Dataset* own, const BandwidthPlan& plan, En
     log << "  loss " << format_double(e.loss) << '\n';
   };
   if (plan.verbose)
-    events.on_stop = [&](bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows,
-                         std::size_t start_rows) {
+    events.on_stop = [&](const DescentStop& s) {
       auto over = [&](std::size_t r) {
         return r >= data.n ? std::string("every row") : std::to_string(r) + " of " + std::to_string(data.n) + " rows spread over x";
       };
-      log << "nwreg: " << (metric ? "metric " : "") << "stopped after " << epochs << " epochs (" << reason << "), "
-          << evaluations << " leave-one-out passes; the epochs' losses are the LOO error of " << over(rows)
-          << (start_rows > 0 ? " (the start points' descents: of " + over(start_rows) + ")" : "") << "\n";
+      log << "nwreg: " << (s.metric ? "metric " : "") << "stopped after " << s.epochs << " epochs (" << s.reason << "), "
+          << s.evaluations << " leave-one-out passes; the epochs' losses are the LOO error of " << over(s.rows)
+          << (s.start_rows > 0 ? " (the start points' descents: of " + over(s.start_rows) + ")" : "") << "\n";
+      // The work, the same on every host (timings are not): kernel evaluations key by key, and
+      // rows answered from moments, series or transforms without weighing their keys one by one.
+      const std::uint64_t summed = s.work.moment_rows + s.work.transformed_rows;
+      if (s.work.pairs > 0 || summed > 0)
+        log << "nwreg: the passes weighed " << s.work.pairs << " query-key pairs key by key and answered " << summed
+            << " rows from moments, series or transforms\n";
     };
   Model m = own ? fit_model(std::move(*own), fit, engine, events) : fit_model(data, fit, engine, events);
   for (std::string& w : m.warnings) w = in_cli_words(w);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,41 @@ TEST_CASE("cli: fit learns at least as well as statsmodels cv_ls and reports it"
                     "nwreg: epoch 0  bandwidth 0.24330280801084964  loss 0.3708748980981183\n",
                     0) == 0);
   CHECK(v.err.find("leave-one-out passes; the epochs' losses are the LOO error of every row\n") != std::string::npos);
+}
+
+TEST_CASE("cli: fit --verbose counts the passes' work: pairs weighed key by key, rows by moments or transforms") {
+  // 12 rows in two columns at h = 100 (every key in reach of every row; too few rows for a
+  // series): 2 SGD epochs make 3 passes of 12 rows weighing 12 keys each (the left-out one's
+  // weight set to 0 in its range), 432 pairs, and no row by moments.
+  std::string csv = "a,b,y\n";
+  for (int i = 0; i < 12; ++i)
+    csv += std::to_string(0.07 * i) + "," + std::to_string(0.31 * ((i * 5) % 12) / 12) + "," + std::to_string((i * i) % 7) + "\n";
+  const Result r = run_nwreg({"fit", "-", "-x", "a,b", "--optimizer", "sgd", "--epochs", "2", "--init", "100", "-v"}, csv);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("3 leave-one-out passes") != std::string::npos);
+  CHECK(r.err.find("nwreg: the passes weighed 432 query-key pairs key by key and answered 0 rows from moments, "
+                   "series or transforms\n") != std::string::npos);
+  // 2000 rows in two columns, learned: the scan's widest scales by the series over boxes, the
+  // rest key by key, fewer pairs than every key for every row of every pass.
+  std::string many = "a,b,y\n";
+  for (int i = 0; i < 2000; ++i)
+    many += std::to_string(std::fmod(i * 0.618034, 1.0)) + "," + std::to_string(std::fmod(i * 0.7548777, 1.0)) + "," +
+            std::to_string((i * i) % 7) + "\n";
+  const Result f = run_nwreg({"fit", "-", "-x", "a,b", "-v"}, many);
+  REQUIRE(f.exit_code == 0);
+  const std::size_t at = f.err.find("leave-one-out passes;");
+  REQUIRE(at != std::string::npos);
+  const std::size_t from = f.err.rfind(", ", at) + 2;
+  const std::size_t work = f.err.find("nwreg: the passes weighed ");
+  REQUIRE(work != std::string::npos);
+  unsigned long long passes = 0, pairs = 0, rows = 0;
+  REQUIRE(std::sscanf(f.err.c_str() + from, "%llu", &passes) == 1);
+  REQUIRE(std::sscanf(f.err.c_str() + work, "nwreg: the passes weighed %llu query-key pairs key by key and answered %llu",
+                      &pairs, &rows) == 2);
+  CHECK(pairs > 0);
+  CHECK(rows > 0);
+  CHECK(pairs + rows * 2000 < passes * 2000 * 2000);
+  CHECK(run_nwreg({"fit", "-", "-x", "a,b"}, many).err.find("the passes weighed") == std::string::npos);  // -v only
 }
 
 TEST_CASE("cli: the d2l run through options, history as JSON") {

@@ -15,7 +15,7 @@ bool Backends::fuses(const Dataset& train, const EngineOptions& o, const Estimat
 
 Backends::Backends(const Engine& e, bool fused) : e_(e) {
   if (fused && !e.ks_.merged)
-    fused_.emplace(e.ks_, e.index_, e.options_.tolerance, e.options_.pool, e.pairs_);
+    fused_.emplace(e.ks_, e.index_, e.options_.tolerance, e.options_.pool, e.pairs_, e.transformed_rows_);
   if (e.options_.shortcuts.allow(Shortcut::line_moments) && e.index_.kind() == KeyIndex::Kind::line && e.options_.leave_out == 0 &&
       MomentLine::applies(e.ks_, e.options_.kernel))
     moments_.emplace(e.ks_, e.options_.kernel, e.estimator_.degree(), LineData::of(e.ks_), false, e.edge());

@@ -265,8 +265,12 @@ std::shared_ptr<const std::vector<Engine::Slot>> Engine::slots(const std::vector
 }
 
 Counters Engine::counters() const {
-  return {pairs_.load(std::memory_order_relaxed), moment_rows_.load(std::memory_order_relaxed),
-          dropped_.load(std::memory_order_relaxed)};
+  Counters c;
+  c.pairs = pairs_.load(std::memory_order_relaxed);
+  c.moment_rows = moment_rows_.load(std::memory_order_relaxed);
+  c.transformed_rows = transformed_rows_.load(std::memory_order_relaxed);
+  c.dropped_rows = dropped_.load(std::memory_order_relaxed);
+  return c;
 }
 
 std::vector<double> Engine::key_columns(const double* v, std::size_t c) const {

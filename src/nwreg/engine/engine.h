@@ -179,7 +179,7 @@ class Engine {
   // ones); the k-d tree's columns' 1 / h (the continuous ones).
   std::vector<kernel::Category> cat_;
   std::vector<double> tree_ih_;
-  mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0}, dropped_{0};
+  mutable std::atomic<std::uint64_t> pairs_{0}, moment_rows_{0}, transformed_rows_{0}, dropped_{0};
   // A leave-one-out pass over every row found each in reach at this bandwidth: loo_pass need not
   // look for one out of reach again (with a compact kernel, a row not sampled for its neighbours).
   mutable std::atomic<bool> every_row_reached_{false};

@@ -9,8 +9,8 @@
 namespace nwreg {
 
 FusedLine::FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, ThreadPool* pool,
-                     std::atomic<std::uint64_t>& pairs)
-    : keys_(keys), index_(index), tolerance_(tolerance), pool_(pool), pairs_(pairs) {}
+                     std::atomic<std::uint64_t>& pairs, std::atomic<std::uint64_t>& transformed_rows)
+    : keys_(keys), index_(index), tolerance_(tolerance), pool_(pool), pairs_(pairs), transformed_rows_(transformed_rows) {}
 
 void FusedLine::set_bandwidth(double h) {
   h_ = h;
@@ -98,6 +98,7 @@ Row FusedLine::transformed(const GaussTransform& fgt, double q, std::size_t excl
   // key (other than `exclude`) lies within sqrt(2) h. Other rows sum their windows.
   const std::size_t b = index_.nearest_1d(q, exclude);
   if (!(std::abs(keys_.xs[b] - q) <= std::sqrt(2.0) * h_)) return summed(q, exclude, gradient);
+  transformed_rows_.fetch_add(1, std::memory_order_relaxed);
   const double y0 = fgt.y0();
   const GaussTransform::Sums s = fgt.at(q, gradient);
   // A left-out key p = q goes: it weighs exp(0) = 1 at distance 0 (D = 0).

@@ -25,9 +25,10 @@ class ThreadPool;
 
 class FusedLine {
  public:
-  /// `pairs` counts the kernel evaluations.
+  /// `pairs` counts the kernel evaluations, `transformed_rows` the rows a transform answers
+  /// (Counters).
   FusedLine(const KeySet& keys, const KeyIndex& index, double tolerance, ThreadPool* pool,
-            std::atomic<std::uint64_t>& pairs);
+            std::atomic<std::uint64_t>& pairs, std::atomic<std::uint64_t>& transformed_rows);
   void set_bandwidth(double h);
   /// Another pruning tolerance, for the passes from here on.
   void set_tolerance(double tolerance) { tolerance_ = tolerance; }
@@ -76,6 +77,7 @@ class FusedLine {
   double tolerance_;
   ThreadPool* pool_;
   std::atomic<std::uint64_t>& pairs_;
+  std::atomic<std::uint64_t>& transformed_rows_;
   double h_ = 1, inv_h_ = 1, K2_ = 0;
   mutable std::once_flag bins_once_;
   mutable std::unique_ptr<GaussBins> bins_;

@@ -60,7 +60,6 @@ bool Engine::moment_row(const Plan& plan, const double* q, std::size_t exclude, 
     w.t[0] = w.G[0];  // NW's: t = sum e dlog, v = sum e (y - y_b) dlog
     w.v[0] = w.Gy[0];
   }
-  pairs_.fetch_add(hi - lo, std::memory_order_relaxed);
   moment_rows_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -87,7 +86,6 @@ bool Engine::box_row(const Plan& plan, const double* q, std::size_t exclude, Wor
   s.s1 = s1 + (ks_.y_mid - ks_.ys[b]) * s0;
   s.moments = true;
   s.unit = 1;
-  pairs_.fetch_add(ks_.n, std::memory_order_relaxed);
   moment_rows_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

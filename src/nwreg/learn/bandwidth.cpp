@@ -176,6 +176,18 @@ class Objective {
   }
 
   int evaluations = 0;
+  /// The work of every pass so far: the kernel evaluations key by key and the rows by moments,
+  /// of the fit's engine and of its kernel weights' (corner_floor).
+  Counters work() const {
+    Counters c = engine_.counters();
+    if (kernel_weights_) {
+      const Counters k = kernel_weights_->counters();
+      c.pairs += k.pairs;
+      c.moment_rows += k.moment_rows;
+      c.transformed_rows += k.transformed_rows;
+    }
+    return c;
+  }
   /// The leave-one-out mean squared error at h over every row (for the report).
   LooResult loo_at(const std::vector<double>& h) {
     engine_.set_bandwidth(h);
@@ -453,6 +465,7 @@ FitResult constant_fit(const Dataset& data, const FitOptions& options, const Coo
   record_epoch(res.history, {0, res.bandwidth, res.criterion, {}});
   if (on_epoch) on_epoch(res.history.back());
   res.evaluations = obj.evaluations;
+  res.work = obj.work();
   res.descent_rows = data.n;
   return res;
 }
@@ -628,6 +641,7 @@ FitResult fit_bandwidth(const Dataset& data, const FitOptions& options,
   res.loo_mse = !uses_in_sample(options.criterion) ? res.criterion : obj.loo_at(res.bandwidth).mse;
   res.evaluations = obj.evaluations;
   res.scan_evaluations = scan_evaluations;
+  res.work = obj.work();
   return res;
 }
 

@@ -100,7 +100,7 @@ void choose_score(Model& m, const Dataset& data, const FitPlan& plan, const Engi
   f.engine = engine;
   f.engine.progress = nullptr;
   ScoreFit r = fit_score(data, m.score, f, events.on_epoch);
-  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations, sampled_rows(data, f), 0);
+  if (events.on_stop) events.on_stop({false, r.history.back().epoch, r.stop_reason, r.evaluations, sampled_rows(data, f), 0, {}});
   m.score = std::move(r.parameters);
   m.bandwidth_source = "learned";
   m.loo_mse = r.loo_mse;
@@ -128,7 +128,8 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
     events.on_epoch(numbered);
   };
   FitResult r = fit_bandwidth(data, f, on_epoch);
-  if (events.on_stop) events.on_stop(false, r.history.back().epoch, r.stop_reason, r.evaluations, r.descent_rows, r.start_rows);
+  if (events.on_stop)
+    events.on_stop({false, r.history.back().epoch, r.stop_reason, r.evaluations, r.descent_rows, r.start_rows, r.work});
   learned.bandwidth = r.bandwidth;
   learned.stop_reason = r.stop_reason;
   learned.scan_widest = r.scan_widest;
@@ -151,7 +152,7 @@ void learn(Model& m, FitResult& learned, const Dataset& data, const FitPlan& pla
   if (!plan.metric_full) return;
   offset = m.history.back().epoch;
   MetricFit mf = fit_metric(data, f, m.bandwidth, plan.rank ? plan.rank : data.d, on_epoch);
-  if (events.on_stop) events.on_stop(true, mf.history.back().epoch, mf.stop_reason, mf.evaluations, sampled_rows(data, f), 0);
+  if (events.on_stop) events.on_stop({true, mf.history.back().epoch, mf.stop_reason, mf.evaluations, sampled_rows(data, f), 0, {}});
   for (Epoch& e : mf.history) {
     e.epoch += offset;
     if (e.epoch > offset) m.history.push_back(std::move(e));

@@ -48,6 +48,19 @@ struct FitPlan {
   std::size_t in_place_rows = std::size_t{1} << 20;
 };
 
+/// A descent that stopped: the metric's or the bandwidth's, after `epochs` epochs, why, the
+/// leave-one-out passes it took, the rows whose error its epochs' losses are (n: every row), the
+/// fewer rows the start points' epochs were over (0: none), and the bandwidth's passes' work,
+/// scan and report included (FitResult::work; zeros for the metric's and a score's).
+struct DescentStop {
+  bool metric = false;
+  int epochs = 0;
+  std::string reason;
+  int evaluations = 0;
+  std::size_t rows = 0, start_rows = 0;
+  Counters work;
+};
+
 /// What fit_model reports as it goes; each may be empty.
 struct FitEvents {
   /// leave_out_auto found a series and leaves `series.leave_out` keys out on each side.
@@ -56,12 +69,8 @@ struct FitEvents {
   std::function<void(std::size_t, std::size_t, const std::vector<double>&, double)> on_scan;
   /// After each epoch: the bandwidth's, then the metric's, numbered on from the bandwidth's.
   std::function<void(const Epoch&)> on_epoch;
-  /// A descent stopped: the metric's or the bandwidth's, after `epochs` epochs, why, the
-  /// leave-one-out passes it took, the rows whose error its epochs' losses are (n: every row),
-  /// and the fewer rows the start points' epochs were over (0: none).
-  std::function<void(bool metric, int epochs, const std::string& reason, int evaluations, std::size_t rows,
-                     std::size_t start_rows)>
-      on_stop;
+  /// A descent stopped (DescentStop).
+  std::function<void(const DescentStop&)> on_stop;
 };
 
 /// Where learning both is cheap (at most advice_rows rows), NW's learned fit is compared with
