@@ -264,8 +264,10 @@ Model choose_on(const Dataset& data, Dataset* own, const BandwidthPlan& plan, En
       // rows answered from moments, series or transforms without weighing their keys one by one.
       const std::uint64_t summed = s.work.moment_rows + s.work.transformed_rows;
       if (s.work.pairs > 0 || summed > 0)
-        log << "nwreg: the passes weighed " << s.work.pairs << " query-key pairs key by key and answered " << summed
-            << " rows from moments, series or transforms\n";
+        log << "nwreg: the passes weighed " << s.work.pairs << " query-key pairs key by key"
+            << (summed > 0 ? " and answered " + std::to_string(summed) + " rows from moments, series or transforms"
+                           : std::string())
+            << '\n';
     };
   Model m = own ? fit_model(std::move(*own), fit, engine, events) : fit_model(data, fit, engine, events);
   for (std::string& w : m.warnings) w = in_cli_words(w);
