@@ -17,11 +17,12 @@ namespace nwreg {
 /// What an engine has counted so far: for warnings, tests and benchmarks (the work a pass did,
 /// the same on every host: `fit -v` prints it).
 struct Counters {
-  std::uint64_t pairs = 0;         //!< kernel evaluations key by key (query-key pairs gathered)
-  /// rows answered from sums of moments or series (line_sums.h, moment_line.h, gauss_boxes.h),
-  /// and from one column's fast Gauss transform (fused_line.h): none of their keys weighed one
-  /// by one, so none of their pairs in `pairs`
-  std::uint64_t moment_rows = 0, transformed_rows = 0;
+  std::uint64_t pairs = 0;  //!< kernel evaluations key by key (query-key pairs gathered)
+  /// Rows answered without weighing their keys one by one (none of their pairs in `pairs`): from
+  /// sums of moments or series (line_sums.h, moment_line.h, gauss_boxes.h), and from one column's
+  /// fast Gauss transform (fused_line.h).
+  std::uint64_t moment_rows = 0;
+  std::uint64_t transformed_rows = 0;
   /// predictions whose local fit lost a term (its keys of weight above 0 too few or not spread
   /// along it: the term was fitted as 0); 0 for estimators without terms
   std::uint64_t dropped_rows = 0;

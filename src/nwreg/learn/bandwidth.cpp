@@ -176,8 +176,9 @@ class Objective {
   }
 
   int evaluations = 0;
-  /// The work of every pass so far: the kernel evaluations key by key and the rows by moments,
-  /// of the fit's engine and of its kernel weights' (corner_floor).
+  /// The work of every pass so far (Counters): the kernel evaluations key by key and the rows
+  /// by moments, series or transforms, of the fit's engine and of its kernel weights'
+  /// (corner_floor).
   Counters work() const {
     Counters c = engine_.counters();
     if (kernel_weights_) {

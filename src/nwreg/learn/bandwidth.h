@@ -74,7 +74,7 @@ struct FitResult {
   std::string stop_reason;     //!< "tolerance", "no further decrease", "epoch cap", "epochs done"
   int evaluations = 0;         //!< LOO passes, the scan's and the final full one included
   int scan_evaluations = 0;    //!< of which the scan's
-  Counters work;               //!< the kernel evaluations and rows by moments of every pass (pairs, moment_rows)
+  Counters work;               //!< every pass's kernel evaluations key by key and rows by moments or transforms
   std::size_t descent_rows = 0;  //!< rows whose LOO error the descent minimised (n = all)
   std::size_t start_rows = 0;    //!< rows the start points descended on before the best went on (0: descent_rows)
   bool scan_widest = false;    //!< the scan's best point was its widest bandwidth (4 x the range)
