@@ -369,9 +369,10 @@ template <bool Has>
 // sum over i in [lo, hi) with e_i != 0 of e_i g_i a_i b_i, g_i = 1 or the kernel's dlog.
 // The term is made for every key and then selected, not made only where e_i != 0: GCC 12's
 // x86-64-v3 clone (AVX2) of the conditional form, loop-vectorised at -O3, summed wrongly (20-60%
-// off on an AVX2 host, every kernel; right at -O2 and in the v4 and baseline clones). Tested
-// against a loop over the keys in test_engine.cpp. The same bits where e_i != 0; an inf or NaN
-// term where e_i = 0 is dropped as before.
+// off on an AVX2 host, every kernel; right at -O2 and in the v4 and baseline clones). (The
+// compiler may still load conditionally in the loop over the keys past the last whole lanes.)
+// Tested against a loop over the keys, every count of leftover keys, in test_engine.cpp. The
+// same bits where e_i != 0; an inf or NaN term where e_i = 0 is dropped as before.
 template <bool A, bool B, class G>
 [[gnu::always_inline]] inline double dot_impl(std::size_t lo, std::size_t hi, const double* e, const Factor& a,
                                               const Factor& b, const G& g) {
