@@ -73,8 +73,9 @@ TEST_CASE("the vectorised dot products of weights, dlog and factors equal a loop
   for (const Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform})
     for (int factors = 0; factors < 3; ++factors)
       for (std::size_t c = 0; c < 2; ++c)
-        for (const auto [lo, hi] : {std::pair<std::size_t, std::size_t>{0, 1000}, {3, 997}, {0, 9}, {5, 16}, {7, 8},
-                                    {2, 14}, {0, 13}, {1, 15}, {1, 1000}, {0, 6}}) {
+        for (const auto& range : {std::pair<std::size_t, std::size_t>{0, 1000}, {3, 997}, {0, 9}, {5, 16}, {7, 8},
+                                  {2, 14}, {0, 13}, {1, 15}, {1, 1000}, {0, 6}}) {
+          const std::size_t lo = range.first, hi = range.second;  // (clang 14: no bindings in CAPTURE)
           CAPTURE(to_string(k));
           CAPTURE(factors);
           CAPTURE(lo);
