@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +32,35 @@ TEST_CASE("a pool runs every chunk once, on as many threads as asked") {
     for (std::size_t i = a; i < z; ++i) sum += i;
   });
   CHECK(sum == 999 * 1000 / 2);
+}
+
+TEST_CASE("a pool's workers block SIGINT, SIGTERM and SIGHUP, not a fault's signals; the caller's mask is kept") {
+  // A signal for the process then reaches the caller's thread, which can hold it off while it
+  // makes a temporary file and notes it for removal.
+  sigset_t before;
+  pthread_sigmask(SIG_BLOCK, nullptr, &before);
+  const bool term_before = sigismember(&before, SIGTERM);
+  nwreg::ThreadPool pool(4);
+  sigset_t after;
+  pthread_sigmask(SIG_BLOCK, nullptr, &after);
+  CHECK(sigismember(&after, SIGTERM) == term_before);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> workers{0}, blocked{0}, fault_open{0};
+  std::atomic<int> waiting{0};
+  pool.parallel_for(4, 1, [&](std::size_t, std::size_t) {
+    // Hold each chunk until all four run at once, so every worker takes one.
+    ++waiting;
+    for (int i = 0; i < 20000 && waiting.load() < 4; ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (std::this_thread::get_id() == caller) return;
+    sigset_t mask;
+    pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+    ++workers;
+    if (sigismember(&mask, SIGINT) && sigismember(&mask, SIGTERM) && sigismember(&mask, SIGHUP)) ++blocked;
+    if (!sigismember(&mask, SIGSEGV) && !sigismember(&mask, SIGFPE) && !sigismember(&mask, SIGBUS)) ++fault_open;
+  });
+  CHECK(workers.load() == 3);
+  CHECK(blocked.load() == 3);
+  CHECK(fault_open.load() == 3);
 }
 
 TEST_CASE("a pool under an address-space limit leaves three quarters of it to the data") {

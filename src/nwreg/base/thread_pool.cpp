@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -62,6 +63,23 @@ unsigned address_space_cap() {
   return static_cast<unsigned>(std::max<rlim_t>(1, as.rlim_cur / 4 / std::max<std::size_t>(stack, 1)));
 }
 
+// Blocks, in the calling thread, every signal but those a fault raises, and restores the mask.
+class AsyncSignalsBlocked {
+ public:
+  AsyncSignalsBlocked() {
+    sigset_t async;
+    sigfillset(&async);
+    for (int sync : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) sigdelset(&async, sync);
+    pthread_sigmask(SIG_BLOCK, &async, &old_);
+  }
+  ~AsyncSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  AsyncSignalsBlocked(const AsyncSignalsBlocked&) = delete;
+  AsyncSignalsBlocked& operator=(const AsyncSignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
 }  // namespace
 
 unsigned available_cpus() {
@@ -81,6 +99,12 @@ ThreadPool::ThreadPool(unsigned threads) {
                  " threads (their stacks would take over a quarter of the address-space limit)";
     threads = cap;
   }
+  // The workers start with the asynchronous signals blocked (a thread inherits its maker's
+  // mask), so SIGINT, SIGTERM and the like reach only the threads the program made itself.
+  // A program that blocks them around a step that must not be cut (a file made and not yet
+  // noted for removal) then holds them off: were a worker free to take one, its handler would
+  // run in the middle of that step.
+  const AsyncSignalsBlocked quiet;
   for (unsigned i = 1; i < threads; ++i) {
     try {
       workers_.emplace_back([this] { work(); });
