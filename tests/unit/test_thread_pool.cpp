@@ -34,7 +34,7 @@ TEST_CASE("a pool runs every chunk once, on as many threads as asked") {
   CHECK(sum == 999 * 1000 / 2);
 }
 
-TEST_CASE("a pool's workers block SIGINT, SIGTERM and SIGHUP, not a fault's signals; the caller's mask is kept") {
+TEST_CASE("a pool's workers block SIGINT, SIGTERM and SIGHUP, not a fault's signals, and the caller's mask is kept") {
   // A signal for the process then reaches the caller's thread, which can hold it off while it
   // makes a temporary file and notes it for removal.
   sigset_t before;
