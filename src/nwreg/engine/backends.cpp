@@ -38,8 +38,8 @@ Plan Backends::plan(const Needs& needs) const {
     plan.fused_pass = fused_->pass(transform ? needs.rows : 0, needs.squares || needs.values, needs.values, needs.gradient);
     return plan;
   }
-  if (needs.rows > 0 && !needs.gradient && !needs.squares && !needs.values && !needs.slopes) {
-    plan.owned_boxes = make_boxes(needs.rows);
+  if (needs.rows > 0 && !needs.squares && !needs.values && !needs.slopes) {
+    plan.owned_boxes = make_boxes(needs.rows, needs.gradient);
     plan.boxes = plan.owned_boxes.get();
     if (plan.boxes) return plan;
   }
@@ -67,7 +67,7 @@ bool Backends::lines_apply() const {
                       (o.kernel == Kernel::gaussian || (o.kernel == Kernel::laplace && !per_query)));
 }
 
-std::unique_ptr<GaussBoxes> Backends::make_boxes(std::size_t rows) const {
+std::unique_ptr<GaussBoxes> Backends::make_boxes(std::size_t rows, bool gradient) const {
   const EngineOptions& o = e_.options_;
   const KeySet& ks = e_.ks_;
   if (!o.shortcuts.allow(Shortcut::box_series) || ks.d < 2 || ks.categorical || o.kernel != Kernel::gaussian ||
@@ -76,7 +76,7 @@ std::unique_ptr<GaussBoxes> Backends::make_boxes(std::size_t rows) const {
     return nullptr;
   auto boxes = std::make_unique<GaussBoxes>(ks.xs.data(), ks.n, ks.d, ks.ws.empty() ? nullptr : ks.ws.data(),
                                             ks.ys.data(), ks.y_mid, e_.h_.data(), o.tolerance, rows,
-                                            static_cast<double>(rows) * static_cast<double>(ks.n));
+                                            static_cast<double>(rows) * static_cast<double>(ks.n), gradient);
   return boxes->usable() ? std::move(boxes) : nullptr;
 }
 

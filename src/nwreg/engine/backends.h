@@ -16,11 +16,11 @@
 ///   backend costs to build (make_line). With squared weights or a smooth of values, their own
 ///   line sums beside (DetailLines).
 /// - series over boxes (gauss_boxes.h): several continuous columns, the Gaussian kernel, NW at a
-///   fixed bandwidth, no sample-weighted detail (a pass of values only: no gradient, squares,
-///   smooth or slopes), where every key is in reach (KeyIndex::Search::every) and the series,
-///   made for the pass, costs less than half the key-by-key sums (its cost rule): the scan's
-///   widest common scales. Rows outside the keys' box, or whose sum is too small for the
-///   series' error, are gathered.
+///   fixed bandwidth, a pass of values and perhaps the gradient (no squares, smooth or slopes),
+///   where every key is in reach (KeyIndex::Search::every) and the series, made for the pass,
+///   costs less than half the key-by-key sums (its cost rule): the scan's widest common scales,
+///   descents where the bandwidths are wide against the data. Rows outside the keys' box, or
+///   whose sum is too small for the series' error, are gathered.
 /// - none: rows gathered key by key (the k-d tree's leaves or every key: several columns).
 ///
 /// Adding a backend: its own file, its condition and cost rule in Backends::plan, and its row in
@@ -87,9 +87,9 @@ class Backends {
 
  private:
   bool lines_apply() const;  // whether a backend by moments may apply (the options and the layout allow one)
-  // The series over boxes for a pass of `rows` rows of values only, where it applies and pays;
-  // else null.
-  std::unique_ptr<GaussBoxes> make_boxes(std::size_t rows) const;
+  // The series over boxes for a pass of `rows` rows of values (and NW's gradient, where asked),
+  // where it applies and pays; else null.
+  std::unique_ptr<GaussBoxes> make_boxes(std::size_t rows, bool gradient) const;
   // The mean window (keys in reach, one column) of 16 keys spread over x, as queries at h (each
   // at its own scale under knn or span): what a pass costs key by key, per row.
   double mean_window(double h) const;

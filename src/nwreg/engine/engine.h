@@ -145,8 +145,9 @@ class Engine {
   // gradient's (Work::G, Gy) if asked: false where it is not, the line's bound does not hold, or
   // no key is in reach and the nearest key's value answers.
   bool moment_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s, bool gradient) const;
-  // The same by the plan's series over boxes (several columns, NW, values only).
-  bool box_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s) const;
+  // The same by the plan's series over boxes (several columns, NW): the values, and the
+  // gradient's sums t and v (Work) where asked.
+  bool box_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s, bool gradient) const;
   // Adds the rest of slot at.slot's key (rest_w, rest_dy) at distance 0 to a row gathered with
   // rest, or made by moments without the key.
   void add_rest(Span& s, Work& w, const Slot& at) const;

@@ -199,11 +199,16 @@ void Engine::fit_at_key(const Plan& plan, std::size_t p, Work& w, bool gradient,
   if (gradient && s.moments) {
     // As below, from the moments: dlog_p = 0 at distance 0 (every kernel), and
     // sum_i e_i dlog_i (c^T z_i)^2 = sum_(a,b) c_a c_b G_(a+b).
-    const std::size_t P = estimator_.local() ? estimator_.p() - 1 : 0;
-    double t = 0;
-    for (std::size_t a2 = 0; a2 <= P; ++a2)
-      for (std::size_t b2 = 0; b2 <= P; ++b2) t += k.c[a2] * k.c[b2] * w.G[a2 + b2];
-    k.dtrace[0] = -k.ep * t;
+    // NW (c = (1 / S0, 0..0)): c_0^2 t_k per column, t_k = sum e dlog_k (Work; the line's G_0).
+    if (!estimator_.local()) {
+      for (std::size_t kk = 0; kk < ks_.d; ++kk) k.dtrace[kk] = -k.ep * k.c[0] * k.c[0] * w.t[kk];
+    } else {
+      const std::size_t P = estimator_.p() - 1;
+      double t = 0;
+      for (std::size_t a2 = 0; a2 <= P; ++a2)
+        for (std::size_t b2 = 0; b2 <= P; ++b2) t += k.c[a2] * k.c[b2] * w.G[a2 + b2];
+      k.dtrace[0] = -k.ep * t;
+    }
   } else if (gradient) {
     // c = S^-1 e_1 and dS = sum_i de_i z_i z_i^T (rescaling z leaves c_0 unchanged), so
     // d l_pp / dlog h = e_p (dlog_p c_0 - sum_i e_i dlog_i (c^T z_i)^2).

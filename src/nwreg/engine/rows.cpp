@@ -20,7 +20,7 @@ Row Engine::row(const Plan& plan, const double* q, std::size_t exclude, Work& w,
     s = Span{};
     s.moments = true;
     s.s0 = r.s0;
-    if (grad) grad[0] = r.dfdtheta, w.G[0] = -2 * ln2 * r.t;
+    if (grad) grad[0] = r.dfdtheta, w.t[0] = w.G[0] = -2 * ln2 * r.t;
     if (c) c[0] = 1 / r.s0;
     return r;
   }
@@ -29,7 +29,7 @@ Row Engine::row(const Plan& plan, const double* q, std::size_t exclude, Work& w,
 }
 
 bool Engine::moment_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s, bool gradient) const {
-  if (plan.boxes) return box_row(plan, q, exclude, w, s);
+  if (plan.boxes) return box_row(plan, q, exclude, w, s, gradient);
   if (!plan.line) return false;
   s = locate(q, exclude, w, 0);
   if (w.ranges.empty()) return false;
@@ -64,11 +64,12 @@ bool Engine::moment_row(const Plan& plan, const double* q, std::size_t exclude, 
   return true;
 }
 
-bool Engine::box_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s) const {
-  // Every key's sums less key `exclude`'s own term (at distance 0 it weighs its sample weight),
-  // measured from it: f = y_b + s1 / s0 with s1 = sum e (y - y_b).
+bool Engine::box_row(const Plan& plan, const double* q, std::size_t exclude, Work& w, Span& s, bool gradient) const {
+  // Every key's sums less key `exclude`'s own term (at distance 0 it weighs its sample weight
+  // and its gradient weight is 0), measured from it: f = y_b + s1 / s0 with s1 = sum e (y - y_b),
+  // and NW's gradient sums t and v (Work) likewise.
   double s0, s1;
-  if (!plan.boxes->sums(q, s0, s1)) return false;
+  if (!plan.boxes->sums(q, s0, s1, gradient ? w.t.data() : nullptr, gradient ? w.v.data() : nullptr)) return false;
   std::size_t b = 0;
   if (exclude != no_key) {
     const double we = ks_.weight(exclude);
@@ -84,6 +85,8 @@ bool Engine::box_row(const Plan& plan, const double* q, std::size_t exclude, Wor
   s.b = b;
   s.s0 = s0;
   s.s1 = s1 + (ks_.y_mid - ks_.ys[b]) * s0;
+  if (gradient)
+    for (std::size_t k = 0; k < ks_.d; ++k) w.v[k] += (ks_.y_mid - ks_.ys[b]) * w.t[k];
   s.moments = true;
   s.unit = 1;
   moment_rows_.fetch_add(1, std::memory_order_relaxed);

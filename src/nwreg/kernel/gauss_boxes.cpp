@@ -132,8 +132,8 @@ NWREG_CLONES void box_runs(const double* const* P, std::size_t d, const double* 
 }  // namespace
 
 GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const double* w, const double* y, double y0,
-                       const double* h, double tolerance, std::size_t rows, double direct)
-    : d_(d), tolerance_(tolerance) {
+                       const double* h, double tolerance, std::size_t rows, double direct, bool gradient)
+    : d_(d), gradient_(gradient), tolerance_(tolerance) {
   if (n < 2 || d < 2 || d > 16 || !(tolerance > 0 && tolerance < 1)) return;
   double W = 0;
   for (std::size_t i = 0; i < n; ++i) W += w ? w[i] : 1.0;
@@ -172,8 +172,17 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
       // Boxes of half-diagonal rho <= 2 keep them within 1e-13 of long-double sums in the tests
       // (keys along a box's anti-diagonal, queries at its empty corners, included).
       if (rho2 > max_rho2) continue;
-      std::size_t p = 1;
-      while (p <= 96 && log_bound(p, std::sqrt(rho2), std::sqrt(A2)) > log_target) ++p;
+      const double rho = std::sqrt(rho2), A = std::sqrt(A2);
+      // The values' bound at p; with the gradient also (A + rho)^2 times the largest at p - 2
+      // to p (gauss_boxes.h).
+      auto log_error = [&](std::size_t p) {
+        double e = log_bound(p, rho, A);
+        if (gradient)
+          e = std::max({e, 2 * std::log(A + rho) + std::max({log_bound(p - 2, rho, A), log_bound(p - 1, rho, A), e})});
+        return e;
+      };
+      std::size_t p = gradient ? 3 : 1;
+      while (p <= 96 && log_error(p) > log_target) ++p;
       if (p > 96) continue;
       const double terms = choose(static_cast<double>(p - 1 + d), static_cast<double>(d));
       if (terms > 20000) continue;
@@ -183,13 +192,16 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
       for (std::size_t s = 0; s < p; ++s)
         padded += choose(static_cast<double>(s + d - 2), static_cast<double>(d - 2)) *
                   static_cast<double>((p - s + L - 1) / L * L);
+      // (With the gradient a row sums the runs 1 + d times, once with each column's
+      // coefficients changed.)
+      const double sums = gradient ? static_cast<double>(d + 1) : 1.0;
       const double cost = build_cost * terms * static_cast<double>(n) +
-                          eval_cost * padded * static_cast<double>(rows) * std::min(cells, static_cast<double>(n));
+                          eval_cost * sums * padded * static_cast<double>(rows) * std::min(cells, static_cast<double>(n));
       if (cost < best_cost) {
         best_cost = cost;
         grid_ = grid;
         p_ = p;
-        error_ = W * std::exp(log_bound(p, std::sqrt(rho2), std::sqrt(A2)));
+        error_ = W * std::exp(log_error(p));
       }
     }
     return best_cost;
@@ -324,14 +336,18 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
   }
 }
 
-bool GaussBoxes::sums(const double* q, double& s0, double& s1) const {
+bool GaussBoxes::sums(const double* q, double& s0, double& s1, double* t, double* v) const {
   for (std::size_t k = 0; k < d_; ++k)
     if (!(q[k] >= lo_[k] && q[k] <= hi_[k])) return false;
+  if ((t || v) && !(t && v && gradient_)) return false;  // (not made for the gradient: gathered)
+  const bool gradient = t != nullptr;
   // Per column and grid position (boxes share them): (2 a)^j / j! for j < p, then zeros to a
-  // whole lane, and exp(-a^2).
+  // whole lane, and exp(-a^2); for the gradient also a^2 c_j - 2 a c_(j-1) + c_(j-2), the
+  // coefficients of (a - b)^2 exp(2 a b) (gauss_boxes.h).
   const std::size_t width = (p_ + L - 1) / L * L;
-  thread_local std::vector<double> P, E;
+  thread_local std::vector<double> P, Q, E;
   P.assign(grid_offset_.back() * width, 0.0);
+  if (gradient) Q.assign(grid_offset_.back() * width, 0.0);
   E.resize(grid_offset_.back());
   for (std::size_t k = 0; k < d_; ++k)
     for (std::size_t i = 0; i < grid_[k]; ++i) {
@@ -341,8 +357,13 @@ bool GaussBoxes::sums(const double* q, double& s0, double& s1) const {
       double* Pg = P.data() + g * width;
       Pg[0] = 1;
       for (std::size_t j = 1; j < p_; ++j) Pg[j] = Pg[j - 1] * (2 * a) * inv_j_[j];
+      if (!gradient) continue;
+      double* Qg = Q.data() + g * width;
+      for (std::size_t j = 0; j < p_; ++j)
+        Qg[j] = a * a * Pg[j] - (j >= 1 ? 2 * a * Pg[j - 1] : 0.0) + (j >= 2 ? Pg[j - 2] : 0.0);
     }
   s0 = s1 = 0;
+  if (gradient) std::fill(t, t + d_, 0.0), std::fill(v, v + d_, 0.0);
   const std::size_t boxes = cell_.size() / d_;
   const double* rows[16];
   for (std::size_t box = 0; box < boxes; ++box) {
@@ -352,11 +373,21 @@ bool GaussBoxes::sums(const double* q, double& s0, double& s1) const {
       rows[k] = P.data() + g * width;
       e *= E[g];
     }
+    const double* M = moments_.data() + box * 2 * stride_;
     double t0, t1;
-    box_runs(rows, d_, moments_.data() + box * 2 * stride_, stride_, run_pos_.data(), run_len_.data(),
-             run_alpha_.data(), run_off_.size(), t0, t1);
+    box_runs(rows, d_, M, stride_, run_pos_.data(), run_len_.data(), run_alpha_.data(), run_off_.size(), t0, t1);
     s0 += e * t0;
     s1 += e * t1;
+    if (!gradient) continue;
+    for (std::size_t k = 0; k < d_; ++k) {  // column k's coefficients those of (a_k - b_k)^2
+      const double* keep = rows[k];
+      rows[k] = Q.data() + (grid_offset_[k] + cell_[box * d_ + k]) * width;
+      box_runs(rows, d_, M, stride_, run_pos_.data(), run_len_.data(), run_alpha_.data(), run_off_.size(), t0, t1);
+      rows[k] = keep;
+      // D_k = (x_k - q_k)^2 / h_k^2 = 2 (a_k - b_k)^2 in units of sqrt(2) h_k.
+      t[k] += 2 * e * t0;
+      v[k] += 2 * e * t1;
+    }
   }
   return true;
 }

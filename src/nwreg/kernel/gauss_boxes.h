@@ -23,6 +23,14 @@
 /// Differences x - c and q - c are taken before scaling (keys near 1e9 keep their precision).
 /// The grid (boxes per column) is the one of least cost among a few, and the series is made
 /// only where it costs less than half the key-by-key sums it replaces (the cost rule below).
+///
+/// NW's gradient in log h_k weighs each key by d log E / d log h_k = 2 (a_k - b_k)^2, and
+/// (a_k - b_k)^2 exp(2 a.b) expands in the same moments: its terms of total degree m are
+/// a_k^2 T_m - 2 a_k b_k T_(m-1) + b_k^2 T_(m-2), T_m the terms of exp(2 a.b) of degree m, so
+/// column k's coefficients (2 a_k)^j / j! become a_k^2 c_j - 2 a_k c_(j-1) + c_(j-2). Cut at
+/// degree p it errs by at most (A + rho)^2 times the largest of the bounds at p - 2, p - 1 and
+/// p; with the gradient asked for, p is the least for which both that and the values' bound
+/// are within the target, so the one error W E_p and each row's check cover both.
 
 #include <cstddef>
 #include <vector>
@@ -34,13 +42,17 @@ class GaussBoxes {
   /// Keys x by column (column k at x + k n, n keys, 2 <= d <= 16 columns), sample weights w
   /// (nullptr: 1 each; >= 0), values y summed less y0; bandwidths h (one a column, > 0); 0 <
   /// tolerance < 1; about `rows` queries to answer; `direct`: the key-by-key terms those rows
-  /// would sum. usable() is false (nothing built) where no series meets the bound or pays.
+  /// would sum; `gradient`: the rows want NW's gradient sums too. usable() is false (nothing
+  /// built) where no series meets the bound or pays.
   GaussBoxes(const double* x, std::size_t n, std::size_t d, const double* w, const double* y, double y0,
-             const double* h, double tolerance, std::size_t rows, double direct);
+             const double* h, double tolerance, std::size_t rows, double direct, bool gradient = false);
   bool usable() const { return p_ > 0; }
-  /// The sums over every key at q (d coordinates): s0 = sum w E, s1 = sum w (y - y0) E; false
-  /// where q lies outside the keys' bounding box (the bound holds within it).
-  bool sums(const double* q, double& s0, double& s1) const;
+  /// The sums over every key at q (d coordinates): s0 = sum w E, s1 = sum w (y - y0) E, and
+  /// where t and v are given (d each; built with `gradient`) t_k = sum w E D_k and v_k = sum w
+  /// (y - y0) E D_k, D_k = d log E / d log h_k = (x_k - q_k)^2 / h_k^2; false where q lies
+  /// outside the keys' bounding box (the bound holds within it), or where t and v are asked of
+  /// a series not made for the gradient.
+  bool sums(const double* q, double& s0, double& s1, double* t = nullptr, double* v = nullptr) const;
   /// Whether a row's sum s0 (less any keys it leaves out) is large enough for the series'
   /// error, as the class comment says.
   bool within(double s0) const { return error_ <= tolerance_ * (s0 - error_); }
@@ -56,6 +68,7 @@ class GaussBoxes {
 
  private:
   std::size_t d_ = 0, p_ = 0, terms_ = 0, stride_ = 0;
+  bool gradient_ = false;
   double tolerance_ = 0, error_ = 0;
   std::vector<double> lo_, hi_, inv_;      // per column: the keys' range and 1 / (sqrt(2) h)
   std::vector<std::size_t> grid_;          // boxes per column
