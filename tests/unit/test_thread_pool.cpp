@@ -34,13 +34,14 @@ TEST_CASE("a pool runs every chunk once, on as many threads as asked") {
   CHECK(sum == 999 * 1000 / 2);
 }
 
-TEST_CASE("a pool's workers block SIGINT, SIGTERM and SIGHUP, not a fault's signals, and the caller's mask is kept") {
+TEST_CASE("a pool's workers block SIGINT, SIGTERM and SIGHUP, not a fault's signals or SIGPROF, and the caller's mask is kept") {
   // A signal for the process then reaches the caller's thread, which can hold it off while it
   // makes a temporary file and notes it for removal.
   sigset_t before;
   pthread_sigmask(SIG_BLOCK, nullptr, &before);
   const bool term_before = sigismember(&before, SIGTERM);
   nwreg::ThreadPool pool(4);
+  if (!pool.shortfall().empty()) return;  // (a pids limit: fewer workers than the test needs)
   sigset_t after;
   pthread_sigmask(SIG_BLOCK, nullptr, &after);
   CHECK(sigismember(&after, SIGTERM) == term_before);
@@ -56,7 +57,9 @@ TEST_CASE("a pool's workers block SIGINT, SIGTERM and SIGHUP, not a fault's sign
     pthread_sigmask(SIG_BLOCK, nullptr, &mask);
     ++workers;
     if (sigismember(&mask, SIGINT) && sigismember(&mask, SIGTERM) && sigismember(&mask, SIGHUP)) ++blocked;
-    if (!sigismember(&mask, SIGSEGV) && !sigismember(&mask, SIGFPE) && !sigismember(&mask, SIGBUS)) ++fault_open;
+    if (!sigismember(&mask, SIGSEGV) && !sigismember(&mask, SIGFPE) && !sigismember(&mask, SIGBUS) &&
+        !sigismember(&mask, SIGPROF))
+      ++fault_open;
   });
   CHECK(workers.load() == 3);
   CHECK(blocked.load() == 3);

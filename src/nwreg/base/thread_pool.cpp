@@ -63,13 +63,15 @@ unsigned address_space_cap() {
   return static_cast<unsigned>(std::max<rlim_t>(1, as.rlim_cur / 4 / std::max<std::size_t>(stack, 1)));
 }
 
-// Blocks, in the calling thread, every signal but those a fault raises, and restores the mask.
+// Blocks, in the calling thread, the signals that ask a process to stop or tell it something
+// (a fault's signals stay, and a profiler's SIGPROF still samples every thread), and restores
+// the mask.
 class AsyncSignalsBlocked {
  public:
   AsyncSignalsBlocked() {
     sigset_t async;
-    sigfillset(&async);
-    for (int sync : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) sigdelset(&async, sync);
+    sigemptyset(&async);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) sigaddset(&async, sig);
     pthread_sigmask(SIG_BLOCK, &async, &old_);
   }
   ~AsyncSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
@@ -99,8 +101,8 @@ ThreadPool::ThreadPool(unsigned threads) {
                  " threads (their stacks would take over a quarter of the address-space limit)";
     threads = cap;
   }
-  // The workers start with the asynchronous signals blocked (a thread inherits its maker's
-  // mask), so SIGINT, SIGTERM and the like reach only the threads the program made itself.
+  // The workers start with SIGINT, SIGTERM and the like blocked (a thread inherits its maker's
+  // mask), so those reach only the threads the program made itself.
   // A program that blocks them around a step that must not be cut (a file made and not yet
   // noted for removal) then holds them off: were a worker free to take one, its handler would
   // run in the middle of that step.

@@ -23,8 +23,9 @@ class ThreadPool {
   /// `threads` workers in all, the calling thread included; 0 = available_cpus(). Threads that
   /// cannot be created (a pids or memory limit) are done without, and under an address-space
   /// limit (ulimit -v) no more are started than fit their stacks in a quarter of it: the pool
-  /// runs on fewer, and shortfall() says so. The workers start with every signal but a fault's
-  /// blocked, so a signal is handled by a thread of the caller's, which may hold it off.
+  /// runs on fewer, and shortfall() says so. The workers start with SIGINT, SIGTERM, SIGHUP,
+  /// SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM blocked, so those are handled by a thread of the
+  /// caller's, which may hold them off.
   explicit ThreadPool(unsigned threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -173,12 +173,14 @@ GaussBoxes::GaussBoxes(const double* x, std::size_t n, std::size_t d, const doub
       // (keys along a box's anti-diagonal, queries at its empty corners, included).
       if (rho2 > max_rho2) continue;
       const double rho = std::sqrt(rho2), A = std::sqrt(A2);
-      // The values' bound at p; with the gradient also (A + rho)^2 times the largest at p - 2
-      // to p (gauss_boxes.h).
+      // The values' bound at p; with the gradient also 2 span^2 times the largest at p - 2 to
+      // p: a key's D_k = 2 (a_k - b_k)^2, and |a_k| + |b_k| is at most column k's span
+      // (gauss_boxes.h).
       auto log_error = [&](std::size_t p) {
         double e = log_bound(p, rho, A);
         if (gradient)
-          e = std::max({e, 2 * std::log(A + rho) + std::max({log_bound(p - 2, rho, A), log_bound(p - 1, rho, A), e})});
+          e = std::max({e, std::log(2.0) + 2 * std::log(widest) +
+                               std::max({log_bound(p - 2, rho, A), log_bound(p - 1, rho, A), e})});
         return e;
       };
       std::size_t p = gradient ? 3 : 1;

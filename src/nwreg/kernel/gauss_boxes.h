@@ -28,9 +28,10 @@
 /// (a_k - b_k)^2 exp(2 a.b) expands in the same moments: its terms of total degree m are
 /// a_k^2 T_m - 2 a_k b_k T_(m-1) + b_k^2 T_(m-2), T_m the terms of exp(2 a.b) of degree m, so
 /// column k's coefficients (2 a_k)^j / j! become a_k^2 c_j - 2 a_k c_(j-1) + c_(j-2). Cut at
-/// degree p it errs by at most (A + rho)^2 times the largest of the bounds at p - 2, p - 1 and
-/// p; with the gradient asked for, p is the least for which both that and the values' bound
-/// are within the target, so the one error W E_p and each row's check cover both.
+/// degree p, D_k's sum errs by at most 2 (|a_k| + |b_k|)^2 <= 2 span_k^2 (the column's range in
+/// those units) times the largest of the bounds at p - 2, p - 1 and p a key; with the gradient
+/// asked for, p is the least for which both that and the values' bound are within the target,
+/// so the one error W E_p and each row's check cover both.
 
 #include <cstddef>
 #include <vector>
