@@ -290,12 +290,16 @@ template <class K, bool HasY, bool Grad, bool Moments>
           double* z = sums.z + r * block;
           for (std::size_t i = 0; i < m; ++i) z[i] = a[i] * b[i];
         }
+        // (e z_c made once a column: the products (e z_c) z_r, rounded as e * z_c * z_r is.)
+        double dy[block], ez[block];
+        for (std::size_t i = 0; i < m; ++i) dy[i] = y[i] - yb;
         for (std::size_t c = 0; c < p; ++c) {
           const double* zc = sums.z + c * block;
-          sums.tz[c] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * zc[i] * (y[i] - yb); });
+          for (std::size_t i = 0; i < m; ++i) ez[i] = out[i] * zc[i];
+          sums.tz[c] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return ez[i] * dy[i]; });
           for (std::size_t r = 0; r <= c; ++r) {
             const double* zr = sums.z + r * block;
-            sums.S[c * p + r] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return out[i] * zc[i] * zr[i]; });
+            sums.S[c * p + r] += lane_sum(m, [&](std::size_t i) NWREG_INLINE { return ez[i] * zr[i]; });
           }
         }
       }

@@ -155,6 +155,15 @@ class Objective {
   /// criterion is undefined.
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
+    // Below the corner floor the objective is +inf whatever the local fit gives there: the
+    // kernel weights' pass (NW's) first, the local fit's (p(p + 1) / 2 moments a key) only
+    // above it. In 3 columns most of column_grid's 512 points lie below.
+    if (below_floor(h)) {
+      LooResult r;
+      r.mse = std::numeric_limits<double>::infinity();
+      if (gradient) r.gradient.assign(h.size(), 0.0);
+      return r;
+    }
     engine_.set_bandwidth(h);
     if (uses_in_sample(criterion_)) {
       const InSample fit = engine_.insample(gradient, listed());
@@ -214,12 +223,15 @@ class Objective {
   double in_force_ = 0;   //!< and the one the passes use now (allow)
   double y_range_ = 0;    //!< max y - min y where allow may loosen the passes, else 0
 
-  // Out of bounds (+inf) below min_h_, where the kernel weights average fewer than
-  // corner_neighbours neighbours, or where the fit averages fewer than min_neighbours_.
+  // Where the kernel weights average fewer than corner_neighbours neighbours (at, before the
+  // pass).
+  bool below_floor(const std::vector<double>& h) {
+    return kernel_weights_ && kernel_neighbours(h) < corner_neighbours;
+  }
+  // Out of bounds (+inf) below min_h_, or where the fit averages fewer than min_neighbours_.
   LooResult bounded(LooResult r, const std::vector<double>& h) {
     if (h[0] < min_h_) r.mse = std::numeric_limits<double>::infinity();
     if (!std::isfinite(r.mse)) return r;
-    if (kernel_weights_ && kernel_neighbours(h) < corner_neighbours) r.mse = std::numeric_limits<double>::infinity();
     if (min_neighbours_ > 0 && neighbours_of(engine_) < min_neighbours_) r.mse = std::numeric_limits<double>::infinity();
     return r;
   }
