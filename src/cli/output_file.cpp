@@ -1,7 +1,6 @@
 #include "cli/output_file.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include "nwreg/base/errors.h"
 #include "nwreg/base/numbers.h"
+#include "nwreg/base/signals.h"
 #include "nwreg/io/writers.h"
 
 namespace nwreg::cli {
@@ -114,23 +114,6 @@ int standard_descriptor(const std::string& path) {
   return -1;
 }
 
-// Blocks the signals that remove temporary files while a group of renames runs.
-class SignalBlock {
- public:
-  SignalBlock() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
-    ::pthread_sigmask(SIG_BLOCK, &set, &old_);  // (this thread: the pool's workers block them)
-  }
-  ~SignalBlock() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  SignalBlock(const SignalBlock&) = delete;
-  SignalBlock& operator=(const SignalBlock&) = delete;
-
- private:
-  sigset_t old_;
-};
-
 }  // namespace
 
 void install_signal_cleanup() {
@@ -205,7 +188,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& option)
   name.push_back('\0');
   {
     // A signal between creating the file and registering it would leave the file behind.
-    const SignalBlock quiet;
+    const SignalsBlocked quiet{SIGINT, SIGTERM, SIGHUP};  // (this thread: the pool's workers block them)
     fd_ = ::mkstemp(name.data());
     if (fd_ < 0) cannot_write(option, path, errno);
     temp_ = name.data();
@@ -235,7 +218,7 @@ OutputFile::~OutputFile() {
 void OutputFile::commit_all(std::initializer_list<OutputFile*> outputs) {
   for (OutputFile* o : outputs)
     if (o) o->finish();
-  const SignalBlock block;
+  const SignalsBlocked block{SIGINT, SIGTERM, SIGHUP};
   for (OutputFile* o : outputs)
     if (o) o->publish();
 }

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "nwreg/base/signals.h"
+
 namespace nwreg {
 namespace {
 
@@ -63,25 +65,6 @@ unsigned address_space_cap() {
   return static_cast<unsigned>(std::max<rlim_t>(1, as.rlim_cur / 4 / std::max<std::size_t>(stack, 1)));
 }
 
-// Blocks, in the calling thread, the signals that ask a process to stop or tell it something
-// (a fault's signals stay, and a profiler's SIGPROF still samples every thread), and restores
-// the mask.
-class AsyncSignalsBlocked {
- public:
-  AsyncSignalsBlocked() {
-    sigset_t async;
-    sigemptyset(&async);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) sigaddset(&async, sig);
-    pthread_sigmask(SIG_BLOCK, &async, &old_);
-  }
-  ~AsyncSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  AsyncSignalsBlocked(const AsyncSignalsBlocked&) = delete;
-  AsyncSignalsBlocked& operator=(const AsyncSignalsBlocked&) = delete;
-
- private:
-  sigset_t old_;
-};
-
 }  // namespace
 
 unsigned available_cpus() {
@@ -102,11 +85,12 @@ ThreadPool::ThreadPool(unsigned threads) {
     threads = cap;
   }
   // The workers start with SIGINT, SIGTERM and the like blocked (a thread inherits its maker's
-  // mask), so those reach only the threads the program made itself.
+  // mask), so those reach only the threads the program made itself; a fault's signals are not
+  // blocked, and a profiler's SIGPROF still samples every thread.
   // A program that blocks them around a step that must not be cut (a file made and not yet
   // noted for removal) then holds them off: were a worker free to take one, its handler would
   // run in the middle of that step.
-  const AsyncSignalsBlocked quiet;
+  const SignalsBlocked quiet{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
   for (unsigned i = 1; i < threads; ++i) {
     try {
       workers_.emplace_back([this] { work(); });
