@@ -23,6 +23,11 @@ template <class F>
   return s;
 }
 
+// 2^min(u, 1020), taking u by value: std::min(out[i], 1020.0) returns a reference into the
+// array or to the constant, which kept GCC from vectorising the loops over keys ("complicated
+// access pattern"), and they ran the polynomial a key at a time. The same value, NaN included.
+[[gnu::always_inline]] inline double exp2_capped(double u) { return exp2_inline(1020.0 < u ? 1020.0 : u); }
+
 // Key i's Euclidean distance from q in bandwidths over the continuous columns (Keys::radial).
 inline double radial_distance(const Keys& keys, std::size_t i, const double* q, const double* inv_h) {
   double r2 = 0;
@@ -78,7 +83,7 @@ template <class K>
       }
     }
     if constexpr (!K::compact) {
-      for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
+      for (std::size_t i = 0; i < m; ++i) out[i] = exp2_capped(out[i]);
       if (w)
         for (std::size_t i = 0; i < m; ++i) out[i] *= w[i];
     }
@@ -130,7 +135,7 @@ template <class K>
         for (std::size_t i = 0; i < m; ++i) out[i] += K::term(x[i], bk, qk, ih);
       }
     }
-    for (std::size_t i = 0; i < m; ++i) out[i] = exp2_inline(std::min(out[i], 1020.0));
+    for (std::size_t i = 0; i < m; ++i) out[i] = exp2_capped(out[i]);
     if (w)
       for (std::size_t i = 0; i < m; ++i) out[i] *= w[i];
   }
@@ -164,7 +169,7 @@ template <class K, bool Grad, int D, bool W>
       else
         t += K::term(x[k][i], bk[k], qk[k], ih[k]);
     }
-    double v = exp2_inline(std::min(t, 1020.0));
+    double v = exp2_capped(t);
     if constexpr (W) v *= w[i];  // (a run-time test here would mask the load: slow where w is null)
     if constexpr (Grad)
       for (int k = 0; k < D; ++k) g[k] = v != 0 ? v * K::dlog(x[k][i], bk[k], qk[k], ih[k]) : 0.0;
@@ -499,17 +504,33 @@ void linear(const Keys& keys, std::size_t lo, std::size_t hi, const double* q, c
   }
   const std::size_t p = keys.p();
   if (p == keys.d + 1) return;
-  // Higher monomials, a key at a time: each row from its parent (rows come after their parents).
-  std::vector<double> z(p);
-  for (std::size_t i = lo; i < hi; ++i) {
-    z[0] = 1;
-    for (std::size_t k = 0; k < keys.d; ++k) z[k + 1] = (keys.column(k)[i] - q[k]) * keys.z_scale(k, inv_h);
-    double v = 0;
-    for (std::size_t r = keys.d + 1; r < p; ++r) {
-      z[r] = z[keys.design->parent[r]] * z[keys.design->col[r] + 1];
-      v += c[r] * z[r];
+  // Higher monomials, in chunks of keys so that the loops over keys vectorise: each design row
+  // from its parent (rows come after their parents), each key's sum over them in row order.
+  constexpr std::size_t chunk = 64;
+  thread_local std::vector<double> rows;  // p rows of chunk values
+  rows.resize(p * chunk);
+  double* z = rows.data();
+  std::fill_n(z, chunk, 1.0);
+  for (std::size_t a = lo; a < hi; a += chunk) {
+    const std::size_t m = std::min(chunk, hi - a);
+    for (std::size_t k = 0; k < keys.d; ++k) {
+      const double* x = keys.column(k) + a;
+      const double qk = q[k], zk = keys.z_scale(k, inv_h);
+      double* row = z + (k + 1) * chunk;
+      for (std::size_t i = 0; i < m; ++i) row[i] = (x[i] - qk) * zk;
     }
-    out[i] += v;
+    double v[chunk] = {};
+    for (std::size_t r = keys.d + 1; r < p; ++r) {
+      const double* parent = z + keys.design->parent[r] * chunk;
+      const double* col = z + (keys.design->col[r] + 1) * chunk;
+      double* row = z + r * chunk;
+      const double cr = c[r];
+      for (std::size_t i = 0; i < m; ++i) {
+        row[i] = parent[i] * col[i];
+        v[i] += cr * row[i];
+      }
+    }
+    for (std::size_t i = 0; i < m; ++i) out[a + i] += v[i];
   }
 }
 
