@@ -151,17 +151,19 @@ class Objective {
   /// again exactly (line_search).
   static constexpr double loose_tolerance = 1e-6, min_loosening = 1e4;
 
-  /// The objective at h; +inf where a row has no other key in reach (compact kernels) or the
-  /// criterion is undefined.
+  /// The objective at h; +inf where a row has no other key in reach (compact kernels), the
+  /// criterion is undefined, or h lies out of bounds (bounded: below min_h_, the corner floor
+  /// or min_neighbours).
   LooResult at(const std::vector<double>& h, bool gradient) {
     ++evaluations;
-    // Below the corner floor the objective is +inf whatever the local fit gives there: the
-    // kernel weights' pass (NW's) first, the local fit's (p(p + 1) / 2 moments a key) only
-    // above it. In 3 columns most of column_grid's 512 points lie below.
-    if (below_floor(h)) {
+    // Without the gradient (the scan, column_grid's points) a point below the corner floor is
+    // +inf whatever the local fit gives there: the kernel weights' pass (NW's) first, the local
+    // fit's (p(p + 1) / 2 moments a key) only above it. On the corner recipe most of the 512
+    // points in 3 columns lie below. With the gradient the pass runs as before: sgd steps by
+    // the gradient of a point below the floor.
+    if (!gradient && below_floor(h)) {
       LooResult r;
       r.mse = std::numeric_limits<double>::infinity();
-      if (gradient) r.gradient.assign(h.size(), 0.0);
       return r;
     }
     engine_.set_bandwidth(h);
@@ -169,7 +171,7 @@ class Objective {
       const InSample fit = engine_.insample(gradient, listed());
       if (!std::isfinite(fit.mse))
         throw DataError("the residual sum of squares overflows: y values are too large to square");
-      return bounded(criterion_value(criterion_, fit, keys_, gradient), h);
+      return bounded(criterion_value(criterion_, fit, keys_, gradient), h, gradient);
     }
     LooResult r = engine_.loo(gradient, listed());
     if (r.out_of_reach) return r;
@@ -178,7 +180,7 @@ class Objective {
     const double factor = loss_ == Loss::sum ? static_cast<double>(count_) : 1.0;
     r.mse *= factor;
     for (double& g : r.gradient) g *= factor;
-    return bounded(r, h);
+    return bounded(r, h, gradient);
   }
   double mean(double objective) const {
     return loss_ == Loss::sum ? objective / static_cast<double>(count_) : objective;
@@ -223,15 +225,16 @@ class Objective {
   double in_force_ = 0;   //!< and the one the passes use now (allow)
   double y_range_ = 0;    //!< max y - min y where allow may loosen the passes, else 0
 
-  // Where the kernel weights average fewer than corner_neighbours neighbours (at, before the
-  // pass).
+  // Where the kernel weights average fewer than corner_neighbours neighbours.
   bool below_floor(const std::vector<double>& h) {
     return kernel_weights_ && kernel_neighbours(h) < corner_neighbours;
   }
-  // Out of bounds (+inf) below min_h_, or where the fit averages fewer than min_neighbours_.
-  LooResult bounded(LooResult r, const std::vector<double>& h) {
+  // Out of bounds (+inf) below min_h_, below the corner floor (`floor`: not tested before the
+  // pass), or where the fit averages fewer than min_neighbours_.
+  LooResult bounded(LooResult r, const std::vector<double>& h, bool floor) {
     if (h[0] < min_h_) r.mse = std::numeric_limits<double>::infinity();
     if (!std::isfinite(r.mse)) return r;
+    if (floor && below_floor(h)) r.mse = std::numeric_limits<double>::infinity();
     if (min_neighbours_ > 0 && neighbours_of(engine_) < min_neighbours_) r.mse = std::numeric_limits<double>::infinity();
     return r;
   }
