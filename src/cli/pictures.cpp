@@ -83,6 +83,15 @@ SurfacePlot surface_plot(const Dataset& data, const Model& model, EngineOptions 
   const Fitted fitted(data, model, engine);
   p.f.resize(q.size() / 2);
   fitted.predict(q.data(), p.f.size(), p.f.data());
+  // Points whose nearest training row is more than far_bandwidths away are hatched: the note
+  // predict gives of such queries (fixed bandwidths, kernels without compact support, where
+  // past the support a point has no value).
+  if (!is_compact(model.kernel)) {
+    const std::vector<double> distance = fitted.nearest_distances(q.data(), p.f.size());
+    p.far.resize(distance.size());
+    for (std::size_t j = 0; j < distance.size(); ++j) p.far[j] = distance[j] > far_bandwidths;
+  }
+  p.far_distance = far_bandwidths;
   p.x1_name = data.x_names[0];
   p.x2_name = data.x_names[1];
   p.y_name = data.y_name;

@@ -606,6 +606,71 @@ TEST_CASE("edges: --plot with two x columns draws the fitted surface, the points
   CHECK(slurp(svg_path).find(">grey: no key in reach</text>") != std::string::npos);
 }
 
+TEST_CASE("edges: the surface hatches the lattice points more than 3 bandwidths from every training row") {
+  // Brute force over Boston's rows: the 120 x 120 lattice over lstat's and rm's ranges at
+  // h = 2, 0.3, each point's nearest row in bandwidths (Euclidean, the Gaussian's norm).
+  std::vector<double> lstat, rm;
+  {
+    std::istringstream in(slurp(data("boston.csv")));
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      const auto f = split(line);
+      lstat.push_back(std::stod(f[0]));
+      rm.push_back(std::stod(f[1]));
+    }
+  }
+  auto lattice = [](const std::vector<double>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    std::vector<double> g;
+    for (int i = 0; i < 119; ++i) g.push_back(*lo + (*hi - *lo) * i / 119.0);
+    g.push_back(*hi);
+    return g;
+  };
+  const std::vector<double> g1 = lattice(lstat), g2 = lattice(rm);
+  std::vector<int> far_in_row(120, 0);  // per rm value
+  int far = 0;
+  for (int j = 0; j < 120; ++j)
+    for (int i = 0; i < 120; ++i) {
+      double nearest = INFINITY;
+      for (std::size_t r = 0; r < lstat.size(); ++r)
+        nearest = std::min(nearest, std::hypot((g1[i] - lstat[r]) / 2, (g2[j] - rm[r]) / 0.3));
+      if (nearest > 3) ++far_in_row[j], ++far;
+    }
+  REQUIRE(far > 100);  // the empty corners
+  REQUIRE(far < 120 * 120 / 2);
+
+  Scratch s;
+  const std::string svg_path = (s / "surface.svg").string();
+  const Result r = run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.3", "--plot",
+                              svg_path, "-o", (s / "p.csv").string()});
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = slurp(svg_path);
+  CHECK(svg.find(">hatched: more than 3 bandwidths from every point</text>") != std::string::npos);
+  // The hatched rectangles, "M xa ya H xb V yb H xa z": cells 560 / 120 pixels wide and 480 / 120
+  // high, rows from the bottom (rm's least at y = 530).
+  const std::size_t at = svg.find("<g class=\"far\"");
+  REQUIRE(at != std::string::npos);
+  std::istringstream path(svg.substr(svg.find(" d=\"", at) + 4, svg.find("\"/>", at) - svg.find(" d=\"", at) - 4));
+  std::vector<int> hatched_in_row(120, 0);
+  char m, h, v, h2, z;
+  double xa, ya, xb, yb, xa2;
+  while (path >> m >> xa >> ya >> h >> xb >> v >> yb >> h2 >> xa2 >> z) {
+    REQUIRE(m == 'M');
+    const int row = static_cast<int>(std::lround((530 - yb) / 4.0));
+    REQUIRE(row >= 0);
+    REQUIRE(row < 120);
+    CHECK(std::abs(ya - yb) == doctest::Approx(4.0).epsilon(0.01));
+    hatched_in_row[row] += static_cast<int>(std::lround((xb - xa) / (560 / 120.0)));
+  }
+  CHECK(hatched_in_row == far_in_row);
+
+  // A wide bandwidth reaches every lattice point: nothing hatched, nothing said.
+  REQUIRE(run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "20,3", "--plot", svg_path,
+                     "-o", (s / "p.csv").string()}).exit_code == 0);
+  CHECK(slurp(svg_path).find("hatched") == std::string::npos);
+}
+
 TEST_CASE("edges: test refuses rows past the chi-square calibration's limit before choosing a bandwidth") {
   // At 1f9acce 2e5 rows worked 9 s (the default df:6 bandwidth) before this refusal. df:1e5 is
   // out of range here: the bandwidth is not even tried.

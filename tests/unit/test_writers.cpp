@@ -208,3 +208,34 @@ TEST_CASE("surface plot: cells coloured by band, a row's run of one band one rec
   CHECK(svg.find("grey: no key in reach") != std::string::npos);
   CHECK(svg.find("<circle cx=\"360.00\" cy=\"290.00\"") != std::string::npos);  // the point (1, 0.5)
 }
+
+TEST_CASE("surface plot: cells far from the data hatched over their colour, a row's run one rectangle, and said") {
+  // The lattice of the test above; far: row 0's cells 1 and 2, row 1's cells 0 (no value: grey,
+  // not hatched) and 2.
+  SurfacePlot p;
+  p.g1 = {0, 1, 2};
+  p.g2 = {0, 1};
+  p.f = {0.05, 0.05, 0.95, NAN, 0.5, 0.5};
+  p.far = {0, 1, 1, 1, 0, 1};
+  p.far_distance = 3;
+  p.x1 = {1};
+  p.x2 = {0.5};
+  std::ostringstream os;
+  write_surface_svg(os, p);
+  const std::string svg = os.str();
+  const std::size_t at = svg.find("<g class=\"far\"");
+  REQUIRE(at != std::string::npos);
+  CHECK(svg.find("<pattern id=\"far\"") < at);
+  CHECK(svg.find("<g class=\"surface\"") < at);  // over the colours,
+  CHECK(at < svg.find("<g class=\"points\""));   // under the points
+  const std::string hatch = svg.substr(at, svg.find("</g>", at) - at);
+  CHECK(hatch == "<g class=\"far\" shape-rendering=\"crispEdges\"><path fill=\"url(#far)\" d=\""
+                 "M266.67 290.00H640.00V530.00H266.67z"  // row 0, cells 1-2
+                 "M453.33 50.00H640.00V290.00H453.33z\"/>");  // row 1, cell 2
+  CHECK(svg.find(">grey: no key in reach; hatched: more than 3 bandwidths from every point</text>") != std::string::npos);
+  p.far.assign(6, 0);  // none far: no pattern, no word of it
+  std::ostringstream none;
+  write_surface_svg(none, p);
+  CHECK(none.str().find("far") == std::string::npos);
+  CHECK(none.str().find(">grey: no key in reach</text>") != std::string::npos);
+}

@@ -31,14 +31,18 @@ struct SurfacePlot {
   std::vector<double> x1, x2;           //!< training points
   std::vector<double> g1, g2;           //!< the lattice's coordinates in each column, ascending
   std::vector<double> f;                //!< g2.size() x g1.size(), row j at g2[j]; NaN: no value
+  std::vector<char> far;                //!< as f (or empty): 1 where the point lies more than
+                                        //!< far_distance bandwidths from every training point
+  double far_distance = 3;
   std::string x1_name, x2_name, y_name; //!< axis and colour bar titles
   std::string title;
   bool x1_time = false, x2_time = false;  //!< a column holds instants: date and time ticks, UTC
 };
 
 /// Writes an SVG of the surface as a filled contour: the lattice's cells coloured by the band
-/// of values they fall in (bands at round values, viridis), cells with no value left grey, the
-/// points (at most 20000, evenly thinned) on top, axes, a colour bar with the bands' bounds.
+/// of values they fall in (bands at round values, viridis), cells with no value left grey, cells
+/// far from the data hatched over their colour, the points (at most 20000, evenly thinned) on
+/// top, axes, a colour bar with the bands' bounds, and a note saying what grey and hatching mean.
 void write_surface_svg(std::ostream& out, const SurfacePlot& plot);
 
 /// What the criterion plot (fit --plot) shows: curves over a grid of bandwidths (or K, F), each

@@ -40,29 +40,29 @@ struct Bands {
   std::size_t count;
 };
 
-// The lattice's cells, one path per band; a row's run of cells in one band is one rectangle.
-std::vector<std::string> cell_paths(const SurfacePlot& p, const Bands& bands, const Scale& s1, const Scale& s2) {
+// The lattice's cells in `count` classes, one path each: class_of(cell) gives a cell's class
+// (count or more: not drawn), and a row's run of cells in one class is one rectangle.
+template <class ClassOf>
+std::vector<std::string> cell_paths(const SurfacePlot& p, std::size_t count, const ClassOf& class_of, const Scale& s1,
+                                    const Scale& s2) {
   auto cut = [](const std::vector<double>& g, std::size_t i) {  // the boundary below cell i
     if (g.size() < 2) return i == 0 ? g[0] - 0.5 : g[0] + 0.5;
     if (i == 0) return g[0] - (g[1] - g[0]) / 2;
     if (i == g.size()) return g.back() + (g.back() - g[g.size() - 2]) / 2;
     return g[i - 1] / 2 + g[i] / 2;
   };
-  std::vector<std::string> paths(bands.count);
+  std::vector<std::string> paths(count);
   const std::size_t n1 = p.g1.size(), n2 = p.g2.size();
   for (std::size_t j = 0; j < n2; ++j) {
     const double ya = s2(cut(p.g2, j + 1)), yb = s2(cut(p.g2, j));
     for (std::size_t i = 0; i < n1;) {
-      const double v = p.f[j * n1 + i];
-      if (!std::isfinite(v)) {
-        ++i;
-        continue;
-      }
-      const std::size_t k = bands.of(v);
+      const std::size_t k = class_of(j * n1 + i);
       std::size_t e = i + 1;
-      while (e < n1 && std::isfinite(p.f[j * n1 + e]) && bands.of(p.f[j * n1 + e]) == k) ++e;
-      const double xa = s1(cut(p.g1, i)), xb = s1(cut(p.g1, e));
-      paths[k] += "M" + num(xa) + " " + num(ya) + "H" + num(xb) + "V" + num(yb) + "H" + num(xa) + "z";
+      while (e < n1 && class_of(j * n1 + e) == k) ++e;
+      if (k < count) {
+        const double xa = s1(cut(p.g1, i)), xb = s1(cut(p.g1, e));
+        paths[k] += "M" + num(xa) + " " + num(ya) + "H" + num(xb) + "V" + num(yb) + "H" + num(xa) + "z";
+      }
       i = e;
     }
   }
@@ -111,11 +111,23 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
   header(out, page_w, page_h);
   out << "<rect x=\"" << area_l << "\" y=\"" << area_t << "\" width=\"" << area_w << "\" height=\"" << area_h
       << "\" fill=\"#e8e8e8\"/>\n";
-  const std::vector<std::string> paths = cell_paths(p, bands, s1, s2);
+  const std::vector<std::string> paths = cell_paths(
+      p, bands.count, [&](std::size_t c) { return std::isfinite(p.f[c]) ? bands.of(p.f[c]) : bands.count; }, s1, s2);
   out << "<g class=\"surface\" shape-rendering=\"crispEdges\">\n";
   for (std::size_t k = 0; k < bands.count; ++k)
     if (!paths[k].empty()) out << "<path fill=\"" << bands.paint(k) << "\" d=\"" << paths[k] << "\"/>\n";
   out << "</g>\n";
+  // Cells far from every training point: hatched over their colour, white lines on a pale veil.
+  const bool any_far = std::any_of(p.far.begin(), p.far.end(), [](char v) { return v != 0; });
+  if (any_far) {
+    const std::string hatch =
+        cell_paths(p, 1, [&](std::size_t c) { return std::size_t{c < p.far.size() && p.far[c] && std::isfinite(p.f[c]) ? 0u : 1u}; },
+                   s1, s2)[0];
+    out << "<defs><pattern id=\"far\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
+           "patternTransform=\"rotate(45)\"><rect width=\"8\" height=\"8\" fill=\"white\" fill-opacity=\"0.35\"/>"
+           "<rect width=\"3\" height=\"8\" fill=\"white\" fill-opacity=\"0.7\"/></pattern></defs>\n"
+        << "<g class=\"far\" shape-rendering=\"crispEdges\"><path fill=\"url(#far)\" d=\"" << hatch << "\"/></g>\n";
+  }
 
   // Points: white with a dark rim, smaller as they get many; past 20000, every k-th.
   const std::size_t n = p.x1.size(), limit = 20000, stride = n > limit ? (n + limit - 1) / limit : 1;
@@ -143,9 +155,16 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
   if (!any)
     out << "<text class=\"note\" x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num((y0 + y1) / 2)
         << "\" text-anchor=\"middle\" font-size=\"14\">no point of the lattice has a prediction</text>\n";
-  else if (std::any_of(p.f.begin(), p.f.end(), [](double v) { return !std::isfinite(v); }))
-    out << "<text class=\"note\" x=\"" << num(x1) << "\" y=\"" << num(y1 - 6)
-        << "\" text-anchor=\"end\" font-size=\"11\" fill=\"#666\">grey: no key in reach</text>\n";
+  else {
+    std::string note;
+    if (std::any_of(p.f.begin(), p.f.end(), [](double v) { return !std::isfinite(v); })) note = "grey: no key in reach";
+    if (any_far)
+      note += (note.empty() ? "" : "; ") + std::string("hatched: more than ") + format_g3(p.far_distance) +
+              " bandwidths from every point";
+    if (!note.empty())
+      out << "<text class=\"note\" x=\"" << num(x1) << "\" y=\"" << num(y1 - 6)
+          << "\" text-anchor=\"end\" font-size=\"11\" fill=\"#666\">" << escape(note) << "</text>\n";
+  }
   if (stride > 1)
     out << "<text class=\"note\" x=\"" << num(x0) << "\" y=\"" << num(y1 - 6) << "\" font-size=\"11\" fill=\"#666\">showing "
         << (n + stride - 1) / stride << " of " << n << " points, evenly thinned</text>\n";
