@@ -84,8 +84,8 @@ SurfacePlot surface_plot(const Dataset& data, const Model& model, EngineOptions 
   p.f.resize(q.size() / 2);
   fitted.predict(q.data(), p.f.size(), p.f.data());
   // Points whose nearest training row is more than far_bandwidths away are hatched: the note
-  // predict gives of such queries (fixed bandwidths, kernels without compact support, where
-  // past the support a point has no value).
+  // predict gives of such queries (fixed or adaptive bandwidths, kernels without compact
+  // support: past the support a point has no value).
   if (!is_compact(model.kernel)) {
     const std::vector<double> distance = fitted.nearest_distances(q.data(), p.f.size());
     p.far.resize(distance.size());

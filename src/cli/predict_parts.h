@@ -106,8 +106,9 @@ void refuse_past(const PastRange& p, std::size_t first, const Dataset& data, Uns
 void report_past(const PastRange& p, std::size_t total, const Dataset& data, Unsupported policy, bool se);
 
 // Queries not past the training range that lie far from every training row: more than
-// far_bandwidths bandwidths from the nearest (fixed bandwidths, kernels with no compact support:
-// a compact kernel's query out of reach is --out-of-reach's), how many, and the farthest.
+// far_bandwidths bandwidths from the nearest (fixed bandwidths, or adaptive ones each row's own;
+// kernels with no compact support: a compact kernel's query out of reach is --out-of-reach's),
+// how many, and the farthest.
 struct FarQueries {
   std::size_t count = 0, farthest = 0;  // farthest: its query number (from 1)
   double distance = 0;                  // its distance in bandwidths

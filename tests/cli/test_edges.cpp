@@ -902,6 +902,65 @@ TEST_CASE("edges: queries far from every training row inside the range are said 
         "nwreg: note: 1 of 1 query not past the training x range lies more than 3 bandwidths from every training row "
         "(farthest: query 1, 3.0004 bandwidths); their answers rest on rows far from them, where a local fit extrapolates "
         "and NW repeats the nearest rows' values\n");
+  // Adaptive bandwidths: each row's distance in its own bandwidth, h s_i (s_i its 6th nearest
+  // other row's distance), the least over the rows, here by brute force. Two columns, two
+  // clusters of 64 rows (the k-d tree's nodes bound the scales), and one column with a gap (the
+  // tree over blocks of keys).
+  auto adaptive_far = [](const std::vector<std::vector<double>>& x, const std::vector<double>& q) {
+    auto dist = [](const std::vector<double>& a, const std::vector<double>& b) {
+      double r = 0;
+      for (std::size_t k = 0; k < a.size(); ++k) r += (a[k] - b[k]) * (a[k] - b[k]);
+      return std::sqrt(r);
+    };
+    double best = INFINITY;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      std::vector<double> others;
+      for (std::size_t j = 0; j < x.size(); ++j)
+        if (j != i) others.push_back(dist(x[i], x[j]));
+      std::nth_element(others.begin(), others.begin() + 5, others.end());
+      best = std::min(best, dist(q, x[i]) / others[5]);
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", best);
+    return std::string(text);
+  };
+  std::string clusters = "a,b,y\n";
+  std::vector<std::vector<double>> cx;
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (double c : {0.0, 5.0}) {
+        cx.push_back({c + i / 10.0, c + j / 10.0});
+        clusters += num(cx.back()[0]) + "," + num(cx.back()[1]) + "," + std::to_string(i * j) + "\n";
+      }
+  spit(s / "clusters.csv", clusters);
+  spit(s / "clustersq.csv", "a,b\n2.5,2.5\n0.5,5\n0.3,0.3\n");
+  const std::string two_far = adaptive_far(cx, {0.5, 5});
+  CHECK(two_far == "19.3");
+  CHECK(adaptive_far(cx, {2.5, 2.5}) == "11.4");
+  CHECK(run_nwreg({"predict", (s / "clusters.csv").string(), "-x", "a,b", "-y", "y", "-b", "adaptive:6:1,1", "--query",
+                   (s / "clustersq.csv").string()})
+            .err == far("2 of 3 queries", "query 2, " + two_far));
+  // A row of sample weight 0 at the far query is no row here (its own scale is 0.1 from the
+  // cluster's corner (0.7, 5): the query would be 0 from it).
+  std::string weighed = "a,b,y,w\n0.5,5,0,0\n";
+  for (const auto& x : cx) weighed += num(x[0]) + "," + num(x[1]) + ",1,1\n";
+  spit(s / "weighed.csv", weighed);
+  CHECK(run_nwreg({"predict", (s / "weighed.csv").string(), "-x", "a,b", "-y", "y", "--sample-weight", "w", "-b",
+                   "adaptive:6:1,1", "--query", (s / "clustersq.csv").string()})
+            .err.find("(farthest: query 2, " + two_far + " bandwidths)") != std::string::npos);
+  std::string gap = "x,y\n";
+  std::vector<std::vector<double>> gx;
+  for (int i = 0; i <= 50; ++i)
+    for (double c : {0.0, 9.0}) {
+      gx.push_back({c + i / 50.0});
+      gap += num(gx.back()[0]) + "," + std::to_string(i % 5) + "\n";
+    }
+  const std::string one_far = adaptive_far(gx, {5});
+  CHECK(one_far == "33.3");
+  CHECK(adaptive_far(gx, {1.2}) == "1.67");
+  spit(s / "gap.csv", gap);
+  CHECK(run_nwreg({"predict", (s / "gap.csv").string(), "-b", "adaptive:6", "--query", "-"}, "x\n0.2\n1.2\n5\n").err ==
+        far("1 of 3 queries", "query 3, " + one_far));
   // Bandwidths that follow the data (knn) and compact kernels (out of reach is --out-of-reach's) say nothing of it.
   CHECK(run_nwreg({"predict", data("mcycle.csv"), "-b", "knn:3", "--grid", "4:6.5:0.5"}).err.empty());
   const Result compact = run_nwreg({"predict", data("mcycle.csv"), "-b", "0.25", "--kernel", "epanechnikov", "--grid",

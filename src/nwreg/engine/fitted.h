@@ -150,7 +150,8 @@ class Fitted {
   /// for a score, a learned metric (its units are the map's) or no policy.
   std::vector<double> reach(std::size_t count) const;
   /// Each query's distance to its nearest training row in bandwidths (Pooling::nearest_distances;
-  /// with a learned metric in the map's units), NaN where the bandwidths are not fixed.
+  /// with a learned metric in the map's units; adaptive: in each row's own), NaN under knn and
+  /// span.
   std::vector<double> nearest_distances(const double* q, std::size_t m) const;
   /// Predictions so far whose local polynomial lost a term (Counters::dropped_rows).
   std::uint64_t dropped_rows() const { return engine_->counters().dropped_rows - uncounted_; }

@@ -72,6 +72,13 @@ class KdTree {
            else result.leaf(lo, hi);
          });
   }
+  /// Visits the leaves nearest q first: a node whose box's distance (search's units)
+  /// keep(node, distance) refuses is skipped with its descendants (asked as the walk reaches
+  /// it, so a bound the leaves tighten prunes more), leaf(lo, hi) called for each leaf kept.
+  template <class Keep, class Leaf>
+  void nearest_first(const double* q, const double* inv_h, Norm norm, const Keep& keep, const Leaf& leaf) const {
+    walk(q, inv_h, norm, true, keep, [&](std::uint32_t, std::size_t lo, std::size_t hi) { leaf(lo, hi); });
+  }
   /// The key (leaf position) nearest q by the norm, other than `skip`; its distance into dmin.
   /// Of keys at the same distance, the first in the order the keys were given.
   std::size_t nearest(const double* q, const double* inv_h, Norm norm, std::size_t skip, double& dmin) const;

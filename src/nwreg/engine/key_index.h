@@ -106,8 +106,12 @@ class KeyIndex {
   /// The distance from q to its nearest key in bandwidths over the continuous columns only, in
   /// the kernel's norm (Laplace's sum of |u|, else Euclidean): by the tree (`tree_inv_h` its
   /// columns' 1 / h, `buf` d doubles of scratch), or where there is none a scan. 0 with no
-  /// continuous column; NaN with no key.
-  double nearest_distance(const double* q, const double* inv_h, const double* tree_inv_h, double* buf) const;
+  /// continuous column; NaN with no key; keys of weight 0 left out. With `inv_s` (adaptive
+  /// bandwidths: each key's 1 / s_i, set_scales given the same), each key's distance is in its
+  /// own bandwidths, times 1 / s_i: the least over the keys, by the tree or the one-column tree
+  /// over blocks, pruned by the nodes' widest scales.
+  double nearest_distance(const double* q, const double* inv_h, const double* tree_inv_h, double* buf,
+                          const double* inv_s = nullptr) const;
   /// The key nearest q (continuous columns, the kernel's nearest-key norm) of weight > 0, other
   /// than `exclude`, by a scan of every key: for the nearest-key fallback where keys of weight 0
   /// are kept as neighbours. no_key when every other key weighs 0.

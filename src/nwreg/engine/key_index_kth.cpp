@@ -128,17 +128,52 @@ double KeyIndex::neighbour_distance(std::size_t i, const double* q, const double
   return (norm == Norm::l2 ? std::sqrt(r) : r) * o.top;
 }
 
-double KeyIndex::nearest_distance(const double* q, const double* inv_h, const double* tree_inv_h, double* buf) const {
+double KeyIndex::nearest_distance(const double* q, const double* inv_h, const double* tree_inv_h, double* buf,
+                                  const double* inv_s) const {
   if (keys_.n == 0) return std::numeric_limits<double>::quiet_NaN();
   if (keys_.cont.empty()) return 0;
   const Norm norm = nearest_norm();
-  if (keys_.tree) {
+  if (keys_.tree && !inv_s) {
     double dmin = 0;
     return neighbour_distance(keys_.tree->nearest(keys_.continuous(q, buf), tree_inv_h, norm, no_key, dmin), q, inv_h,
                               norm);
   }
   double best = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < keys_.n; ++i) best = std::min(best, neighbour_distance(i, q, inv_h, norm));
+  auto scan = [&](std::size_t lo, std::size_t hi) {  // (adaptive keeps rows of weight 0 as keys: no rows here)
+    for (std::size_t i = lo; i < hi; ++i)
+      if (keys_.weight(i) > 0) best = std::min(best, neighbour_distance(i, q, inv_h, norm) * (inv_s ? inv_s[i] : 1));
+  };
+  // A node whose keys lie at least D bandwidths from q holds none nearer than D times its
+  // smallest 1 / s_i (widened against the distances' rounding).
+  auto keep = [&](const ScaleNode& v, double D) { return !(D * v.inv_s > best * (1 + 1e-12)); };
+  if (inv_s && kind_ == Kind::tree) {
+    keys_.tree->nearest_first(keys_.continuous(q, buf), tree_inv_h, norm, [&](std::uint32_t id, double r) {
+      return keep(tree_scales_[id], norm == Norm::l2 ? std::sqrt(r) : r);
+    }, scan);
+    return best;
+  }
+  if (inv_s && !scale_nodes_.empty()) {  // one column: the tree over blocks in x order, the nearer child first
+    const std::size_t n = keys_.n;
+    const double* xs = keys_.xs.data();
+    auto gap = [&](const ScaleNode& v) { return std::max({0.0, xs[v.lo] - q[0], q[0] - xs[v.hi - 1]}) * inv_h[0]; };
+    std::vector<std::size_t> stack{1};
+    while (!stack.empty()) {
+      const std::size_t j = stack.back();
+      stack.pop_back();
+      const ScaleNode& v = scale_nodes_[j];
+      if (v.lo >= n || !keep(v, gap(v))) continue;
+      if (j >= scale_leaf_) {
+        scan(v.lo, v.hi);
+        continue;
+      }
+      const bool right_empty = scale_nodes_[2 * j + 1].lo >= n;
+      const bool left_first = right_empty || gap(scale_nodes_[2 * j]) <= gap(scale_nodes_[2 * j + 1]);
+      stack.push_back(left_first ? 2 * j + 1 : 2 * j);
+      stack.push_back(left_first ? 2 * j : 2 * j + 1);
+    }
+    return best;
+  }
+  scan(0, keys_.n);
   return best;
 }
 

@@ -34,8 +34,10 @@ class Pooling {
   /// Predictions at m queries (m x d, row-major).
   virtual void predict(const double* queries, std::size_t m, double* out) const = 0;
   /// Each query's distance to its nearest key in bandwidths over the continuous columns, in the
-  /// kernel's norm (KeyIndex::nearest_distance), into out[0..m): NaN where bandwidths are not
-  /// fixed (a nearest-neighbour policy, a learned score) and for a query with a missing x.
+  /// kernel's norm (KeyIndex::nearest_distance), into out[0..m); under adaptive bandwidths each
+  /// key's distance in its own bandwidths, the least. NaN under knn and span (a query's own
+  /// bandwidth reaches its K nearest keys: never far in it), with a learned score, and for a
+  /// query with a missing x.
   virtual void nearest_distances(const double* /*queries*/, std::size_t m, double* out) const {
     std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
   }

@@ -24,8 +24,9 @@ void Engine::predict(const double* queries, std::size_t m, double* out) const {
 
 void Engine::nearest_distances(const double* queries, std::size_t m, double* out) const {
   std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
-  if (!policy_.fixed() || ks_.n == 0) return;
-  if (index_.kind() == KeyIndex::Kind::line && !ks_.categorical) {
+  const double* inv_s = policy_.inv_s();  // adaptive bandwidths: each key's own
+  if ((!policy_.fixed() && !inv_s) || ks_.n == 0) return;
+  if (index_.kind() == KeyIndex::Kind::line && !ks_.categorical && !inv_s) {
     // The keys are in x order: the queries in x order too, each key found by a galloping search
     // from the last (a binary search per query in its own order misses the cache at each step:
     // 0.7 s at 1e6 queries).
@@ -51,7 +52,7 @@ void Engine::nearest_distances(const double* queries, std::size_t m, double* out
   for (std::size_t j = 0; j < m; ++j) {
     const double* q = queries + j * ks_.d;
     if (std::none_of(q, q + ks_.d, [](double v) { return std::isnan(v); }))
-      out[j] = index_.nearest_distance(q, inv_h_.data(), tree_ih_.data(), buf.data());
+      out[j] = index_.nearest_distance(q, inv_h_.data(), tree_ih_.data(), buf.data(), inv_s);
   }
 }
 
