@@ -232,7 +232,7 @@ TEST_CASE("surface plot: cells far from the data hatched over their colour, a ro
   CHECK(hatch == "<g class=\"far\" shape-rendering=\"crispEdges\"><path fill=\"url(#far)\" d=\""
                  "M266.67 290.00H640.00V530.00H266.67z"  // row 0, cells 1-2
                  "M453.33 50.00H640.00V290.00H453.33z\"/>");  // row 1, cell 2
-  CHECK(svg.find(">grey: no key in reach; hatched: more than 3 bandwidths from every point</text>") != std::string::npos);
+  CHECK(svg.find(">grey: no key in reach; hatched: more than 3 bandwidths from the data</text>") != std::string::npos);
   p.far.assign(6, 0);  // none far: no pattern, no word of it
   std::ostringstream none;
   write_surface_svg(none, p);

@@ -144,8 +144,9 @@ double KeyIndex::nearest_distance(const double* q, const double* inv_h, const do
       if (keys_.weight(i) > 0) best = std::min(best, neighbour_distance(i, q, inv_h, norm) * (inv_s ? inv_s[i] : 1));
   };
   // A node whose keys lie at least D bandwidths from q holds none nearer than D times its
-  // smallest 1 / s_i (widened against the distances' rounding).
-  auto keep = [&](const ScaleNode& v, double D) { return !(D * v.inv_s > best * (1 + 1e-12)); };
+  // smallest 1 / s_i (widened against the distances' rounding; a box distance that overflows,
+  // past 1e154 bandwidths squared, bounds nothing).
+  auto keep = [&](const ScaleNode& v, double D) { return !std::isfinite(D) || !(D * v.inv_s > best * (1 + 1e-12)); };
   if (inv_s && kind_ == Kind::tree) {
     keys_.tree->nearest_first(keys_.continuous(q, buf), tree_inv_h, norm, [&](std::uint32_t id, double r) {
       return keep(tree_scales_[id], norm == Norm::l2 ? std::sqrt(r) : r);

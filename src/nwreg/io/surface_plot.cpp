@@ -160,13 +160,13 @@ void write_surface_svg(std::ostream& out, const SurfacePlot& p) {
     if (std::any_of(p.f.begin(), p.f.end(), [](double v) { return !std::isfinite(v); })) note = "grey: no key in reach";
     if (any_far)
       note += (note.empty() ? "" : "; ") + std::string("hatched: more than ") + format_g3(p.far_distance) +
-              " bandwidths from every point";
+              " bandwidths from the data";
     if (!note.empty())
       out << "<text class=\"note\" x=\"" << num(x1) << "\" y=\"" << num(y1 - 6)
           << "\" text-anchor=\"end\" font-size=\"11\" fill=\"#666\">" << escape(note) << "</text>\n";
   }
   if (stride > 1)
-    out << "<text class=\"note\" x=\"" << num(x0) << "\" y=\"" << num(y1 - 6) << "\" font-size=\"11\" fill=\"#666\">showing "
+    out << "<text class=\"note\" x=\"" << num(x0) << "\" y=\"" << num(page_h - 8) << "\" font-size=\"11\" fill=\"#666\">showing "
         << (n + stride - 1) / stride << " of " << n << " points, evenly thinned</text>\n";
   out << "</svg>\n";
 }
