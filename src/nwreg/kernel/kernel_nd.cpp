@@ -160,7 +160,7 @@ template <class K, bool Grad, int D, bool W>
   const double* y = sums.y;
   const double yb = sums.yb;
   double s0 = 0, s1 = 0;
-  // Key i's weight into e[i], and its gradient terms into g[k]; returns the weight.
+  // Key i's weight (returned), and its gradient terms into g[k].
   auto key = [&](std::size_t i, double* g) NWREG_INLINE {
     double t = 0;
     for (int k = 0; k < D; ++k) {
@@ -173,24 +173,29 @@ template <class K, bool Grad, int D, bool W>
     if constexpr (W) v *= w[i];  // (a run-time test here would mask the load: slow where w is null)
     if constexpr (Grad)
       for (int k = 0; k < D; ++k) g[k] = v != 0 ? v * K::dlog(x[k][i], bk[k], qk[k], ih[k]) : 0.0;
-    e[i] = v;
     return v;
   };
   for (std::size_t a = lo; a < hi; a += block) {
     const std::size_t m = std::min(block, hi - a);
     double a0[lanes] = {}, a1[lanes] = {}, at[Grad ? D : 1][lanes] = {}, av[Grad ? D : 1][lanes] = {};
     std::size_t j = 0;
-    for (; j + lanes <= m; j += lanes)
+    // (The weights go to e in a loop of their own: stored as they are made, they could alias
+    // the columns read, and GCC checked at run time, every eight keys, that they did not.)
+    for (; j + lanes <= m; j += lanes) {
+      double vs[lanes];
       for (int l = 0; l < lanes; ++l) {
         const std::size_t i = a + j + l;
         double g[D];
         const double v = key(i, g);
         const double dy = y[i] - yb;
+        vs[l] = v;
         a0[l] += v;
         a1[l] += v * dy;
         if constexpr (Grad)
           for (int k = 0; k < D; ++k) at[k][l] += g[k], av[k][l] += g[k] * dy;
       }
+      for (int l = 0; l < lanes; ++l) e[a + j + l] = vs[l];
+    }
     double b0 = 0, b1 = 0, bt[D] = {}, bv[D] = {};
     for (int l = 0; l < lanes; ++l) {
       b0 += a0[l], b1 += a1[l];
@@ -201,6 +206,7 @@ template <class K, bool Grad, int D, bool W>
       const std::size_t i = a + j;
       double g[D];
       const double v = key(i, g);
+      e[i] = v;
       const double dy = y[i] - yb;
       b0 += v, b1 += v * dy;
       if constexpr (Grad)
