@@ -5,7 +5,7 @@
 //
 // --quick skips the largest sizes; --full-check also runs a full-data descent at n = 1e5 to
 // compare the sampled descent's LOO error with it; --only runs one table (predict, direct,
-// pruned, learn, columns, ties, csv, features, span, scores). Data: the seeds' function
+// sweep, pruned, learn, columns, ties, csv, features, span, scores). Data: the seeds' function
 // y = 2 sin x + x^0.8 + N(0, 0.5^2), x uniform on [0, 5), fixed seed.
 
 #include <algorithm>
@@ -27,6 +27,7 @@
 #include "nwreg/data/dataset.h"
 #include "nwreg/learn/metric.h"
 #include "nwreg/engine/score_attention.h"
+#include "nwreg/kernel/kernel_nd.h"
 #include "nwreg/learn/score_fit.h"
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/thread_pool.h"
@@ -225,6 +226,42 @@ void engine_table(bool quick) {
       }
       std::printf("\n");
     }
+  }
+}
+
+// NW's fused sweep over one range of keys (kernel::fill, Gaussian), with and without the
+// gradient's terms, in 2 to 5 columns, one thread: the cost of a query-key pair in the passes
+// that learn several columns (about 90% of such a learn's keys are summed here).
+void sweep_table(bool quick) {
+  const std::size_t n = 12000, reps = quick ? 100 : 300;
+  std::printf("\n## NW's sweep key by key: %zu keys in one range, Gaussian, 1 thread\n", n);
+  std::printf("ns a key; ratio: against 2 columns without the gradient.\n\n");
+  std::printf("| columns | weights and values | with the gradient |\n|---|---|---|\n");
+  double base = 0;
+  for (std::size_t d = 2; d <= 5; ++d) {
+    std::mt19937_64 rng(20261203);
+    std::uniform_real_distribution<double> u(0, 4);
+    std::vector<double> x(d * n), y(n), e(n);
+    for (double& a : x) a = u(rng);
+    for (double& a : y) a = u(rng);
+    kernel::Keys keys;
+    keys.x = x.data(), keys.stride = n, keys.d = d, keys.bounded = true;
+    const std::vector<double> q(d, 2.0), xb(d, 2.01), inv_h(d, 2.0);
+    std::printf("| %zu |", d);
+    for (bool gradient : {false, true}) {
+      double s1 = 0, sink = 0;
+      std::vector<double> t(d), v(d);
+      kernel::Targets sums{y.data(), 2.0, &s1};
+      if (gradient) sums.t = t.data(), sums.v = v.data();
+      const double secs = median_time(9, [&] {  // (a shared machine: short runs, their median)
+        for (std::size_t r = 0; r < reps; ++r)
+          sink += kernel::fill(Kernel::gaussian, keys, 0, n, q.data(), xb.data(), inv_h.data(), e.data(), sums);
+      });
+      const double ns = secs / static_cast<double>(reps * n) * 1e9;
+      if (base == 0) base = ns;
+      std::printf(" %.2f ns (%.2f)%s |", ns, ns / base, sink > 0 ? "" : "?");
+    }
+    std::printf("\n");
   }
 }
 
@@ -516,7 +553,7 @@ void scores_table(bool quick, unsigned cores) {
 int main(int argc, char** argv) {
   bool quick = false, full_check = false;
   std::string only;
-  const std::vector<std::string> tables = {"predict", "direct", "pruned", "learn", "columns", "ties", "csv", "features", "span", "scores"};
+  const std::vector<std::string> tables = {"predict", "direct", "sweep", "pruned", "learn", "columns", "ties", "csv", "features", "span", "scores"};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -527,7 +564,7 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|pruned|learn|columns|ties|csv|features|span|scores]\n");
+                   "usage: nwreg_bench [--quick] [--full-check] [--only predict|direct|sweep|pruned|learn|columns|ties|csv|features|span|scores]\n");
       return 2;
     }
   }
@@ -536,6 +573,7 @@ int main(int argc, char** argv) {
   std::printf("# nwreg_bench: %u hardware threads\n", cores);
   if (run("predict")) predict_table(quick, cores);
   if (run("direct")) engine_table(quick);
+  if (run("sweep")) sweep_table(quick);
   if (run("pruned")) pruned_2d_table(quick, cores);
   if (run("learn")) learn_table(quick, full_check, cores);
   if (run("columns")) columns_table(quick, cores);
