@@ -909,11 +909,12 @@ TEST_CASE("edges: queries far from every training row inside the range are said 
   // other row's distance), the least over the rows, here by brute force. Two columns, two
   // clusters of 64 rows (the k-d tree's nodes bound the scales), and one column with a gap (the
   // tree over blocks of keys).
-  auto adaptive_far = [](const std::vector<std::vector<double>>& x, const std::vector<double>& q) {
-    auto dist = [](const std::vector<double>& a, const std::vector<double>& b) {
+  // Laplace measures both in its own norm, the sum of |x_k - q_k|.
+  auto adaptive_far = [](const std::vector<std::vector<double>>& x, const std::vector<double>& q, bool l1 = false) {
+    auto dist = [l1](const std::vector<double>& a, const std::vector<double>& b) {
       double r = 0;
-      for (std::size_t k = 0; k < a.size(); ++k) r += (a[k] - b[k]) * (a[k] - b[k]);
-      return std::sqrt(r);
+      for (std::size_t k = 0; k < a.size(); ++k) r += l1 ? std::abs(a[k] - b[k]) : (a[k] - b[k]) * (a[k] - b[k]);
+      return l1 ? r : std::sqrt(r);
     };
     double best = INFINITY;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -951,6 +952,26 @@ TEST_CASE("edges: queries far from every training row inside the range are said 
   CHECK(run_nwreg({"predict", (s / "weighed.csv").string(), "-x", "a,b", "-y", "y", "--sample-weight", "w", "-b",
                    "adaptive:6:1,1", "--query", (s / "clustersq.csv").string()})
             .err.find("(farthest: query 2, " + two_far + " bandwidths)") != std::string::npos);
+  // The least is not always in the nearest box: a tight cluster (spacing 0.01) 7 from the
+  // query, a loose one (spacing 1) 21 from it, whose rows' own bandwidths are 100 times wider.
+  std::string mixed = "a,b,y\n";
+  std::vector<std::vector<double>> mx;
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (double c : {0.0, 20.0}) {
+        const double step = c == 0 ? 0.01 : 1.0;
+        mx.push_back({c + i * step, c + j * step});
+        mixed += num(mx.back()[0]) + "," + num(mx.back()[1]) + "," + std::to_string((i + j) % 7) + "\n";
+      }
+  spit(s / "mixed.csv", mixed);
+  spit(s / "mixedq.csv", "a,b\n5,5\n0.05,0.05\n12,12\n");
+  for (const bool laplace : {false, true}) {
+    const std::string mixed_far = adaptive_far(mx, {5, 5}, laplace);
+    CHECK(mixed_far == (laplace ? "10" : "9.49"));  // from (20, 20): the tight cluster is some 350 of its own away
+    CHECK(run_nwreg({"predict", (s / "mixed.csv").string(), "-x", "a,b", "-y", "y", "-b", "adaptive:6:1,1", "--kernel",
+                     laplace ? "laplace" : "gaussian", "--query", (s / "mixedq.csv").string()})
+              .err == far("2 of 3 queries", "query 1, " + mixed_far));
+  }
   std::string gap = "x,y\n";
   std::vector<std::vector<double>> gx;
   for (int i = 0; i <= 50; ++i)
