@@ -608,7 +608,9 @@ TEST_CASE("edges: --plot with two x columns draws the fitted surface, the points
 
 TEST_CASE("edges: the surface hatches the lattice points more than 3 bandwidths from every training row") {
   // Brute force over Boston's rows: the 120 x 120 lattice over lstat's and rm's ranges at
-  // h = 2, 0.3, each point's nearest row in bandwidths (Euclidean, the Gaussian's norm).
+  // h = 2, 0.3, each point's nearest row in bandwidths (Euclidean, the Gaussian's norm); with
+  // adaptive bandwidths in each row's own, h s_r (s_r its 4th nearest other row's distance in
+  // bandwidths of h).
   std::vector<double> lstat, rm;
   {
     std::istringstream in(slurp(data("boston.csv")));
@@ -620,6 +622,7 @@ TEST_CASE("edges: the surface hatches the lattice points more than 3 bandwidths 
       rm.push_back(std::stod(f[1]));
     }
   }
+  const std::size_t n = lstat.size();
   auto lattice = [](const std::vector<double>& v) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     std::vector<double> g;
@@ -628,45 +631,68 @@ TEST_CASE("edges: the surface hatches the lattice points more than 3 bandwidths 
     return g;
   };
   const std::vector<double> g1 = lattice(lstat), g2 = lattice(rm);
-  std::vector<char> far_cell(120 * 120, 0);  // row j (rm) by column i (lstat)
-  int far = 0;
-  for (int j = 0; j < 120; ++j)
-    for (int i = 0; i < 120; ++i) {
-      double nearest = INFINITY;
-      for (std::size_t r = 0; r < lstat.size(); ++r)
-        nearest = std::min(nearest, std::hypot((g1[i] - lstat[r]) / 2, (g2[j] - rm[r]) / 0.3));
-      if (nearest > 3) far_cell[j * 120 + i] = 1, ++far;
-    }
-  REQUIRE(far > 100);  // the empty corners
-  REQUIRE(far < 120 * 120 / 2);
+  auto far_cells = [&](const std::vector<double>& scale) {  // row j (rm) by column i (lstat)
+    std::vector<char> far(120 * 120, 0);
+    for (int j = 0; j < 120; ++j)
+      for (int i = 0; i < 120; ++i) {
+        double nearest = INFINITY;
+        for (std::size_t r = 0; r < n; ++r)
+          nearest = std::min(nearest, std::hypot((g1[i] - lstat[r]) / 2, (g2[j] - rm[r]) / 0.3) / scale[r]);
+        far[j * 120 + i] = nearest > 3;
+      }
+    return far;
+  };
 
   Scratch s;
   const std::string svg_path = (s / "surface.svg").string();
-  const Result r = run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "2,0.3", "--plot",
-                              svg_path, "-o", (s / "p.csv").string()});
-  REQUIRE(r.exit_code == 0);
-  const std::string svg = slurp(svg_path);
-  CHECK(svg.find(">hatched: more than 3 bandwidths from the data</text>") != std::string::npos);
-  // The hatched rectangles, "M xa ya H xb V yb H xa z": cells 560 / 120 pixels wide and 480 / 120
-  // high, rows from the bottom (rm's least at y = 530).
-  const std::size_t at = svg.find("<g class=\"far\"");
-  REQUIRE(at != std::string::npos);
-  std::istringstream path(svg.substr(svg.find(" d=\"", at) + 4, svg.find("\"/>", at) - svg.find(" d=\"", at) - 4));
-  std::vector<char> hatched(120 * 120, 0);
-  char m, h, v, h2, z;
-  double xa, ya, xb, yb, xa2;
-  while (path >> m >> xa >> ya >> h >> xb >> v >> yb >> h2 >> xa2 >> z) {
-    REQUIRE(m == 'M');
-    const int row = static_cast<int>(std::lround((530 - yb) / 4.0));
-    REQUIRE(row >= 0);
-    REQUIRE(row < 120);
-    CHECK(std::abs(ya - yb) == doctest::Approx(4.0).epsilon(0.01));
-    const long first = std::lround((xa - 80) / (560 / 120.0)), last = std::lround((xb - 80) / (560 / 120.0));
-    REQUIRE(first >= 0);
-    REQUIRE(last <= 120);
-    for (long i = first; i < last; ++i) hatched[row * 120 + i] = 1;
+  auto hatched_cells = [&](const std::string& bandwidth) {
+    const Result r = run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", bandwidth, "--plot",
+                                svg_path, "-o", (s / "p.csv").string()});
+    REQUIRE(r.exit_code == 0);
+    const std::string svg = slurp(svg_path);
+    CHECK(svg.find(">hatched: more than 3 bandwidths from the data</text>") != std::string::npos);
+    // The hatched rectangles, "M xa ya H xb V yb H xa z": cells 560 / 120 pixels wide and 480 / 120
+    // high, rows from the bottom (rm's least at y = 530).
+    const std::size_t at = svg.find("<g class=\"far\"");
+    REQUIRE(at != std::string::npos);
+    std::istringstream path(svg.substr(svg.find(" d=\"", at) + 4, svg.find("\"/>", at) - svg.find(" d=\"", at) - 4));
+    std::vector<char> hatched(120 * 120, 0);
+    char m, h, v, h2, z;
+    double xa, ya, xb, yb, xa2;
+    while (path >> m >> xa >> ya >> h >> xb >> v >> yb >> h2 >> xa2 >> z) {
+      REQUIRE(m == 'M');
+      const int row = static_cast<int>(std::lround((530 - yb) / 4.0));
+      REQUIRE(row >= 0);
+      REQUIRE(row < 120);
+      CHECK(std::abs(ya - yb) == doctest::Approx(4.0).epsilon(0.01));
+      const long first = std::lround((xa - 80) / (560 / 120.0)), last = std::lround((xb - 80) / (560 / 120.0));
+      REQUIRE(first >= 0);
+      REQUIRE(last <= 120);
+      for (long i = first; i < last; ++i) hatched[row * 120 + i] = 1;
+    }
+    return hatched;
+  };
+
+  const std::vector<char> fixed = far_cells(std::vector<double>(n, 1.0));
+  const auto count = [](const std::vector<char>& cells) { return std::count(cells.begin(), cells.end(), 1); };
+  REQUIRE(count(fixed) > 100);  // the empty corners
+  REQUIRE(count(fixed) < 120 * 120 / 2);
+  CHECK(hatched_cells("2,0.3") == fixed);
+
+  std::vector<double> own(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<double> d;
+    for (std::size_t o = 0; o < n; ++o)
+      if (o != r) d.push_back(std::hypot((lstat[o] - lstat[r]) / 2, (rm[o] - rm[r]) / 0.3));
+    std::nth_element(d.begin(), d.begin() + 3, d.end());
+    own[r] = d[3];
   }
-  CHECK(hatched == far_cell);
+  const std::vector<char> adaptive = far_cells(own);
+  INFO("adaptive: ", count(adaptive), " cells far");
+  REQUIRE(count(adaptive) > 100);
+  REQUIRE(count(adaptive) < 120 * 120 / 2);
+  REQUIRE(adaptive != fixed);
+  CHECK(hatched_cells("adaptive:4:2,0.3") == adaptive);
 
   // A wide bandwidth reaches every lattice point: nothing hatched, nothing said.
   REQUIRE(run_nwreg({"predict", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "-b", "20,3", "--plot", svg_path,
