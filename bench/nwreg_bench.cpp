@@ -231,7 +231,8 @@ void engine_table(bool quick) {
 
 // NW's fused sweep over one range of keys (kernel::fill, Gaussian), with and without the
 // gradient's terms, in 2 to 5 columns, one thread: the cost of a query-key pair in the passes
-// that learn several columns (about 90% of such a learn's keys are summed here).
+// that learn NW in several columns (nearly all their keys are weighed here: about three quarters
+// of their time).
 void sweep_table(bool quick) {
   const std::size_t n = 12000, reps = quick ? 100 : 300;
   std::printf("\n## NW's sweep key by key: %zu keys in one range, Gaussian, 1 thread\n", n);
