@@ -82,8 +82,10 @@ NWREG_INLINE inline double combined(const GaussTransform::Fn& f, const double* S
 
 // One box's series at a query, h[k] = h_k(t - c) for k < p + kmax: out[f] += each function's
 // sum_t c_t sum_n h_(n + k_t) alpha_n, alpha the box's a_n / n! (then those with y - y0).
-void box_at(const double* h, const double* alpha, std::size_t p, std::size_t kmax, const std::vector<GaussTransform::Fn>& fns,
-            double* out) {
+// Cloned, as every caller of std::fma here: compiled for the baseline alone, each fma was a
+// call into libm (a third of a one-column learn at 1e6 rows whose windows took this path).
+NWREG_CLONES void box_at(const double* h, const double* alpha, std::size_t p, std::size_t kmax,
+                         const std::vector<GaussTransform::Fn>& fns, double* out) {
   double S[GaussTransform::max_target_order], Sy[GaussTransform::max_target_order];
   hermite_sums(h, alpha, p, kmax + 1, S, Sy);
   for (std::size_t f = 0; f < fns.size(); ++f) out[f] += combined(fns[f], S, Sy, 0);
