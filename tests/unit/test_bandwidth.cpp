@@ -266,15 +266,57 @@ TEST_CASE("the line search takes a step onto the minimum that the loss's noise h
   CHECK(res.theta[0] == doctest::Approx(0.3).epsilon(1e-15));
   CHECK(res.epochs == 1);
   CHECK(evaluations == 2);
-  // A step whose loss is higher by more than the noise (1e-12 of it) is still refused: the
-  // half step is taken.
+  // A step whose loss is higher by more than the noise (1e-12 of it) is still refused: a
+  // shorter one is taken, at most half the full step (backtracking's bound) and at least a
+  // hundredth of it.
   auto worse = [&](const std::vector<double>& t) {
     LooResult r = eval(t);
     if (std::abs(t[0] - 0.3) < 1e-12) r.mse += 1e-9;
     return r;
   };
   const Descent kept = line_search({0.3 + 2e-7}, o, worse, quiet, {}, {0.5});
-  CHECK(kept.theta[0] == doctest::Approx(0.3 + 1e-7).epsilon(1e-15));
+  CHECK(kept.theta[0] >= 0.3 + 1e-7);
+  CHECK(kept.theta[0] <= 0.3 + 2e-7 - 2e-9);
+}
+
+TEST_CASE("the line search shortens a refused step to the cubic's minimum, not by halving") {
+  // L(theta) = 1 + 10 u^2 + u^4, u = theta - 0.3, from 1e-6 above the minimum with no curvature
+  // known (`init` at a learned h): the first step moves theta by lr = 0.5, far past the
+  // minimum. Halving came back from there in 19 passes; the cubic through the losses and
+  // slopes at 0 and 0.5 would put the next trial within a factor of the 1e-6 needed; the
+  // hundredth that bounds each shortening from below leaves four refusals at most.
+  int evaluations = 0;
+  auto eval = [&](const std::vector<double>& t) {
+    ++evaluations;
+    const double u = t[0] - 0.3;
+    LooResult r;
+    r.mse = 1 + 10 * u * u + u * u * u * u;
+    r.gradient = {20 * u + 4 * u * u * u};
+    return r;
+  };
+  auto quiet = [](int, const std::vector<double>&, double) {};
+  FitOptions o;
+  int first_epoch_evaluations = 0;
+  auto count = [&](int epoch, const std::vector<double>&, double) {
+    if (epoch == 1) first_epoch_evaluations = evaluations;
+  };
+  const Descent res = line_search({0.3 + 1e-6}, o, eval, count, {}, {});
+  CHECK(res.stop_reason == "tolerance");
+  CHECK(std::abs(res.theta[0] - 0.3) < 1e-10);
+  CHECK(first_epoch_evaluations >= 3);  // the start, the step of 0.5 refused, ...
+  CHECK(first_epoch_evaluations <= 6);  // ... and at most four shorter ones
+  // Where the trial's loss is undefined (+inf: out of bounds) the step is halved.
+  std::vector<double> tried;
+  auto bounded = [&](const std::vector<double>& t) {
+    tried.push_back(t[0]);
+    LooResult r = eval(t);
+    if (t[0] < 0.2) r.mse = std::numeric_limits<double>::infinity();
+    return r;
+  };
+  (void)line_search({0.3 + 1e-6}, o, bounded, quiet, {}, {});
+  REQUIRE(tried.size() >= 3);
+  CHECK(tried[1] == doctest::Approx(0.3 + 1e-6 - 0.5).epsilon(1e-12));
+  CHECK(tried[2] == doctest::Approx(0.3 + 1e-6 - 0.25).epsilon(1e-12));
 }
 
 TEST_CASE("the line search with looser trial measures: every accepted step decreases the exact loss as Armijo asks") {
