@@ -257,8 +257,8 @@ Descent line_search(std::vector<double> theta, const FitOptions& opt,
             break;
           }
         }
-        double trial_slope = 0;  // the trial's slope along the step taken, per unit of step
-        for (std::size_t k = 0; k < d; ++k) trial_slope += trial.gradient.empty() ? 0.0 : trial.gradient[k] * (trial_theta[k] - theta[k]);
+        double trial_slope = 0;  // the trial's slope along the step taken (an unusable trial has none)
+        for (std::size_t k = 0; k < trial.gradient.size(); ++k) trial_slope += trial.gradient[k] * (trial_theta[k] - theta[k]);
         step = snapped ? step / 2 : shorter_step(step, cur.mse, -decrease / step, trial.mse, trial_slope / step);
       }
       if (!accepted && redirect) continue;  // once more, from the exact gradient
