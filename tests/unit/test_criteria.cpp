@@ -498,6 +498,36 @@ TEST_CASE("criteria: where the fit nearly interpolates, RSS and n - tr(H) are su
   CHECK(criterion_value(Criterion::gcv, at, static_cast<double>(d.n), false).mse == doctest::Approx(0.2435).epsilon(1e-3));
 }
 
+TEST_CASE("criteria: a key whose others weigh near the smallest doubles fits itself, not 0 / 0") {
+  // A local cubic's in-sample fit at a key 91 from the rest, h = 2.424: the others weigh
+  // e^-704.6 = 1e-306 of it, and the system without it (Estimator::own_fit) underflowed in its
+  // factor to NaN: GCV was undefined there ("none") and learning with `--criterion gcv` or aicc
+  // stopped with "the residual sum of squares overflows" (two columns of the corner recipe).
+  // The key fits itself (residual 0, l = 1) and the rest do not see it, so the fit is the ten
+  // keys' fit with one more row: RSS the same, tr(H) one more.
+  std::vector<double> x, y;
+  for (int i = 0; i < 10; ++i) x.push_back(i), y.push_back(std::sin(i));
+  const Dataset ten = testing::make_dataset(x, y);
+  x.push_back(100), y.push_back(0.5);
+  const Dataset eleven = testing::make_dataset(x, y);
+  EngineOptions o(0, nullptr);  // every key, the far one's 1e-306 included
+  o.method = Method::local_polynomial;
+  o.degree = 3;
+  for (bool gradient : {false, true}) {
+    const InSample a = Attention(ten, {2.424}, o).insample(gradient);
+    const InSample b = Attention(eleven, {2.424}, o).insample(gradient);
+    CAPTURE(gradient);
+    REQUIRE(std::isfinite(b.mse));
+    CHECK(b.mse * 11 == doctest::Approx(a.mse * 10).epsilon(1e-12));
+    CHECK(b.trace == doctest::Approx(a.trace + 1).epsilon(1e-12));
+    CHECK(b.room == doctest::Approx(a.room).epsilon(1e-12));
+    if (gradient) {
+      CHECK(b.d_mse[0] * 11 == doctest::Approx(a.d_mse[0] * 10).epsilon(1e-9));
+      CHECK(b.d_trace[0] == doctest::Approx(a.d_trace[0]).epsilon(1e-9));
+    }
+  }
+}
+
 TEST_CASE("golden: se, plain and rbc bands, the simultaneous critical value, df, GCV and AICc on real data") {
   // tests/golden/make_golden_bands.py: the definitions written out in numpy over every key.
   const auto g = testing::read_golden("tests/golden/bands.csv");

@@ -194,16 +194,25 @@ std::optional<Estimator::OwnFit> Estimator::own_fit(const Span& s, const Work& w
     return OwnFit{others / s0, -s.s1 / s0};
   }
   if (others == 0) return std::nullopt;
+  // The weights are relative to key b's (own = 1 without sample weights), so where the row
+  // nearly interpolates the others' sums lie near the smallest doubles (1e-306) and the
+  // factor's products would underflow to 0 / 0. There the system and tz are scaled by 2^(2j),
+  // S_o's intercept entry then near 1: exact (the factor scales by 2^j), so the same bits
+  // wherever nothing underflowed; c scales by 2^(-2j), beta not at all.
+  const int j = others < 1 ? -std::ilogb(others) / 2 : 0;
   const std::size_t p = p_;
-  std::vector<double> lower(w.S.begin(), w.S.end());
+  std::vector<double> lower(w.S.begin(), w.S.end()), tz(w.tz.begin(), w.tz.begin() + static_cast<std::ptrdiff_t>(p));
   lower[0] = others;
+  for (double& v : lower) v = std::ldexp(v, 2 * j);
+  for (double& v : tz) v = std::ldexp(v, 2 * j);
   const SmallSystem sys = SmallSystem::factored(p, lower.data());
   if (!sys.full_rank()) return std::nullopt;
   std::vector<double> e1(p, 0.0), c(p), beta(p);
   e1[0] = 1;
   sys.solve(e1.data(), c.data());
-  sys.solve(w.tz.data(), beta.data());
-  const double room = 1 / (1 + own * c[0]);
+  sys.solve(tz.data(), beta.data());
+  const double room = 1 / (1 + own * std::ldexp(c[0], 2 * j));
+  if (!std::isfinite(room) || !std::isfinite(beta[0])) return std::nullopt;  // (the plain forms)
   return OwnFit{room, -room * beta[0]};
 }
 
