@@ -8,6 +8,7 @@
 #include "nwreg/base/numbers.h"
 #include "nwreg/base/timestamp.h"
 #include "nwreg/data/grid.h"
+#include "nwreg/io/svg.h"
 
 namespace nwreg::cli {
 
@@ -66,9 +67,13 @@ SurfacePlot surface_plot(const Dataset& data, const Model& model, EngineOptions 
     p.x1.push_back(data.x[i * 2]);
     p.x2.push_back(data.x[i * 2 + 1]);
   }
+  // A column without spread (constant, or one row) gets the range its axis is padded to: the
+  // lattice's cells would have no height or width, and the picture no surface.
   auto lattice = [&](const std::vector<double>& v) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    return linspace(*lo, *hi, surface_lattice);
+    double a = *lo, b = *hi;
+    if (!(b > a)) svg::pad(a, b);
+    return linspace(a, b, surface_lattice);
   };
   p.g1 = lattice(p.x1);
   p.g2 = lattice(p.x2);

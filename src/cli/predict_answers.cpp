@@ -149,8 +149,8 @@ namespace {
 
 // The training range of the column of `p`'s farthest query, as "[lo, hi]".
 std::string range_text(const PastRange& p, const Dataset& data) {
-  const bool time = is_time(data.kind(p.column));
-  auto value = [&](double v) { return time ? format_instant(v, data.kind(p.column) == ColumnKind::date) : format_g3(v); };
+  if (!is_time(data.kind(p.column))) return format_interval(p.lo, p.hi);
+  auto value = [&](double v) { return format_instant(v, data.kind(p.column) == ColumnKind::date); };
   return "[" + value(p.lo) + ", " + value(p.hi) + "]";
 }
 

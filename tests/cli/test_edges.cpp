@@ -606,6 +606,36 @@ TEST_CASE("edges: --plot with two x columns draws the fitted surface, the points
   CHECK(slurp(svg_path).find(">grey: no key in reach</text>") != std::string::npos);
 }
 
+TEST_CASE("edges: a surface over a column without spread covers the plot, over the range its axis is padded to") {
+  // Column c is 7 in every row (and a one-row set has no spread in either): the lattice ran from
+  // 7 to 7, its cells had no height, and the picture was grey with no word. Now the cells cover
+  // the plot area (560 x 480) as over any other column: rectangles "M xa ya H xb V yb H xa z".
+  Scratch s;
+  std::string csv = "a,c,y\n";
+  for (int i = 0; i < 20; ++i) csv += std::to_string(i / 19.0) + ",7," + std::to_string(0.5 + i / 19.0) + "\n";
+  spit(s / "flat.csv", csv);
+  spit(s / "one.csv", "a,b,y\n1,2,3\n");
+  const std::string svg_path = (s / "surface.svg").string();
+  for (const std::string set : {"flat.csv", "one.csv"}) {
+    CAPTURE(set);
+    const Result r = run_nwreg({"predict", (s / set).string(), "-x", set == "flat.csv" ? "a,c" : "a,b", "-y", "y", "-b",
+                                "0.1,1", "--plot", svg_path, "-o", (s / "p.csv").string()});
+    REQUIRE(r.exit_code == 0);
+    const std::string svg = slurp(svg_path);
+    const std::size_t at = svg.find("<g class=\"surface\"");
+    REQUIRE(at != std::string::npos);
+    const std::string group = svg.substr(at, svg.find("</g>", at) - at);
+    double area = 0;
+    for (std::size_t d = group.find(" d=\""); d != std::string::npos; d = group.find(" d=\"", d + 1)) {
+      std::istringstream path(group.substr(d + 4, group.find('"', d + 4) - d - 4));
+      char m, h, v, h2, z;
+      double xa, ya, xb, yb, xc;
+      while (path >> m >> xa >> ya >> h >> xb >> v >> yb >> h2 >> xc >> z) area += std::abs((xb - xa) * (yb - ya));
+    }
+    CHECK(area == doctest::Approx(560.0 * 480.0).epsilon(1e-3));
+  }
+}
+
 TEST_CASE("edges: the surface hatches the lattice points more than 3 bandwidths from every training row") {
   // Brute force over Boston's rows: the 120 x 120 lattice over lstat's and rm's ranges at
   // h = 2, 0.3, each point's nearest row in bandwidths (Euclidean, the Gaussian's norm); with

@@ -82,3 +82,12 @@ TEST_CASE("quote and escape_excerpt: short, one line, no terminal controls") {
   CHECK(escape_excerpt("ab\xc3\xa9\xc3\xa9", 3) == "ab\xc3\xa9... (6 bytes)");
   CHECK(escape_excerpt("plain/path.csv") == "plain/path.csv");
 }
+
+TEST_CASE("format_interval: three digits, more where the ends would read the same") {
+  CHECK(format_interval(0.152, 1.98) == "[0.152, 1.98]");
+  CHECK(format_interval(1e9, 1e9 + 10) == "[1e+09, 1.00000001e+09]");  // %.3g: [1e+09, 1e+09]
+  CHECK(format_interval(1e9, 1e9 + 1) == "[1000000000, 1000000001]");
+  CHECK(format_interval(1e15, 1e15 + 2) == "[1000000000000000, 1000000000000002]");
+  CHECK(format_interval(7, 7) == "[7, 7]");
+  CHECK(format_interval(-1.2345e-300, -1.2346e-300) == "[-1.234e-300, -1.235e-300]");
+}

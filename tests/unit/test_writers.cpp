@@ -7,6 +7,7 @@
 #include "nwreg/base/errors.h"
 #include "nwreg/model/model.h"
 #include "nwreg/io/plot.h"
+#include "nwreg/io/svg.h"
 #include "nwreg/io/writers.h"
 
 using namespace nwreg;
@@ -238,4 +239,21 @@ TEST_CASE("surface plot: cells far from the data hatched over their colour, a ro
   write_surface_svg(none, p);
   CHECK(none.str().find("far") == std::string::npos);
   CHECK(none.str().find(">grey: no key in reach</text>") != std::string::npos);
+}
+
+TEST_CASE("axis ticks: labels that tell the ticks apart at any offset and scale, 0 beside %g labels as 0") {
+  auto labels = [](double lo, double hi) {
+    std::string s;
+    for (const std::string& l : svg::nice_ticks(lo, hi).label) s += (s.empty() ? "" : " ") + l;
+    return s;
+  };
+  CHECK(labels(0, 1) == "0.0 0.2 0.4 0.6 0.8 1.0");  // as before
+  CHECK(labels(0, 5e6) == "0 1e+06 2e+06 3e+06 4e+06 5e+06");
+  // A range of 10 at 1e15 (%g gave 1e+15 six times) and of 1 near -1e12:
+  CHECK(labels(1e15, 1e15 + 10) ==
+        "1000000000000000 1000000000000002 1000000000000004 1000000000000006 1000000000000008 1000000000000010");
+  CHECK(labels(-1e12, -1e12 + 1) == "-1000000000000 -999999999999.8 -999999999999.6 -999999999999.4 -999999999999.2 -999999999999");
+  // Near 1e-9 the tick at 0 was 0.0000000000, and near 1e-300 three hundred zeros.
+  CHECK(labels(-6e-10, 6e-10) == "-6e-10 -4e-10 -2e-10 0 2e-10 4e-10 6e-10");
+  CHECK(labels(0, 1e-300) == "0 2e-301 4e-301 6e-301 8e-301 1e-300");
 }

@@ -135,6 +135,17 @@ std::string format_g3(double v) {
   return buf;
 }
 
+std::string format_interval(double lo, double hi) {
+  auto at = [](double v, int digits) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return std::string(buf);
+  };
+  int digits = 3;
+  while (digits < 17 && lo != hi && at(lo, digits) == at(hi, digits)) ++digits;
+  return "[" + at(lo, digits) + ", " + at(hi, digits) + "]";
+}
+
 std::string or_list(const std::vector<std::string>& items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];

@@ -40,6 +40,9 @@ std::string describe(ParseFailure why, std::string_view text);
 std::string format_double(double v);
 /// Three significant digits (printf %.3g), for figures in messages: "1.98", "0.152", "1e+03".
 std::string format_g3(double v);
+/// "[lo, hi]" in format_g3's style, with as many more significant digits (up to 17) as tell the
+/// ends apart: "[1e+09, 1e+09]" reads "[1000000000, 1000000001]".
+std::string format_interval(double lo, double hi);
 
 /// Appends format_double(v) to `out` without a temporary string.
 void append_double(std::string& out, double v);

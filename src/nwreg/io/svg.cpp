@@ -65,9 +65,17 @@ Ticks nice_ticks(double lo, double hi, int target) {
     if (!std::isfinite(r)) break;  // past the largest double
     if (!t.at.empty() && !(r > t.at.back())) continue;
     t.at.push_back(r);
+    // Large and small values in %g with the significant digits that tell ticks a step apart
+    // (1e15 + 2 beside 1e15 + 4: 16 digits), 0 beside them as "0" (not 0.0000000000).
     char buf[48];
-    if (std::abs(r) >= 1e6 || (std::abs(r) < 1e-4 && r != 0)) std::snprintf(buf, sizeof buf, "%g", r);
-    else std::snprintf(buf, sizeof buf, "%.*f", decimals, r == 0 ? 0.0 : r);
+    if (r == 0 && step < 1e-4) {
+      std::snprintf(buf, sizeof buf, "0");
+    } else if (std::abs(r) >= 1e6 || (std::abs(r) < 1e-4 && r != 0)) {
+      const int digits = static_cast<int>(std::floor(std::log10(std::abs(r))) - std::floor(std::log10(step) + 1e-9)) + 1;
+      std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 17), r);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.*f", decimals, r == 0 ? 0.0 : r);
+    }
     t.label.push_back(buf);
   }
   return t;
