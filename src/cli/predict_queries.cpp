@@ -10,7 +10,6 @@
 #include <functional>
 #include <iostream>
 #include <optional>
-#include <set>
 
 namespace nwreg::cli {
 
@@ -218,13 +217,7 @@ PredictionWriter::Columns output_columns(const Model& model, const std::vector<s
   std::vector<std::string*> order;
   for (auto* names : {&c.x, &c.values, &c.kept})
     for (auto& name : *names) order.push_back(&name);
-  std::set<std::string> seen;
-  for (std::string* name : order) {
-    std::string unique = *name;
-    for (int k = 1; seen.count(unique); ++k) unique = *name + "." + std::to_string(k);
-    seen.insert(unique);
-    *name = unique;
-  }
+  make_unique(order);
   return c;
 }
 

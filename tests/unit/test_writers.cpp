@@ -26,8 +26,9 @@ Model model_for(const Dataset& d) {
   return m;
 }
 
-std::string weights_text(Format f, WeightsLayout l) {
-  const Dataset d = testing::make_dataset({0, 1}, {1, 2});
+std::string weights_text(Format f, WeightsLayout l, const std::string& x_name = "x") {
+  Dataset d = testing::make_dataset({0, 1}, {1, 2});
+  d.x_names = {x_name};
   const std::vector<double> q = {0.5, 2};
   const std::vector<std::vector<double>> rows = {{0.5, 0.5}, {0.25, 0.75}};
   std::ostringstream out;
@@ -146,6 +147,19 @@ TEST_CASE("weights: wide and long CSV") {
   CHECK(weights_text(Format::csv, WeightsLayout::wide) == "x,k1,k2\n0.5,0.5,0.5\n2,0.25,0.75\n");
   CHECK(weights_text(Format::csv, WeightsLayout::long_) ==
         "query,x,key,key_x,weight\n1,0.5,1,0,0.5\n1,0.5,2,1,0.5\n2,2,1,0,0.25\n2,2,2,1,0.75\n");
+}
+
+TEST_CASE("weights: an x column named as one of the layout's own columns is written with a suffix") {
+  // Python's json keeps the last of two equal keys: {"query": 1, "query": 0.5} lost the row number.
+  auto first_line = [](const std::string& text) { return text.substr(0, text.find('\n')); };
+  CHECK(first_line(weights_text(Format::csv, WeightsLayout::long_, "query")) == "query,query.1,key,key_query,weight");
+  CHECK(first_line(weights_text(Format::csv, WeightsLayout::long_, "key")) == "query,key.1,key,key_key,weight");
+  CHECK(first_line(weights_text(Format::csv, WeightsLayout::wide, "k2")) == "k2.1,k1,k2");
+  CHECK(first_line(weights_text(Format::csv, WeightsLayout::wide, "k3")) == "k3,k1,k2");  // two keys: no k3
+  CHECK(first_line(weights_text(Format::csv, WeightsLayout::wide, "k02")) == "k02,k1,k2");
+  CHECK(first_line(weights_text(Format::jsonl, WeightsLayout::wide, "weights")) == R"({"weights.1":0.5,"weights":[0.5,0.5]})");
+  const Json lng = Json::parse(weights_text(Format::json, WeightsLayout::long_, "weight"));
+  CHECK(lng[3] == Json::parse(R"({"query": 2, "weight.1": 2, "key": 2, "key_weight": 1, "weight": 0.75})"));
 }
 
 TEST_CASE("weights: wide and long JSON") {

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "nwreg/base/errors.h"
 #include "nwreg/model/model.h"
@@ -264,6 +265,16 @@ void PredictionWriter::finish() {
   flush();
 }
 
+void make_unique(const std::vector<std::string*>& names, const std::function<bool(const std::string&)>& taken) {
+  std::set<std::string> seen;
+  for (std::string* name : names) {
+    std::string unique = *name;
+    for (int k = 1; seen.count(unique) || (taken && taken(unique)); ++k) unique = *name + "." + std::to_string(k);
+    seen.insert(unique);
+    *name = unique;
+  }
+}
+
 WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout layout,
                              const Dataset& train, const double* queries, std::size_t m, std::size_t first,
                              bool header, std::vector<ColumnKind> kinds)
@@ -273,14 +284,36 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
   const char sep = separator(format_);
   const bool json = format_layout() != FormatDef::Layout::table;
   auto json_name = [](const std::string& name) { return Json(name).dump(-1, ' ', false, Json::error_handler_t::replace); };
-  for (const auto& name : train.x_names) x_keys_.push_back(json_name(name) + ":");
+  // The names the queries' and keys' x are written under: the layout's own names first
+  // ("query", "key", "weight"; a wide table's "k1".."kn"; wide lines' "weights").
+  std::vector<std::string> x_names = train.x_names, key_names;
+  for (const auto& name : train.x_names) key_names.push_back("key_" + name);
+  std::vector<std::string*> order;
+  for (auto* names : {&x_names, &key_names})
+    for (auto& name : *names) order.push_back(&name);
+  if (layout_ == WeightsLayout::long_) {
+    make_unique(order, [](const std::string& name) { return name == "query" || name == "key" || name == "weight"; });
+  } else if (json) {
+    make_unique(order, [](const std::string& name) { return name == "weights"; });
+  } else {
+    make_unique(order, [n](const std::string& name) {  // k1 .. kn
+      if (name.size() < 2 || name[0] != 'k' || name[1] == '0' || name.size() > 21) return false;
+      std::size_t i = 0;
+      for (char c : name.substr(1)) {
+        if (c < '0' || c > '9') return false;
+        i = i * 10 + static_cast<std::size_t>(c - '0');
+      }
+      return i <= n;
+    });
+  }
+  for (const auto& name : x_names) x_keys_.push_back(json_name(name) + ":");
   if (layout_ == WeightsLayout::long_) {
     std::vector<ColumnKind> key_kinds;
     for (std::size_t k = 0; k < d; ++k) key_kinds.push_back(output_kind(train.kind(k), train.x.data() + k, n, d));
     for (std::size_t i = 0; i < n; ++i) {
       std::string t;
       for (std::size_t k = 0; k < d; ++k) {
-        if (json) t += (k ? "," : "") + json_name("key_" + train.x_names[k]) + ":";
+        if (json) t += (k ? "," : "") + json_name(key_names[k]) + ":";
         append_x(t, train.x[i * d + k], key_kinds[k], levels_of(train.levels, k), offset_of(train.x_offset, k), json, sep);
         if (!json) t += sep;
       }
@@ -294,12 +327,12 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
       buf_.clear();
     } else if (layout_ == WeightsLayout::long_) {
       buf_ = std::string("query") + sep;
-      for (const auto& name : train.x_names) buf_ += csv_field(name, sep) + sep;
+      for (const auto& name : x_names) buf_ += csv_field(name, sep) + sep;
       buf_ += std::string("key") + sep;
-      for (const auto& name : train.x_names) buf_ += csv_field("key_" + name, sep) + sep;
+      for (const auto& name : key_names) buf_ += csv_field(name, sep) + sep;
       buf_ += "weight\n";
     } else {
-      for (const auto& name : train.x_names) buf_ += csv_field(name, sep) + sep;
+      for (const auto& name : x_names) buf_ += csv_field(name, sep) + sep;
       for (std::size_t i = 0; i < n; ++i) buf_ += "k" + std::to_string(i + 1) + (i + 1 < n ? sep : '\n');
     }
   } else if (layout_ == WeightsLayout::long_) {

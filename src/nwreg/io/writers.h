@@ -4,6 +4,7 @@
 /// and written whole, and the stream is checked after each so a failed write stops at once.
 
 #include <cstddef>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -124,12 +125,18 @@ class PredictionWriter {
   std::size_t rows_ = 0;
 };
 
+/// Every output name once, so that JSON keys and CSV headers stay unambiguous: in order, a name
+/// that an earlier one holds, or that `taken` says is the output's own, gets ".1", ".2", ... (as
+/// pandas names repeated columns).
+void make_unique(const std::vector<std::string*>& names, const std::function<bool(const std::string&)>& taken = nullptr);
+
 /// Streams the m x n attention-weight matrix row by row (see docs/output.md, "Attention weights").
 class WeightsWriter {
  public:
   /// csv and tsv write a table, json one object, jsonl a line per query (wide: its coordinates
   /// and "weights") or per pair (long: "query", the query's x by column name, "key", the key's
-  /// x as "key_<name>", "weight"). `first` numbers the queries
+  /// x as "key_<name>", "weight"); an x name that repeats one of those, or another, takes
+  /// make_unique's suffix. `first` numbers the queries
   /// from first + 1 in the long layout, and `header` = false leaves out the CSV/TSV header: for
   /// the second and later shards. `kinds` say how the queries' x are written (as in
   /// PredictionWriter; empty = numbers); the keys' follow the training data.
