@@ -246,7 +246,7 @@ void sweep_table(bool quick) {
     for (double& a : x) a = u(rng);
     for (double& a : y) a = u(rng);
     kernel::Keys keys;
-    keys.x = x.data(), keys.stride = n, keys.d = d, keys.bounded = true;
+    keys.x = x.data(), keys.stride = n, keys.d = d, keys.moderate = true;
     const std::vector<double> q(d, 2.0), xb(d, 2.01), inv_h(d, 2.0);
     std::printf("| %zu |", d);
     for (bool gradient : {false, true}) {

@@ -68,7 +68,7 @@ TEST_CASE("the vectorised dot products of weights, dlog and factors equal a loop
     if (e[i] == 0 && i % 3 == 0) a[i] = std::numeric_limits<double>::infinity();
   }
   kernel::Keys keys;
-  keys.x = x.data(), keys.stride = n, keys.d = 2, keys.bounded = true;
+  keys.x = x.data(), keys.stride = n, keys.d = 2, keys.moderate = true;
   const double q[2] = {0.5, 0.25}, xb[2] = {0.49, 0.26}, inv_h[2] = {3.0, 7.0};
   for (const Kernel k : {Kernel::gaussian, Kernel::laplace, Kernel::epanechnikov, Kernel::tricube, Kernel::uniform})
     for (int factors = 0; factors < 3; ++factors)

@@ -141,3 +141,49 @@ TEST_CASE("sample weights: a weight of 2 gives the curve of the row twice, as th
     CHECK(std::abs(a.loo(false).mse - b.loo(false).mse) > 1e-3 * b.loo(false).mse);
   }
 }
+
+TEST_CASE("scale: two columns' predictions do not depend on the units of x, from 1e-300 to 1e300") {
+  // x near 1e200 at h = 1e190 (distances of 1e9 bandwidths): the nearest key's exact search
+  // multiplied two offsets of 1e199 (inf, and one column's inf met another's -inf), and the
+  // Gaussian's factored terms overflowed past 4e153: key 17, nearest in lstat alone, answered.
+  // A model file's metric of 1e200 took the same path. Boston's lstat and rm, Gaussian and
+  // Laplace, h = (2, 0.3) and 1e-10 of it (then every answer is the nearest key's y).
+  const Dataset d = testing::mcycle_or_boston("boston");
+  const double q[] = {5.1, 6.2, 12.7, 5.9, 30.0, 4.2, 1.0, 9.0};
+  for (Kernel kernel : {Kernel::gaussian, Kernel::laplace})
+    for (double narrow : {1.0, 1e-10}) {
+      FitPlan plan;
+      plan.kind = BandwidthSpec::Kind::fixed;
+      plan.fixed = {2 * narrow, 0.3 * narrow};
+      EngineOptions o;
+      o.kernel = kernel;
+      const Model m = fit_model(d, plan, o);
+      std::vector<double> want(4);
+      Fitted(d, m, o).predict(q, 4, want.data());
+      if (narrow < 1)  // the nearest key's y, by a brute-force scan of the scaled distances
+        for (std::size_t j = 0; j < 4; ++j) {
+          double best = INFINITY, y = 0;
+          for (std::size_t i = 0; i < d.n; ++i) {
+            const double a = (d.x[2 * i] - q[2 * j]) / 2, b = (d.x[2 * i + 1] - q[2 * j + 1]) / 0.3;
+            const double r = kernel == Kernel::laplace ? std::abs(a) + std::abs(b) : a * a + b * b;
+            if (r < best) best = r, y = d.y[i];
+          }
+          CHECK(want[j] == y);
+        }
+      for (double s : {1e-300, 1e-160, 1e160, 1e200, 1e300}) {
+        if (0.3 * narrow * s < 1e-300) continue;  // (h below a double's normal range: refused)
+        CAPTURE(to_string(kernel));
+        CAPTURE(narrow);
+        CAPTURE(s);
+        Dataset x = d;
+        for (double& v : x.x) v *= s;
+        Model ms = m;
+        ms.bandwidth = {2 * narrow * s, 0.3 * narrow * s};
+        double qs[8];
+        for (int k = 0; k < 8; ++k) qs[k] = q[k] * s;
+        std::vector<double> got(4);
+        Fitted(x, ms, o).predict(qs, 4, got.data());
+        for (std::size_t j = 0; j < 4; ++j) CHECK(got[j] == doctest::Approx(want[j]).epsilon(1e-9));
+      }
+    }
+}

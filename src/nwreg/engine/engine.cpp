@@ -23,7 +23,7 @@ kernel::Keys Engine::keys() const {
           ks_.n,
           ks_.d,
           ks_.ws.empty() ? nullptr : ks_.ws.data(),
-          ks_.bounded,
+          ks_.moderate,
           ks_.categorical ? cat_.data() : nullptr,
           estimator_.design(),
           policy_.inv_s(),

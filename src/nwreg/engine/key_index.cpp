@@ -413,6 +413,14 @@ std::size_t KeyIndex::nearest_exact(const double* q, std::size_t exclude, const 
   for (std::size_t k = 0; k < d; ++k) top = std::max(top, on(k) ? 0.0 : inv_h[k]);
   std::vector<double> scale(d);
   for (std::size_t k = 0; k < d; ++k) scale[k] = inv_h[k] / top;
+  // And by a power of two more where the scaled offsets from q pass 2^500 (x near 1e200 at
+  // h = 1): gap's product of two would overflow, and one column's inf meet another's -inf.
+  double far = 0;
+  for (std::size_t k = 0; k < d; ++k)
+    if (!on(k))
+      for (std::size_t i = 0; i < n; ++i) far = std::max(far, std::abs(keys_.xs[k * n + i] - q[k]) * scale[k]);
+  if (far > 0x1p500 && std::isfinite(far))
+    for (double& v : scale) v = std::ldexp(v, -std::ilogb(far));
   // A categorical column's cost as a distance of equal weight (kernel_nd.h), in the same units.
   const double unit = visit_kernel(kernel_, []<class K>(K) { return kernels::distance_per_log2<K>; });
   std::size_t b = exclude == 0 ? 1 : 0;

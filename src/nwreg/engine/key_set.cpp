@@ -37,6 +37,7 @@ KeySet::KeySet(const Dataset& train, const KeyLayout& layout) : n_in(train.n), d
   rows = n = order.size();
   order_keys(train, layout, w);
   bounded = std::all_of(xs.begin(), xs.end(), [](double v) { return std::abs(v) <= bounded_limit; });
+  moderate = std::all_of(xs.begin(), xs.end(), [](double v) { return std::abs(v) <= moderate_limit; });
   for (std::size_t s = 0; s < rows; ++s) weighed += w_of(s) > 0;
 }
 

@@ -79,6 +79,7 @@ class KeySet {
   std::vector<std::uint32_t> order;          //!< engine -> input row (a key's first)
   bool unit_weights = true;  //!< no sample weights given: every key weighs at least 1
   bool bounded = false;      //!< every |x| <= bounded_limit: the kernels' factored form cannot overflow
+  bool moderate = false;     //!< every |x| <= moderate_limit: nor their products over several columns (kernel::Keys)
   bool merged = false;
   std::vector<std::uint32_t> first_slot, slot_row;
   std::vector<double> slot_y, slot_w, rest_w, rest_dy;
@@ -98,7 +99,7 @@ class KeySet {
   std::unique_ptr<KdTree> tree;
   std::vector<double> xc;
 
-  static constexpr double bounded_limit = 4e307;
+  static constexpr double bounded_limit = 4e307, moderate_limit = 4e153;
 
   /// Each input row's slot (uint32 max: none, a row of sample weight 0 that is no key): n_in
   /// entries, made on demand (4 bytes a row that a pass over every row does without).

@@ -40,18 +40,19 @@ inline double radial_distance(const Keys& keys, std::size_t i, const double* q, 
 }
 
 // The Gaussian's term per column as kernel1d computes it, (x - x_b)((x - q) + D) K2 with
-// D = x_b - q and K2 = -log2(e) / (2 h^2): no guards, valid when no inf can meet a 0 (keys
-// and q within 4e307, K2 a normal number). Up to 8 columns.
+// D = x_b - q and K2 = -log2(e) / (2 h^2): no guards, valid when no inf can meet a 0 or
+// another column's -inf (keys and q within 4e153, so that each product is finite; K2 a normal
+// number). Up to 8 columns.
 struct FastGaussian {
   bool on = false;
   double D[8], K2[8];
   FastGaussian(const Keys& keys, const double* q, const double* xb, const double* inv_h) {
-    if (!keys.bounded || keys.d > 8) return;
+    if (!keys.moderate || keys.d > 8) return;
     for (std::size_t k = 0; k < keys.d; ++k) {
       if (keys.category(k)) continue;
       D[k] = xb[k] - q[k];
       K2[k] = -0.5 * kernels::log2e * inv_h[k] * inv_h[k];
-      if (!(std::abs(q[k]) <= 4e307) || !std::isnormal(K2[k])) return;  // no inf * 0
+      if (!(std::abs(q[k]) <= 4e153) || !std::isnormal(K2[k])) return;  // no inf * 0, no inf - inf
     }
     on = true;
   }

@@ -43,7 +43,10 @@ struct Keys {
   const double* x = nullptr;
   std::size_t stride = 0, d = 0;
   const double* w = nullptr;
-  bool bounded = false;  //!< every |x| <= 4e307: the Gaussian's terms need no guards (kernel1d.h)
+  /// Every |x| <= KeySet::moderate_limit (4e153): the Gaussian's factored terms, (x - x_b)
+  /// ((x - q) + D) K2 a column, stay finite for a query as moderate, so no column's inf meets
+  /// another's -inf (kernel1d.h's one column needs only |x| <= 4e307).
+  bool moderate = false;
   const Category* cat = nullptr;  //!< d entries, a categorical column's `on` set; nullptr: none
   const Design* design = nullptr; //!< a local fit's design; nullptr: local linear's (p = d + 1)
   /// Adaptive bandwidths: key i's continuous columns scaled by inv_s[i] more (its bandwidths
