@@ -237,6 +237,11 @@ TEST_CASE("errors: the catalogue, one input each") {
        "--metric full: only without --leave-out"},
       {{"predict", syn, "--model", file("lo.json", base + R"("bandwidth":[1],"leave_out":-1})")}, "", 1,
        (s / "lo.json").string() + ": not a usable nwreg model: \"leave_out\" must be a whole number of keys"},
+      // (It was refused as the reader's "-x: column "x" is named twice", an option never given.)
+      {{"predict", syn, "--model",
+        file("twice.json", R"({"format":"nwreg-model","version":1,"kernel":"gaussian","x_columns":["x","x"],)"
+                           R"("y_column":"y","n":3,"checksum":"c","bandwidth":[1,1]})")}, "", 1,
+       (s / "twice.json").string() + ": not a usable nwreg model: \"x_columns\" names \"x\" twice"},
       {{"fit", syn, "--metric", "full", "--kernel", "laplace"}, "", 2,
        "--metric full: only with --kernel gaussian and --method nw"},
       {{"fit", data("boston.csv"), "-x", "lstat,rm", "-y", "medv", "--metric", "full", "--rank", "3"}, "", 2,

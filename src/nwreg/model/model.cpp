@@ -319,6 +319,10 @@ void check_model(const Model& m, const std::string& source) {
     }
   } else if (m.bandwidth.size() != m.x_columns.size() || m.bandwidth.empty())
     throw unusable(source, "\"bandwidth\" needs one value per x column");
+  for (std::size_t k = 1; k < m.x_columns.size(); ++k)
+    if (std::find(m.x_columns.begin(), m.x_columns.begin() + static_cast<std::ptrdiff_t>(k), m.x_columns[k]) !=
+        m.x_columns.begin() + static_cast<std::ptrdiff_t>(k))
+      throw unusable(source, "\"x_columns\" names " + quote(m.x_columns[k]) + " twice");
   if (m.leave_out > 0 && m.x_columns.size() != 1)
     throw unusable(source, "\"leave_out\" is for one x column");
   if (!m.robustness.empty() && m.robustness.size() != m.n)
