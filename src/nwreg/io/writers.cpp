@@ -287,7 +287,8 @@ WeightsWriter::WeightsWriter(std::ostream& out, Format format, WeightsLayout lay
   // The names the queries' and keys' x are written under: the layout's own names first
   // ("query", "key", "weight"; a wide table's "k1".."kn"; wide lines' "weights").
   std::vector<std::string> x_names = train.x_names, key_names;
-  for (const auto& name : train.x_names) key_names.push_back("key_" + name);
+  if (layout_ == WeightsLayout::long_)  // (the wide layouts write no key's x by name)
+    for (const auto& name : train.x_names) key_names.push_back("key_" + name);
   std::vector<std::string*> order;
   for (auto* names : {&x_names, &key_names})
     for (auto& name : *names) order.push_back(&name);
